@@ -1,0 +1,53 @@
+# Every target bootstraps the repo-local .venv it needs; nothing is done by hand.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+SUBMISSIONS ?= autograder/examples/class
+OUT     ?= grading-out
+WORKERS ?=
+
+.PHONY: help venv lab release execute examples grade test bench book clean
+
+help:
+	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
+	@echo "make test                                    everything CI checks"
+	@echo "make lab                                     JupyterLab on notebooks/ (students)"
+	@echo "make book                                    the rendered course site (self-learners)"
+	@echo "make release                                 regenerate notebooks/ from solutions/"
+	@echo "make bench                                   grading benchmark table"
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -m pip install -q --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -c "import torch, nbgrader, nbval, jupyterlab"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+release: $(STAMP)
+	$(BIN)/python -m autograder release
+
+execute: $(STAMP)
+	$(BIN)/python -m autograder execute
+
+examples: $(STAMP)
+	$(BIN)/python -m autograder examples
+
+grade: $(STAMP)
+	$(BIN)/python -m autograder grade $(SUBMISSIONS) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+bench: $(STAMP)
+	$(BIN)/python -m autograder bench
+
+clean:
+	rm -rf build grading-out _build
+	find . -name __pycache__ -prune -exec rm -rf {} +

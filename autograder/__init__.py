@@ -1,0 +1,1 @@
+"""Transformer building blocks, by hand: the course's grading machinery."""

@@ -1,0 +1,16 @@
+"""One check module per lesson; `LESSONS` maps a lesson id to its module name."""
+import importlib
+
+LESSONS = {
+    "01_attention": "attention",
+    "02_layernorm": "layernorm",
+    "03_residual": "residual",
+    "04_pre_post_ln": "pre_post_ln",
+    "05_init": "init",
+    "06_transformer_block": "transformer_block",
+}
+
+
+def for_lesson(lesson: str):
+    """The check module of a lesson (e.g. "01_attention" -> autograder.checks.attention)."""
+    return importlib.import_module(f"{__name__}.{LESSONS[lesson]}")

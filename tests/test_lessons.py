@@ -1,0 +1,75 @@
+"""Do the checks pass every reference answer, name every classic mistake, and accept correct
+answers written differently? (In-process: the same checks the notebooks' test cells call.)"""
+import pytest
+
+from autograder import checks
+from autograder.checks._core import CheckFailure, NotDone
+from autograder.course import answer_namespace, lessons, questions
+from autograder.examples import answers_for, lessons_with_answers
+
+LESSONS = lessons()
+WITH_ANSWERS = lessons_with_answers()
+
+
+def _cases(attr):
+    return [(lesson, name) for lesson in WITH_ANSWERS for name in getattr(answers_for(lesson), attr)]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_graded_cell_has_a_question(lesson):
+    """Does every graded test cell name a question its check module knows?"""
+    module = checks.for_lesson(lesson)
+    missing = set(questions(lesson)) - set(module.QUESTIONS)
+    assert not missing, f"test cells with no check in {module.__name__}: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_reference_answers_pass_every_check(lesson):
+    """Do the solution notebook's own answers pass every case, hidden ones included?"""
+    module = checks.for_lesson(lesson)
+    ns = answer_namespace(lesson)
+    for name in questions(lesson):
+        module.check(name, ns, hidden=True)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_blank_answers_say_not_done(lesson):
+    """Does every self-check say plainly that a blank exercise is not done yet?"""
+    module = checks.for_lesson(lesson)
+    ns = answer_namespace(lesson)
+    blank = {}
+    for name in questions(lesson):
+        ns_blank = dict(ns)
+        for needed in _graded_names(module, name):
+            ns_blank[needed] = _stub
+        with pytest.raises(NotDone, match="not done yet"):
+            module.check(name, ns_blank)
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def _graded_names(module, name):
+    return (name,) + tuple(module.QUESTIONS[name].needs)
+
+
+@pytest.mark.parametrize("lesson,mistake", _cases("MISTAKES"))
+def test_classic_mistake_fails_with_its_hint(lesson, mistake):
+    """Does the self-check fail on this classic mistake, with a hint that names it?"""
+    spec = answers_for(lesson).MISTAKES[mistake]
+    ns = answer_namespace(lesson, spec["cells"])
+    module = checks.for_lesson(lesson)
+    with pytest.raises(CheckFailure) as info:
+        module.check(spec["question"], ns, hidden=True)
+    assert spec["hint"] in str(info.value), f"hint should mention {spec['hint']!r}, got:\n{info.value}"
+
+
+@pytest.mark.parametrize("lesson,alternative", _cases("ALTERNATIVES"))
+def test_correct_alternative_passes(lesson, alternative):
+    """Does a correct answer written another way pass every check?"""
+    cells = answers_for(lesson).ALTERNATIVES[alternative]
+    ns = answer_namespace(lesson, cells)
+    module = checks.for_lesson(lesson)
+    for name in questions(lesson):
+        module.check(name, ns, hidden=True)

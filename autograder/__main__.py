@@ -1,0 +1,96 @@
+"""`python -m autograder COMMAND`: what the Makefile calls.
+
+    grade [SUBMISSIONS] --out DIR     grade a folder or zip (default: the bundled example class)
+    release [LESSON ...]              regenerate notebooks/ from solutions/ (nbgrader)
+    execute [LESSON ...]              re-run solution notebooks in place (stored outputs)
+    examples                          regenerate the bundled example class
+    bench                             the grading benchmark table
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import course, sandbox
+
+EXAMPLE_CLASS = course.ROOT / "autograder" / "examples" / "class"
+
+
+def _grade(args) -> int:
+    from .classroom import grade_class, table
+    limits = sandbox.Limits(memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds, cell_timeout=args.cell_timeout,
+                            notebook_timeout=args.notebook_timeout, max_processes=args.max_processes,
+                            max_file_mb=args.max_file_mb, isolate=not args.no_isolation)
+    source = Path(args.submissions)
+    if not source.exists():
+        print(f"error: no such folder or zip: {source}", file=sys.stderr)
+        return 2
+    result = grade_class(source, args.out, workers=args.workers, limits=limits, pattern=args.pattern,
+                         db_url=args.db_url, quiet=args.quiet, resume=not args.no_resume)
+    print(table(result["graded"]))
+    n = sum(1 for g in result["graded"] if g.lesson)
+    print(f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
+          f"summary.csv, feedback/")
+    if getattr(args, "report", True):
+        try:
+            from .report import write_report
+            write_report(Path(args.out), result["graded"])
+            print(f"class report: {Path(args.out) / 'report' / 'index.html'}")
+        except ImportError:
+            pass
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("grade", help="grade a class")
+    g.add_argument("submissions", nargs="?", default=str(EXAMPLE_CLASS),
+                   help="folder of <student>/<lesson>.ipynb, an LMS folder, or a .zip of either")
+    g.add_argument("--out", default="grading-out", help="output folder (grades.csv, summary.csv, feedback/)")
+    g.add_argument("--workers", type=int, default=0, help="parallel workers (default: number of cores)")
+    g.add_argument("--pattern", default=None, help="regex for LMS file names, with (?P<student>) and (?P<lesson>)")
+    g.add_argument("--db-url", default=None, help="gradebook database URL (default: sqlite in --out)")
+    g.add_argument("--memory-mb", type=int, default=sandbox.Limits.memory_mb)
+    g.add_argument("--cpu-seconds", type=int, default=sandbox.Limits.cpu_seconds)
+    g.add_argument("--cell-timeout", type=int, default=sandbox.Limits.cell_timeout)
+    g.add_argument("--notebook-timeout", type=int, default=sandbox.Limits.notebook_timeout)
+    g.add_argument("--max-processes", type=int, default=sandbox.Limits.max_processes)
+    g.add_argument("--max-file-mb", type=int, default=sandbox.Limits.max_file_mb)
+    g.add_argument("--no-isolation", action="store_true", help="no namespaces / separate user (limits only)")
+    g.add_argument("--no-resume", action="store_true", help="re-grade everything, ignoring saved results")
+    g.add_argument("--quiet", action="store_true")
+    r = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
+    r.add_argument("lessons", nargs="*")
+    e = sub.add_parser("execute", help="execute solution notebooks in place")
+    e.add_argument("lessons", nargs="*")
+    sub.add_parser("examples", help="regenerate the bundled example class")
+    b = sub.add_parser("bench", help="grading benchmark")
+    b.add_argument("--students", type=int, default=40)
+    args = p.parse_args(argv)
+    if args.cmd == "grade":
+        from .submissions import DEFAULT_LMS_PATTERN
+        args.pattern = args.pattern or DEFAULT_LMS_PATTERN
+        return _grade(args)
+    if args.cmd == "release":
+        for path in course.release(args.lessons or None):
+            print(f"wrote {path.relative_to(course.ROOT)}")
+        return 0
+    if args.cmd == "execute":
+        from .execute import main as execute_main
+        execute_main(args.lessons or None)
+        return 0
+    if args.cmd == "examples":
+        from .examples.build import build
+        build()
+        return 0
+    if args.cmd == "bench":
+        from .bench import main as bench_main
+        return bench_main(args.students)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

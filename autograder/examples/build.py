@@ -1,0 +1,67 @@
+"""Build the bundled example class from `notebooks/` and the answers in `answers/a<lesson>.py`.
+
+`autograder/examples/class/<student>/<lesson>.ipynb` is committed so `make grade` works straight
+away; `expected_grades.csv` is what grading it must give (tests/test_grading.py checks both).
+"""
+from __future__ import annotations
+
+import copy
+import csv
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from ..course import NOTEBOOKS, nbgrader_meta
+from . import answers_for, lessons_with_answers
+
+HERE = Path(__file__).resolve().parent
+CLASS = HERE / "class"
+EXPECTED = HERE / "expected_grades.csv"
+MALFORMED = "frank"
+
+
+def folder_name(student: str) -> str:
+    """`dave_no_scaling` -> `dave`: one student across lessons, whatever each lesson calls the case."""
+    return student.split("_")[0]
+
+
+def fill(lesson: str, cells: dict) -> nbformat.NotebookNode:
+    """The student notebook of `lesson` with the answer cells named in `cells` filled in."""
+    nb = nbformat.read(NOTEBOOKS / f"{lesson}.ipynb", as_version=4)
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        gid = nbgrader_meta(cell).get("grade_id")
+        if gid in cells:
+            cell.source = cells[gid].strip("\n")
+    unknown = set(cells) - {nbgrader_meta(c).get("grade_id") for c in nb.cells}
+    if unknown:
+        raise KeyError(f"{lesson}: no answer cells named {sorted(unknown)}")
+    return nb
+
+
+def build(dest: Path = CLASS) -> list:
+    if dest.exists():
+        shutil.rmtree(dest)
+    rows = []
+    for lesson in lessons_with_answers():
+        mod = answers_for(lesson)
+        for student, cells in mod.STUDENTS.items():
+            folder = dest / folder_name(student)
+            folder.mkdir(parents=True, exist_ok=True)
+            nbformat.write(fill(lesson, cells), folder / f"{lesson}.ipynb")
+            for question, points in mod.EXPECTED[student].items():
+                rows.append([folder_name(student), lesson, question, points, mod.MAX[question]])
+    # a malformed file: a truncated notebook, as a crashed upload leaves it
+    first = lessons_with_answers()[0]
+    (dest / MALFORMED).mkdir(parents=True, exist_ok=True)
+    text = (NOTEBOOKS / f"{first}.ipynb").read_text()
+    (dest / MALFORMED / f"{first}.ipynb").write_text(text[: len(text) // 2])
+    rows.append([MALFORMED, first, "", 0, sum(answers_for(first).MAX.values())])
+    rows.sort()
+    with open(EXPECTED, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["student", "lesson", "question", "points", "max_points"])
+        w.writerows(rows)
+    print(f"wrote {dest} ({len({r[0] for r in rows})} students) and {EXPECTED.name}")
+    return rows

@@ -1,0 +1,221 @@
+"""The grading pipeline, one step per function:
+
+    collect -> load -> restore -> execute (sandboxed) -> verdicts (trusted) -> record -> export
+
+`grade_class()` drives it for a whole class (in parallel, resumable); `grade_one()` is one
+submission, and is what a worker runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from . import checks, course, restore, runner, sandbox
+from .checks._core import AnswerError, CheckFailure, NotDone, judge_result, ordered_cases
+from .submissions import Submission
+
+STATUSES = ("passed", "failed", "error", "ungradable")
+GRADER_VERSION = "1"
+
+
+@dataclass
+class Row:
+    student: str
+    lesson: str
+    question: str
+    points: float
+    max_points: float
+    status: str
+    message: str = ""
+
+
+@dataclass
+class Graded:
+    """Everything one submission produced: contract rows, feedback, timings."""
+    student: str
+    lesson: str
+    rows: list
+    feedback_html: str = ""
+    seconds: float = 0.0
+    hints: list = field(default_factory=list)   # (question, hint) for the class report
+
+
+# ---------------------------------------------------------------------------------------------
+# load
+
+
+def load(path: Path) -> tuple:
+    """(notebook, "") or (None, why it cannot be read)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, f"the file could not be read ({exc.strerror})"
+    if not raw.strip():
+        return None, "the file is empty: save the notebook in Jupyter and submit it again"
+    try:
+        data = json.loads(raw.decode("utf-8", errors="strict"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, (f"the file is not a valid notebook (invalid JSON: {exc}); submit the .ipynb "
+                      "file that Jupyter saves, not a copy edited by hand")
+    if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
+        return None, "the file is JSON but not a Jupyter notebook (no cells)"
+    try:
+        nb = nbformat.reads(json.dumps(data), as_version=4)   # upgrades older formats (v3)
+    except Exception as exc:  # noqa: BLE001
+        return None, f"the notebook format could not be read ({type(exc).__name__}: {exc})"
+    for cell in nb.cells:
+        if cell.cell_type not in ("code", "markdown", "raw") or not isinstance(cell.get("source", ""), str):
+            return None, "the notebook has a malformed cell"
+    return nb, ""
+
+
+# ---------------------------------------------------------------------------------------------
+# verdicts
+
+
+def _question_cases(lesson: str) -> dict:
+    module = checks.for_lesson(lesson)
+    return {name: ordered_cases(module.QUESTIONS[name], hidden=True) for name in course.questions(lesson)}
+
+
+def verdict(question: str, cases: list, probe: list, probe_error: str, module) -> tuple:
+    """(status, message, hint) of the trusted check for one question."""
+    if probe_error:
+        return "error", probe_error, ""
+    q = module.QUESTIONS[question]
+    for case, result in zip(cases, probe):
+        if not isinstance(result, dict):
+            return "error", "the grader could not read your function's results", ""
+        try:
+            judge_result(q, case, result)
+        except NotDone as exc:
+            return "failed", str(exc), "not done"
+        except AnswerError as exc:
+            return "error", str(exc), "raised an exception"
+        except CheckFailure as exc:
+            text = str(exc)
+            m = re.search(r"hint: (.*)", text)
+            return "failed", text, (m.group(1) if m else text.splitlines()[0])
+        except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader
+            return "error", f"the grader could not judge your result ({type(exc).__name__}: {exc})", ""
+    return "passed", "", ""
+
+
+def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0, hide=()) -> Graded:
+    """Grade one submission (never raises for a submission's fault)."""
+    t0 = time.monotonic()
+    maxes = course.questions(sub.lesson)
+    total = sum(maxes.values())
+
+    def ungradable(why):
+        return Graded(sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, total, "ungradable", why)],
+                      seconds=time.monotonic() - t0)
+
+    nb_student, problem = load(sub.path)
+    if nb_student is None:
+        return ungradable(problem)
+    source = course.read_solution(sub.lesson)
+    nb, skip, notes = restore.restore(nb_student, source)
+    if sub.note:
+        notes.insert(0, sub.note)
+    module = checks.for_lesson(sub.lesson)
+    cases = _question_cases(sub.lesson)
+    all_cases = [c for name in maxes for c in cases[name]]
+    # run; if the kernel dies in a cell, skip that cell and run again (at most twice more)
+    deaths = []
+    for _attempt in range(3):
+        result = runner.run(nb, skip, all_cases, limits, base, slot, list(hide), per_question=cases)
+        if result.died_at is None or result.died_at < 0:
+            break
+        deaths.append(f"the kernel died in cell {result.died_at + 1} ({result.death}); "
+                      "that cell was skipped and the notebook run again")
+        skip = skip | {result.died_at}
+        nb = result.nb
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs = []
+    notes += deaths
+    if result.died_at is not None and result.died_at < 0:
+        g = ungradable(f"the notebook could not be run: {result.death}")
+        return g
+    index_of = {course.nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(result.nb.cells)
+                if course.nbgrader_meta(c).get("grade")}
+    rows, hints = [], []
+    for name, max_points in maxes.items():
+        probe_error = result.probe_errors.get(name, "")
+        if result.probe is None:
+            probe_error = result.probe_error or result.death or "the grader's checks could not run"
+        status, message, hint = verdict(name, cases[name], (result.probe or {}).get(name, []), probe_error, module)
+        i = index_of.get(name)
+        if status == "passed" and i is not None:
+            if i in result.timed_out:
+                status, message = "error", f"the test cell timed out after {limits.cell_timeout} s"
+            elif i in result.cell_errors:
+                ename, evalue = result.cell_errors[i]
+                status, message = "failed", (f"your functions pass the grader's checks, but the notebook's "
+                                             f"own test cell failed: {ename}: {evalue}")
+        if hint:
+            hints.append((name, hint))
+        if deaths and status != "passed":
+            message = f"{message} ({deaths[0]})"
+        rows.append(Row(sub.student, sub.lesson, name, max_points if status == "passed" else 0, max_points,
+                        status, _redact(message)))
+    from .feedback import render
+    html = render(sub, result.nb, rows, notes, source)
+    return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints)
+
+
+def _redact(text: str) -> str:
+    """No grader paths in anything a student sees."""
+    for path in {str(course.ROOT), tempfile.gettempdir()}:
+        text = text.replace(path, "…")
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# class level: ordering, resuming, exporting
+
+
+def fingerprint(sub: Submission) -> str:
+    h = hashlib.sha256(GRADER_VERSION.encode())
+    h.update(sub.key.encode())
+    h.update(sub.note.encode())
+    if sub.path is not None and sub.path.exists():
+        h.update(sub.path.read_bytes())
+    if sub.lesson:
+        h.update((course.SOLUTIONS / f"{sub.lesson}.ipynb").read_bytes())
+    return h.hexdigest()
+
+
+def summary_rows(graded: list) -> list:
+    out = []
+    for g in graded:
+        pts = sum(r.points for r in g.rows)
+        mx = sum(r.max_points for r in g.rows)
+        statuses = {r.status for r in g.rows}
+        status = "ungradable" if "ungradable" in statuses else ("passed" if statuses == {"passed"} else "failed")
+        out.append({"student": g.student, "lesson": g.lesson, "points": _num(pts), "max_points": _num(mx),
+                    "status": status})
+    return out
+
+
+def _num(x: float):
+    return int(x) if float(x).is_integer() else round(x, 2)
+
+
+def row_dict(r: Row) -> dict:
+    d = asdict(r)
+    d["points"], d["max_points"] = _num(r.points), _num(r.max_points)
+    return d
+
+
+def nothing_to_grade(sub: Submission) -> Graded:
+    return Graded(sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, 0, "ungradable", sub.note)])

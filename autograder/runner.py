@@ -1,0 +1,161 @@
+"""Execute one submitted notebook in a sandboxed kernel, then ask that kernel for the trusted probe.
+
+The notebook runs cell by cell with errors allowed (like nbgrader), a wall-clock limit per cell and
+per notebook, and cells tagged `demo` in the lesson source skipped. After the last cell the grader
+sends the probe: the cases of every question, as data. The kernel answers with plain numbers
+printed after a one-time marker; the grader judges them in its own process (see grade.py).
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+from . import sandbox
+
+PROBE = """\
+import json as _j
+from autograder.checks._core import run_steps as _rs
+_cases = _j.loads({payload!r})
+_out = [_rs(c["steps"], c["outputs"], globals()) for c in _cases]
+print({marker!r} + _j.dumps(_out))
+"""
+
+
+@dataclass
+class RunResult:
+    nb: nbformat.NotebookNode
+    cell_errors: dict = field(default_factory=dict)   # cell index -> (ename, evalue)
+    timed_out: list = field(default_factory=list)     # cell indices interrupted by the cell limit
+    died_at: int | None = None                         # index of the cell during which the kernel died
+    death: str = ""
+    probe: dict | None = None                          # question -> wire results, one per case
+    probe_errors: dict = field(default_factory=dict)   # question -> why its probe gave nothing
+    probe_error: str = ""
+    seconds: float = 0.0
+
+
+def _kernel_died(exc: Exception) -> bool:
+    return isinstance(exc, DeadKernelError) or "Kernel died" in str(exc) or "kernel died" in str(exc)
+
+
+def run(nb: nbformat.NotebookNode, skip: set, cases: list, limits: sandbox.Limits, base: Path, slot: int,
+        hide: list, per_question: dict) -> RunResult:
+    """Run `nb` (cells whose index is in `skip` are not executed), then probe each question of
+    `per_question` (name -> cases) in its own cell, so one hanging function costs one question."""
+    sandbox.warn_if_degraded(limits)
+    workdir, uid = sandbox.prepare_workdir(base, slot, limits)
+    stage = base / f"stage{slot}"
+    stage.mkdir(exist_ok=True)
+    stage.chmod(0o700)
+    spec = sandbox.write_spec(workdir, uid, limits, hide, stage)
+    km = sandbox.SandboxKernelManager(kernel_name="python3", transport="ipc",
+                                      ip=str(workdir / "kernel"), connection_file=str(workdir / "kernel.json"))
+    km.sandbox_spec = str(spec)
+    km.sandbox_uid = uid if (limits.isolate and sandbox.can_isolate()) else -1
+    client = NotebookClient(nb, km=km, timeout=limits.cell_timeout, allow_errors=True,
+                            interrupt_on_timeout=True, startup_timeout=60, kernel_name="python3",
+                            resources={"metadata": {"path": str(workdir)}}, iopub_timeout=5,
+                            shutdown_kernel="immediate")
+    result = RunResult(nb=nb)
+    start = time.monotonic()
+    try:
+        with client.setup_kernel(cwd=str(workdir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code" or index in skip:
+                    continue
+                if time.monotonic() - start > limits.notebook_timeout:
+                    result.died_at, result.death = index, (
+                        f"the notebook ran past its {limits.notebook_timeout} s limit")
+                    break
+                try:
+                    client.execute_cell(cell, index)
+                except CellTimeoutError:
+                    result.timed_out.append(index)
+                except Exception as exc:  # noqa: BLE001 - any failure here is the submission's
+                    if _kernel_died(exc):
+                        result.died_at, result.death = index, _death_reason(km)
+                        break
+                    raise
+                for out in cell.get("outputs", []):
+                    if out.get("output_type") == "error":
+                        result.cell_errors[index] = (out.get("ename", ""), out.get("evalue", ""))
+                        if out.get("ename") in ("CellTimeoutError",) and index not in result.timed_out:
+                            result.timed_out.append(index)
+            if result.died_at is None:
+                result.probe = {}
+                for name, qcases in per_question.items():
+                    _probe(client, name, qcases, result)
+                    if result.probe_errors.get(name, "").startswith("the kernel died"):
+                        for other in per_question:
+                            result.probe_errors.setdefault(other, result.probe_errors[name])
+                        break
+    except Exception as exc:  # noqa: BLE001
+        if result.died_at is None:
+            result.died_at = -1
+            result.death = _death_reason(km) if _kernel_died(exc) else f"the kernel could not run: {exc}"
+    finally:
+        sandbox.kill_user_processes(uid)
+        result.seconds = time.monotonic() - start
+    return result
+
+
+def _death_reason(km) -> str:
+    code = None
+    try:
+        proc = getattr(km.provisioner, "process", None)
+        code = proc.poll() if proc is not None else None
+    except Exception:  # noqa: BLE001
+        pass
+    if code is not None and code < 0:
+        import signal
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        hint = " (out of memory?)" if name in ("SIGKILL", "SIGSEGV", "SIGABRT") else ""
+        return f"the kernel was killed by {name}{hint}"
+    if code is not None:
+        return f"the kernel exited with status {code} (os._exit, exit() or a crash)"
+    return "the kernel died"
+
+
+def _probe(client: NotebookClient, name: str, cases: list, result: RunResult) -> None:
+    marker = f"@@probe-{secrets.token_hex(16)}@@"
+    code = PROBE.format(payload=json.dumps([c.wire() for c in cases]), marker=marker)
+    cell = nbformat.v4.new_code_cell(code)
+    client.nb.cells.append(cell)                 # nbclient writes outputs back by index
+    try:
+        client.execute_cell(cell, len(client.nb.cells) - 1, store_history=False)
+    except CellTimeoutError:
+        result.probe_errors[name] = (f"{name} did not finish on the grader's inputs within "
+                                     f"{client.timeout} s (an infinite loop?)")
+        return
+    except Exception as exc:  # noqa: BLE001
+        result.probe_errors[name] = (f"the kernel died while the grader called {name} ({_death_reason(client.km)})"
+                                     if _kernel_died(exc) else f"the grader could not call {name}: {exc}")
+        return
+    finally:
+        client.nb.cells.pop()
+    text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+    errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+    if marker not in text:
+        if errors and errors[0].get("ename") in ("KeyboardInterrupt", "CellTimeoutError"):
+            why = f"{name} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
+        elif errors:
+            why = f"the grader could not call {name} ({errors[0].get('ename')}: {errors[0].get('evalue')})"
+        else:
+            why = f"the grader could not call {name} (no answer)"
+        result.probe_errors[name] = why
+        return
+    try:
+        data = json.loads(text.split(marker, 1)[1].strip().splitlines()[0])
+        if not isinstance(data, list) or len(data) != len(cases):
+            raise ValueError("wrong number of results")
+        result.probe[name] = data
+    except (ValueError, IndexError) as exc:
+        result.probe_errors[name] = f"the grader could not read the results of {name} ({exc})"

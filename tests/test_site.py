@@ -1,0 +1,208 @@
+"""The rendered course site in a real browser (Debian's Chromium driven by Playwright).
+
+The site is built once (site/build.py, as `make book` does) into a temporary folder, served on
+127.0.0.1, and every page is opened: nothing may be requested outside 127.0.0.1 and no request may
+fail, all math is typeset, every image loads, reference answers stay hidden until their toggle is
+clicked, hidden tests never reach the page. Screenshots go to build/artifacts/.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from browser import ROOT, NetworkLog, chromium, require_chromium, screenshot_path, serve
+
+SOLUTIONS = ROOT / "solutions"
+NOTEBOOKS = ROOT / "notebooks"
+LESSONS = sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))
+PAGES = ["index", "search", "genindex"] + [f"lessons/{lesson}" for lesson in LESSONS]
+HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
+
+# After MathJax: no TeX delimiters or commands left in the page text (code blocks aside).
+RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\\[A-Za-z]{2,}|\$[^$\s][^$\n]*\$")
+
+PAGE_STATE_JS = """
+async () => {
+  if (document.querySelector('script[src*="mathjax"]')) {
+    const t0 = Date.now();
+    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) {
+      if (Date.now() - t0 > 20000) throw new Error('MathJax never started');
+      await new Promise(r => setTimeout(r, 50));
+    }
+    await MathJax.startup.promise;
+  }
+  const imgs = [...document.images];
+  imgs.forEach(i => { i.loading = 'eager'; });
+  await Promise.all(imgs.map(i => i.decode().catch(() => null)));
+  const math = [...document.querySelectorAll('.math')];
+  const article = (document.querySelector('article') || document.body).cloneNode(true);
+  article.querySelectorAll('pre, code, script, style, mjx-container, .highlight').forEach(e => e.remove());
+  return {
+    images: imgs.map(i => ({src: i.currentSrc || i.src, width: i.naturalWidth})),
+    math: math.length,
+    untypeset: math.filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 80)),
+    typeset: document.querySelectorAll('mjx-container').length,
+    text: article.textContent,
+  };
+}
+"""
+
+
+def lesson_nb(lesson: str) -> nbformat.NotebookNode:
+    return nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
+
+
+def solution_cells(nb) -> list:
+    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def image_outputs(nb) -> int:
+    return sum(any(k.startswith("image/") for k in o.get("data", {}))
+               for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The site, built once from solutions/ exactly as `make book` builds it."""
+    require_chromium()
+    out = tmp_path_factory.mktemp("book") / "site"
+    done = subprocess.run([sys.executable, str(ROOT / "site" / "build.py"), "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"site/build.py failed:\n{done.stdout}\n{done.stderr}"
+    return out
+
+
+@pytest.fixture(scope="session")
+def base_url(site):
+    with serve(site) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser_context(site):
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def open_page(browser_context, base_url):
+    """open_page('lessons/01_attention') -> (page, network log, page state after math and images)."""
+    pages = []
+
+    def _open(name: str):
+        page = browser_context.new_page()
+        pages.append(page)
+        log = NetworkLog.attach(page)
+        page.goto(f"{base_url}/{name}.html", wait_until="load")
+        state = page.evaluate(PAGE_STATE_JS)
+        page.wait_for_load_state("networkidle")
+        return page, log, state
+
+    yield _open
+    for page in pages:
+        page.close()
+
+
+def test_every_built_page_is_checked(site):
+    """Does the browser test visit every page the build produced?"""
+    built = sorted(str(p.relative_to(site).with_suffix("")) for p in site.rglob("*.html")
+                   if not p.relative_to(site).parts[0].startswith("_"))
+    assert built == sorted(PAGES), f"pages built: {built}; pages the test opens: {sorted(PAGES)}"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_loads_offline_with_math_and_images(open_page, name):
+    """Does the page load with no request outside 127.0.0.1, no failed request, no JS error,
+    all math typeset and every image decoded?"""
+    page, log, state = open_page(name)
+    assert log.requests, "the browser made no request at all"
+    assert not log.external, f"{name}: requests outside 127.0.0.1 (blocked): {log.external}"
+    assert not log.failed, f"{name}: failed requests: {log.failed}"
+    assert not log.page_errors, f"{name}: JavaScript errors: {log.page_errors}"
+    assert not state["untypeset"], f"{name}: math not typeset by MathJax: {state['untypeset'][:5]}"
+    raw = RAW_TEX.findall(state["text"])
+    assert not raw, f"{name}: raw TeX left in the page text: {raw[:10]}"
+    broken = [i["src"] for i in state["images"] if i["width"] == 0]
+    assert not broken, f"{name}: images that did not load: {broken}"
+    if name.startswith("lessons/"):
+        nb = lesson_nb(name.split("/")[1])
+        plots = image_outputs(nb)
+        assert len(state["images"]) >= plots, f"{name}: {len(state['images'])} images on the page, the notebook stores {plots} plots"
+        has_math = any("$" in c.source for c in nb.cells if c.cell_type == "markdown")
+        if has_math:
+            assert state["math"] > 0 and state["typeset"] >= state["math"], (
+                f"{name}: the lesson writes math but the page shows {state['typeset']} typeset formulas "
+                f"for {state['math']} math elements")
+        if plots and has_math:
+            figure = page.locator(".cell_output img").first
+            figure.scroll_into_view_if_needed()
+            page.evaluate("window.scrollBy(0, -250)")
+            page.screenshot(path=str(screenshot_path(f"site-{name.split('/')[1]}")))
+    if name == "index":
+        page.screenshot(path=str(screenshot_path("site-index")), full_page=True)
+
+
+def test_index_lists_every_lesson_with_what_it_teaches(open_page):
+    """Does the home page link every lesson, with its title and its first paragraph?"""
+    page, _, state = open_page("index")
+    for lesson in LESSONS:
+        link = page.locator(f'article a[href="lessons/{lesson}.html"]')
+        assert link.count() >= 1, f"index: no link to lessons/{lesson}.html"
+        first = next(c.source for c in lesson_nb(lesson).cells if c.cell_type == "markdown")
+        title = next(line[2:].strip() for line in first.splitlines() if line.startswith("# "))
+        assert title.replace("`", "") in link.first.inner_text(), f"index: the link to {lesson} does not read {title!r}"
+        words = re.sub(r"[`*$\\]", "", first.split("\n\n")[1]).split()[:6]
+        assert " ".join(words) in " ".join(state["text"].split()), (
+            f"index: the summary of {lesson} (its first paragraph, starting {' '.join(words)!r}) is missing")
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_solutions_hidden_until_toggled(open_page, lesson):
+    """Is every reference answer collapsed behind a "Show solution" toggle that opens it?"""
+    page, _, _ = open_page(f"lessons/{lesson}")
+    expected = len(solution_cells(lesson_nb(lesson)))
+    toggles = page.locator("details:has(> summary:has-text('Show solution'))")
+    assert toggles.count() == expected, f"{lesson}: {toggles.count()} solution toggles, expected {expected}"
+    for i in range(toggles.count()):
+        toggle = toggles.nth(i)
+        body = toggle.locator(":scope > :not(summary)").first
+        assert not body.is_visible(), f"{lesson}: solution {i + 1} is visible before its toggle is clicked"
+        toggle.locator(":scope > summary").click()
+        body.wait_for(state="visible", timeout=5000)
+        if i == 0:
+            toggle.screenshot(path=str(screenshot_path(f"site-{lesson}-solution")))
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_hidden_tests_and_markers_removed(open_page, lesson):
+    """Does the page keep the self-checks but drop hidden tests and nbgrader markers?"""
+    page, _, _ = open_page(f"lessons/{lesson}")
+    text = page.locator("article").text_content()
+    for marker in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN SOLUTION", "END SOLUTION"):
+        assert marker not in text, f"{lesson}: the page shows {marker!r}"
+    nb = lesson_nb(lesson)
+    visible = "\n".join(HIDDEN_BLOCK.sub("", c.source) for c in nb.cells)
+    hidden = {line.strip() for c in nb.cells if c.cell_type == "code"
+              for block in HIDDEN_BLOCK.findall(c.source) for line in block.splitlines()}
+    leaked = [line for line in hidden if line and line not in visible and line in text]
+    assert not leaked, f"{lesson}: hidden test code on the page: {leaked[:5]}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_student_notebook_download(open_page, base_url, lesson):
+    """Does the lesson page link its student notebook, byte for byte the one in notebooks/?"""
+    page, _, _ = open_page(f"lessons/{lesson}")
+    link = page.locator(f'article a.download[href$="/{lesson}.ipynb"]')
+    assert link.count() >= 1, f"{lesson}: no download link to the student notebook {lesson}.ipynb"
+    response = page.request.get(f"{base_url}/lessons/{link.first.get_attribute('href')}")
+    assert response.ok, f"{lesson}: the student notebook link answers HTTP {response.status}"
+    expected = json.loads((NOTEBOOKS / f"{lesson}.ipynb").read_text(encoding="utf-8"))
+    assert response.json() == expected, f"{lesson}: the downloadable notebook differs from notebooks/{lesson}.ipynb"

@@ -1,0 +1,149 @@
+"""Does grading give exactly the expected grades, catch every classic mistake, and accept correct
+answers written differently? (The real pipeline: nbgrader gradebook, sandboxed kernels.)"""
+import csv
+import shutil
+
+import nbformat
+import pytest
+
+from autograder import course
+from autograder.classroom import GRADE_COLUMNS, SUMMARY_COLUMNS, grade_class
+from autograder.examples import answers_for, lessons_with_answers
+from autograder.examples.build import CLASS, EXPECTED, build, fill
+
+
+def _read(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="session")
+def example_grades(tmp_path_factory):
+    out = tmp_path_factory.mktemp("example-out")
+    result = grade_class(CLASS, out, workers=2, quiet=True)
+    return out, result
+
+
+def test_bundled_class_is_up_to_date(tmp_path):
+    """Is the committed example class what `python -m autograder examples` builds now?"""
+    fresh = tmp_path / "class"
+    expected_before = EXPECTED.read_text()
+    build(fresh)
+    assert EXPECTED.read_text() == expected_before, "expected_grades.csv is stale: run `make examples`"
+    for path in sorted(fresh.rglob("*.ipynb")):
+        committed = CLASS / path.relative_to(fresh)
+        assert committed.exists() and committed.read_bytes() == path.read_bytes(), (
+            f"{committed} is stale: run `make examples`")
+
+
+def test_example_class_gets_expected_grades(example_grades):
+    """Does every (student, lesson, question) get exactly the points expected_grades.csv says?"""
+    out, _ = example_grades
+    got = {(r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"]))
+           for r in _read(out / "grades.csv")}
+    expected = {(r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"]))
+                for r in _read(EXPECTED)}
+    wrong = {k: (got.get(k), v) for k, v in expected.items() if got.get(k) != v}
+    assert not wrong, "got vs expected (points, max):\n" + "\n".join(f"{k}: {g} vs {e}" for k, (g, e) in wrong.items())
+    assert set(got) == set(expected), f"unexpected rows: {set(got) ^ set(expected)}"
+
+
+def test_output_files_follow_the_contract(example_grades):
+    """Do grades.csv, summary.csv and feedback/ have exactly the contract's shape?"""
+    out, _ = example_grades
+    with open(out / "grades.csv") as f:
+        assert f.readline().strip() == ",".join(GRADE_COLUMNS)
+    with open(out / "summary.csv") as f:
+        assert f.readline().strip() == ",".join(SUMMARY_COLUMNS)
+    for r in _read(out / "grades.csv"):
+        assert r["status"] in ("passed", "failed", "error", "ungradable")
+        assert (r["status"] == "ungradable") == (r["question"] == "")
+        if r["status"] != "passed":
+            assert r["message"], f"no message for {r}"
+    students = {p.name for p in CLASS.iterdir()}
+    assert {r["student"] for r in _read(out / "summary.csv")} == students, "a student is missing from summary.csv"
+    for r in _read(out / "summary.csv"):
+        if r["lesson"] and r["status"] != "ungradable":
+            assert (out / "feedback" / r["student"] / f"{r['lesson']}.html").exists()
+
+
+def test_feedback_never_shows_hidden_tests_or_solutions(example_grades):
+    """Is every feedback page free of hidden test code, reference answers and grader paths?"""
+    out, _ = example_grades
+    pages = list((out / "feedback").rglob("*.html"))
+    assert pages
+    for page in pages:
+        text = page.read_text()
+        for leak in ("BEGIN HIDDEN TESTS", "hidden=True", "BEGIN SOLUTION", str(course.ROOT), "@@probe-"):
+            assert leak not in text, f"{leak!r} in {page}"
+
+
+def test_grading_twice_gives_the_same_grades(example_grades, tmp_path):
+    """Does a second, independent run (serial, no resume) give identical grades?"""
+    out, _ = example_grades
+    again = tmp_path / "again"
+    grade_class(CLASS, again, workers=1, quiet=True, resume=False)
+    assert (again / "grades.csv").read_text() == (out / "grades.csv").read_text()
+    assert (again / "summary.csv").read_text() == (out / "summary.csv").read_text()
+
+
+def test_gradebook_holds_the_same_scores(example_grades):
+    """Are the scores in nbgrader's gradebook the ones in grades.csv?"""
+    from autograder.gradebook import scores
+    out, result = example_grades
+    db = scores(result["db_url"])
+    for r in _read(out / "grades.csv"):
+        if r["question"]:
+            assert db[(r["student"], r["lesson"], r["question"])] == float(r["points"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the catalogue of mistakes and alternatives, graded for real
+
+
+def _catalogue():
+    items = []
+    for lesson in lessons_with_answers():
+        mod = answers_for(lesson)
+        perfect = next(v for k, v in mod.STUDENTS.items() if k.startswith("alice"))
+        for name, spec in mod.MISTAKES.items():
+            items.append(("mistake", lesson, name, {**perfect, **spec["cells"]}, spec))
+        for name, cells in mod.ALTERNATIVES.items():
+            items.append(("alternative", lesson, name, {**perfect, **cells}, None))
+    return items
+
+
+CATALOGUE = _catalogue()
+
+
+@pytest.fixture(scope="session")
+def catalogue_grades(tmp_path_factory):
+    root = tmp_path_factory.mktemp("catalogue")
+    subs = root / "class"
+    for kind, lesson, name, cells, _ in CATALOGUE:
+        folder = subs / f"{kind}-{lesson}-{name}"
+        folder.mkdir(parents=True)
+        nbformat.write(fill(lesson, cells), folder / f"{lesson}.ipynb")
+    out = root / "out"
+    grade_class(subs, out, workers=2, quiet=True)
+    rows = {}
+    for r in _read(out / "grades.csv"):
+        rows.setdefault(r["student"], {})[r["question"]] = r
+    return rows
+
+
+@pytest.mark.parametrize("lesson,name", [(l, n) for k, l, n, _, _ in CATALOGUE if k == "mistake"])
+def test_classic_mistake_loses_points_when_graded(catalogue_grades, lesson, name):
+    """Does this classic mistake lose points on its question, with its hint in the message?"""
+    spec = answers_for(lesson).MISTAKES[name]
+    row = catalogue_grades[f"mistake-{lesson}-{name}"][spec["question"]]
+    assert float(row["points"]) < float(row["max_points"]), f"{name} got full points: {row}"
+    assert spec["hint"] in row["message"], f"hint {spec['hint']!r} missing from: {row['message']}"
+
+
+@pytest.mark.parametrize("lesson,name", [(l, n) for k, l, n, _, _ in CATALOGUE if k == "alternative"])
+def test_correct_alternative_gets_full_points_when_graded(catalogue_grades, lesson, name):
+    """Does a correct answer written another way (prints, warnings, stderr included) get full points?"""
+    rows = catalogue_grades[f"alternative-{lesson}-{name}"]
+    lost = {q: r["message"] for q, r in rows.items() if float(r["points"]) < float(r["max_points"])}
+    assert not lost, f"{name} lost points: {lost}"

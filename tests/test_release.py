@@ -1,0 +1,42 @@
+"""Are the student notebooks what nbgrader makes of the solutions, with nothing leaked?"""
+import nbformat
+import pytest
+
+from autograder import course
+
+LESSONS = course.lessons()
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_student_notebook_in_sync_with_solution(lesson):
+    """Is notebooks/<lesson>.ipynb byte-identical to a fresh `make release`?"""
+    assert course.student_version_in_sync(lesson), (
+        f"notebooks/{lesson}.ipynb drifted from solutions/{lesson}.ipynb: run `make release`")
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_student_notebook_leaks_nothing(lesson):
+    """Does the student version hold no reference answer, hidden test or output?"""
+    text = (course.NOTEBOOKS / f"{lesson}.ipynb").read_text()
+    for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden=True"):
+        assert marker not in text, f"{marker!r} found in notebooks/{lesson}.ipynb"
+    nb = nbformat.reads(text, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_solution_has_outputs_and_tests(lesson):
+    """Is the solution stored executed, with at least one graded test cell?"""
+    nb = course.read_solution(lesson)
+    assert course.graded_cells(nb), "no graded test cells"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "solution notebook not fully executed: `make execute`"
+
+
+def test_release_is_byte_identical_on_rerun():
+    """Does generating the same lesson twice give the same bytes?"""
+    lesson = LESSONS[0]
+    course.release([lesson])
+    first = (course.NOTEBOOKS / f"{lesson}.ipynb").read_bytes()
+    course.release([lesson])
+    assert (course.NOTEBOOKS / f"{lesson}.ipynb").read_bytes() == first

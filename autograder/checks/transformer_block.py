@@ -59,8 +59,9 @@ def _pe_judge(case, out):
          lambda: ref_pe(n, d, swap=True)),
         ("the frequency base is 1000: it is 10000, w_i = 1 / 10000^(2i/d_model)",
          lambda: ref_pe(n, d, base=1000.0)),
-        ("the frequency base is wrong: it is 10000 (yours looks like 10000^(i/d_model) with i the pair index; "
-         "the exponent is 2i/d_model)", lambda: ref_pe(n, d, pair_index=False)),
+        ("the frequency base is wrong: yours is w_i = 1 / 10000^(i/d_model) with i the pair index; the "
+         "exponent is 2i/d_model (2i is the even feature's index: torch.arange(0, d_model, 2))",
+         lambda: ref_pe(n, d, pair_index=False)),
         ("the frequency base is applied the wrong way round: w_i = 1 / 10000^(2i/d_model), so divide the "
          "position by 10000^(2i/d_model)", lambda: ref_pe(n, d, multiply=True)),
         ("your table has all the sines first, then all the cosines: interleave them, sin in the even "

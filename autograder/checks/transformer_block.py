@@ -129,11 +129,14 @@ def ref_torch_encoder(state, h, n_layers, x, pad, norm_first):
     return _no_grad_f64(enc, x.to(F64), src_key_padding_mask=None if pad is None else ~pad)
 
 
-def ref_block(state, h, x, pad, norm_first, res_attn=True, res_ff=True, relu=True, pad_mode="ok",
-              post_norm_sublayer=False):
+def ref_block(state, h, x, pad, norm_first, res_attn=True, res_ff=True, act="relu", pad_mode="ok",
+              post_norm_sublayer=False, seq_first=False, swap_norms=False):
     """A functional block in float64, used to recompute the classic mistakes. With the defaults it
     equals nn.TransformerEncoderLayer."""
     s = {k: v.to(F64) for k, v in state.items()}
+    if swap_norms:                                      # norm2 used with attention, norm1 with the FFN
+        s = {**s, "norm1.weight": s["norm2.weight"], "norm1.bias": s["norm2.bias"],
+             "norm2.weight": s["norm1.weight"], "norm2.bias": s["norm1.bias"]}
     x = x.to(F64)
     d = x.shape[-1]
     kpm = None
@@ -145,16 +148,18 @@ def ref_block(state, h, x, pad, norm_first, res_attn=True, res_ff=True, relu=Tru
     ln2 = lambda t: F.layer_norm(t, (d,), s["norm2.weight"], s["norm2.bias"], 1e-5)
 
     def sa(t):
+        t = t if seq_first else t.transpose(0, 1)      # (B, L, d) -> (L, B, d); seq_first: batch_first forgotten
         y, _ = F.multi_head_attention_forward(
-            t.transpose(0, 1), t.transpose(0, 1), t.transpose(0, 1), d, h,
+            t, t, t, d, h,
             s["self_attn.in_proj_weight"], s["self_attn.in_proj_bias"], None, None, False, 0.0,
             s["self_attn.out_proj.weight"], s["self_attn.out_proj.bias"], training=False,
             key_padding_mask=kpm, need_weights=False)
-        return y.transpose(0, 1)                        # (L, B, d) -> (B, L, d)
+        return y if seq_first else y.transpose(0, 1)    # (L, B, d) -> (B, L, d)
 
     def ff(t):
         a = F.linear(t, s["linear1.weight"], s["linear1.bias"])
-        return F.linear(F.relu(a) if relu else a, s["linear2.weight"], s["linear2.bias"])
+        a = {"relu": F.relu, "gelu": F.gelu, "none": lambda z: z}[act](a)
+        return F.linear(a, s["linear2.weight"], s["linear2.bias"])
 
     keep_a, keep_f = (1.0 if res_attn else 0.0), (1.0 if res_ff else 0.0)
     if norm_first:
@@ -180,7 +185,14 @@ def _block_mistakes(state, h, x, pad, nf, block=ref_block):
          ("the residual connection around the feed-forward sublayer is missing: add its input back",
           lambda: sel(block(state, h, x, pad, nf, res_ff=False))),
          ("the ReLU between linear1 and linear2 is missing: FFN(x) = linear2(relu(linear1(x)))",
-          lambda: sel(block(state, h, x, pad, nf, relu=False)))]
+          lambda: sel(block(state, h, x, pad, nf, act="none"))),
+         ("the FFN uses GELU: this block (like nn.TransformerEncoderLayer's default) uses ReLU, "
+          "linear2(relu(linear1(x)))", lambda: sel(block(state, h, x, pad, nf, act="gelu"))),
+         ("norm1 and norm2 are swapped: norm1 goes with the attention sublayer, norm2 with the feed-forward",
+          lambda: sel(block(state, h, x, pad, nf, swap_norms=True)))]
+    if pad is None:
+        m.append(("self_attn mixes the batch, not the sequence: nn.MultiheadAttention expects (L, B, d) "
+                  "unless it is built with batch_first=True", lambda: block(state, h, x, pad, nf, seq_first=True)))
     if not nf:
         m.append(("Post-LN normalizes the sum, norm(x + sublayer(x)); yours normalizes the sublayer's output "
                   "before adding the residual (x + norm(sublayer(x)))",

@@ -95,6 +95,15 @@ MISTAKES = {
         "key_padding_mask=kpm", "key_padding_mask=None")}, question="EncoderBlock", hint="ignores the padding"),
     "no_relu": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace("F.relu(self.linear1(t))", "self.linear1(t)")},
                     question="EncoderBlock", hint="ReLU"),
+    "batch_first_forgotten": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
+        "nn.MultiheadAttention(d_model, n_heads, dropout=dropout, batch_first=True)",
+        "nn.MultiheadAttention(d_model, n_heads, dropout=dropout)")}, question="EncoderBlock", hint="batch_first"),
+    "gelu_instead_of_relu": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace("F.relu(", "F.gelu(")},
+                                 question="EncoderBlock", hint="GELU"),
+    "norms_swapped": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
+        "x = x + self._sa(self.norm1(x), pad_mask)", "x = x + self._sa(self.norm2(x), pad_mask)").replace(
+        "x = x + self._ff(self.norm2(x))", "x = x + self._ff(self.norm1(x))")},
+        question="EncoderBlock", hint="norm1 and norm2 are swapped"),
     "no_final_norm": dict(cells={"Encoder_answer": ENCODER_OK.replace(
         "        if self.norm is not None:\n            x = self.norm(x)\n", "")},
         question="Encoder", hint="final LayerNorm"),

@@ -1,5 +1,6 @@
 """Real-browser helpers for tests/test_site.py and tests/test_lab.py: Debian's Chromium driven by
-Playwright for Python, a local static server, and a log of every request a page makes.
+Playwright for Python, a local static server, and a log of every request a page makes. The
+session fixture `chromium` lives in tests/conftest_browser.py (`pytest_plugins = ["conftest_browser"]`).
 
 Playwright's own browser download (`playwright install`) cannot work here: the tests drive the
 system Chromium at /usr/bin/chromium, which `.ci/install-browser.sh` installs when it is missing.
@@ -10,7 +11,6 @@ import contextlib
 import functools
 import http.server
 import os
-import shutil
 import socket
 import threading
 from dataclasses import dataclass, field
@@ -36,20 +36,6 @@ def require_chromium() -> str:
                     "Install it with `bash .ci/install-browser.sh` (apt-get install -y chromium), "
                     "or set COURSE_CHROMIUM to another Chromium binary.", pytrace=False)
     return CHROMIUM
-
-
-@contextlib.contextmanager
-def chromium():
-    """A headless Chromium (Playwright's sync API); closed on exit."""
-    from playwright.sync_api import sync_playwright
-
-    executable = require_chromium()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def free_port() -> int:
@@ -128,5 +114,3 @@ def kill_tree(proc, timeout: float = 10) -> None:
             proc.wait(timeout=timeout)
 
 
-def which(name: str) -> str | None:
-    return shutil.which(name)

@@ -16,7 +16,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from browser import ROOT, NetworkLog, chromium, require_chromium, screenshot_path, serve
+from browser import ROOT, NetworkLog, require_chromium, screenshot_path, serve
+
+pytest_plugins = ["conftest_browser"]
 
 SOLUTIONS = ROOT / "solutions"
 NOTEBOOKS = ROOT / "notebooks"
@@ -85,11 +87,10 @@ def base_url(site):
 
 
 @pytest.fixture(scope="session")
-def browser_context(site):
-    with chromium() as browser:
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-        yield context
-        context.close()
+def browser_context(site, chromium):
+    context = chromium.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    yield context
+    context.close()
 
 
 @pytest.fixture
@@ -145,9 +146,9 @@ def test_page_loads_offline_with_math_and_images(open_page, name):
             figure = page.locator(".cell_output img").first
             figure.scroll_into_view_if_needed()
             page.evaluate("window.scrollBy(0, -250)")
-            page.screenshot(path=str(screenshot_path(f"site-{name.split('/')[1]}")))
+            page.screenshot(path=str(screenshot_path(f"site-{name.split('/')[1]}")), animations="disabled")
     if name == "index":
-        page.screenshot(path=str(screenshot_path("site-index")), full_page=True)
+        page.screenshot(path=str(screenshot_path("site-index")), full_page=True, animations="disabled")
 
 
 def test_index_lists_every_lesson_with_what_it_teaches(open_page):
@@ -178,7 +179,7 @@ def test_solutions_hidden_until_toggled(open_page, lesson):
         toggle.locator(":scope > summary").click()
         body.wait_for(state="visible", timeout=5000)
         if i == 0:
-            toggle.screenshot(path=str(screenshot_path(f"site-{lesson}-solution")))
+            toggle.screenshot(path=str(screenshot_path(f"site-{lesson}-solution")), animations="disabled")
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# What the browser tests (tests/test_site.py, tests/test_lab.py) and `make book` need from Debian,
+# installed only when missing: Chromium (Playwright drives /usr/bin/chromium; `playwright install`
+# cannot download a browser here) and npm (site/build.py fetches MathJax once with `npm ci`).
+# Idempotent and quiet: run it before `make test`.
+set -euo pipefail
+
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+echo "install-browser.sh: installing ${missing[*]}"
+$sudo apt-get update -qq >/dev/null
+$sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+/usr/bin/chromium --version

@@ -1,0 +1,204 @@
+"""Build the course site (what `make book` runs): solutions/ -> a static, fully offline website.
+
+One step per function:
+
+    lessons()          the lesson ids: stems of solutions/*.ipynb, in order
+    site_notebook()    a solution notebook as the site shows it: reference answers behind a
+                       "Show solution" toggle, hidden tests and nbgrader markers removed
+    index_page()       the home page: every lesson's title and what it teaches (its first paragraph)
+    assemble()         lays the Sphinx source folder out under build/site-src/ (lessons, the student
+                       notebooks to download, a local MathJax)
+    sphinx()           sphinx-build with site/conf.py into build/site/ (stored outputs: no execution)
+
+    .venv/bin/python site/build.py [--out build/site]     then open build/site/index.html
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+SITE = Path(__file__).resolve().parent
+ROOT = SITE.parent
+SOLUTIONS = ROOT / "solutions"
+NOTEBOOKS = ROOT / "notebooks"
+BUILD = ROOT / "build"
+MATHJAX = SITE / "node_modules" / "mathjax"
+
+COURSE_TITLE = "Transformer building blocks, by hand"
+SHOW, HIDE = "Show solution", "Hide solution"
+HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S)
+SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[^\n]*\n?", re.M)
+
+
+def lessons() -> list[str]:
+    """Lesson ids, in order: the stems of solutions/*.ipynb (a new lesson appears by itself)."""
+    return sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the lesson pages
+
+def strip_hidden_tests(source: str) -> str:
+    """Drop every `### BEGIN HIDDEN TESTS` ... `### END HIDDEN TESTS` block, markers included."""
+    return HIDDEN_TESTS.sub("", source).rstrip()
+
+
+def strip_solution_markers(source: str) -> str:
+    """Keep the reference answer, drop the `### BEGIN/END SOLUTION` marker lines."""
+    return SOLUTION_MARKER.sub("", source).rstrip()
+
+
+def download_note(lesson: str) -> nbformat.NotebookNode:
+    """The markdown cell that links a lesson page to its student notebook."""
+    return nbformat.v4.new_markdown_cell(
+        ":::{admonition} Work through it yourself\n:class: tip\n"
+        f"Download the student notebook {{download}}`{lesson}.ipynb </downloads/{lesson}.ipynb>` "
+        "(the exercises blank, the self-checks included) and run it in JupyterLab "
+        "(`make lab` in the course repository). Each reference answer below is behind a "
+        f"**{SHOW}** toggle: try the exercise first.\n:::")
+
+
+def site_notebook(nb: nbformat.NotebookNode, lesson: str, student_notebook: bool) -> nbformat.NotebookNode:
+    """A copy of a solution notebook as the site shows it (stored outputs kept as they are)."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for cell in nb.cells:
+        is_solution = bool(cell.metadata.get("nbgrader", {}).get("solution"))
+        if cell.cell_type == "code":
+            cell.source = strip_hidden_tests(cell.source)
+            if is_solution:
+                cell.source = strip_solution_markers(cell.source)
+                tags = cell.metadata.setdefault("tags", [])
+                if "hide-input" not in tags:
+                    tags.append("hide-input")
+                cell.metadata["mystnb"] = {"code_prompt_show": SHOW, "code_prompt_hide": HIDE}
+        elif cell.cell_type == "markdown" and is_solution:
+            body = strip_solution_markers(cell.source)
+            cell.source = (f'<details class="solution">\n<summary>{SHOW}</summary>\n\n{body}\n\n</details>')
+    if student_notebook:
+        nb.cells.insert(1, download_note(lesson))
+    return nb
+
+
+# ---------------------------------------------------------------------------------------------
+# the home page
+
+def _blocks(markdown: str) -> list[str]:
+    return [b.strip() for b in re.split(r"\n[ \t]*\n", markdown) if b.strip()]
+
+
+def title_and_summary(nb: nbformat.NotebookNode) -> tuple[str, str]:
+    """The lesson's title (the first `# ` heading) and what it teaches: the first paragraph after
+    it, with the list that follows when the paragraph introduces one (ends with ':')."""
+    first = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
+    blocks = _blocks(first)
+    title = next((b[2:].strip() for b in blocks if b.startswith("# ")), None)
+    body = [b for b in blocks if not b.startswith("#")]
+    summary = body[:1]
+    if body and body[0].endswith(":") and len(body) > 1 and re.match(r"^\s*([-*+]|\d+\.)\s", body[1]):
+        summary.append(body[1])
+    return title or "Untitled lesson", "\n\n".join(summary)
+
+
+def index_page(entries: list[tuple[str, str, str, bool]]) -> str:
+    """MyST source of the home page; entries are (lesson, title, summary, has_student_notebook)."""
+    lines = [f"# {COURSE_TITLE}", "",
+             "Short, hands-on lessons that build the parts of a Transformer from `matmul` and "
+             "`softmax` up, checked against PyTorch's own ops. Each lesson is a notebook: the text "
+             "explains an idea, shows the equation right above the code that computes it, measures "
+             "what it claims, and ends each idea with an exercise and its self-check.", "",
+             "Read the lessons here (every reference answer is behind a **Show solution** toggle), "
+             "or download a student notebook and work through it in JupyterLab.", "",
+             "## Lessons", ""]
+    for lesson, title, summary, has_student in entries:
+        lines += [f"### [{title}](lessons/{lesson}.ipynb)", "", summary, ""]
+        if has_student:
+            lines += [f"Student notebook: {{download}}`{lesson}.ipynb </downloads/{lesson}.ipynb>`", ""]
+    lines += ["```{toctree}", ":hidden:", ":maxdepth: 1", ""]
+    lines += [f"lessons/{lesson}" for lesson, *_ in entries]
+    lines += ["```", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# the Sphinx source folder
+
+def write_if_changed(path: Path, text: str) -> None:
+    """Unchanged files keep their mtime, so Sphinx rebuilds only what changed."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def ensure_mathjax() -> Path:
+    """MathJax 3 from npm (site/package-lock.json), installed once with `npm ci` (under a lock:
+    parallel test workers may build at the same time)."""
+    es5 = MATHJAX / "es5"
+    with open(SITE / ".npm.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (es5 / "tex-chtml-full.js").exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                sys.exit("site/build.py: npm is needed once to fetch MathJax: bash .ci/install-browser.sh")
+            subprocess.run([npm, "ci", "--prefix", str(SITE), "--no-audit", "--no-fund", "--loglevel=error"],
+                           check=True)
+    return es5
+
+
+def assemble(src: Path) -> list[str]:
+    """Lay out the Sphinx source: index.md, lessons/*.ipynb, downloads/*.ipynb, _static/mathjax."""
+    names = lessons()
+    if not names:
+        sys.exit(f"site/build.py: no lessons in {SOLUTIONS}")
+    entries = []
+    for lesson in names:
+        nb = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
+        student = NOTEBOOKS / f"{lesson}.ipynb"
+        if student.exists():
+            write_if_changed(src / "downloads" / f"{lesson}.ipynb", student.read_text(encoding="utf-8"))
+        write_if_changed(src / "lessons" / f"{lesson}.ipynb",
+                         nbformat.writes(site_notebook(nb, lesson, student.exists())) + "\n")
+        entries.append((lesson, *title_and_summary(nb), student.exists()))
+    for folder in ("lessons", "downloads"):  # a lesson removed from solutions/ leaves the site too
+        for stale in (src / folder).glob("*.ipynb"):
+            if stale.stem not in names:
+                stale.unlink()
+    write_if_changed(src / "index.md", index_page(entries))
+    es5, dest = ensure_mathjax(), src / "_static" / "mathjax"
+    if not (dest / "tex-chtml-full.js").exists():
+        shutil.copytree(es5, dest, dirs_exist_ok=True)
+    return names
+
+
+def sphinx(src: Path, out: Path, doctrees: Path) -> None:
+    """HTML from the assembled source with site/conf.py; any Sphinx warning fails the build."""
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
+           "-c", str(SITE), "-d", str(doctrees), str(src), str(out)]
+    subprocess.run(cmd, check=True)
+
+
+def build(out: Path = BUILD / "site", work: Path | None = None) -> Path:
+    """Assemble and render the site into `out`; return the path of its index.html."""
+    work = work or out.parent / f"{out.name}-src"
+    assemble(work / "source")
+    sphinx(work / "source", out, work / "doctrees")
+    return out / "index.html"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=BUILD / "site", help="output folder (default build/site)")
+    args = parser.parse_args(argv)
+    index = build(args.out.resolve())
+    print(f"site: {index}")
+
+
+if __name__ == "__main__":
+    main()

@@ -31,21 +31,23 @@ RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\\[A-Za-z]{2,}|\$[^$\s
 
 PAGE_STATE_JS = """
 async () => {
+  let mathjax = 'not on this page';
   if (document.querySelector('script[src*="mathjax"]')) {
     const t0 = Date.now();
-    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) {
-      if (Date.now() - t0 > 20000) throw new Error('MathJax never started');
+    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise) && Date.now() - t0 < 10000) {
       await new Promise(r => setTimeout(r, 50));
     }
-    await MathJax.startup.promise;
+    mathjax = (window.MathJax && MathJax.startup && MathJax.startup.promise) ? 'ran' : 'never started';
+    if (mathjax === 'ran') await MathJax.startup.promise;
   }
   const imgs = [...document.images];
   imgs.forEach(i => { i.loading = 'eager'; });
   await Promise.all(imgs.map(i => i.decode().catch(() => null)));
   const math = [...document.querySelectorAll('.math')];
-  const article = (document.querySelector('article') || document.body).cloneNode(true);
+  const article = document.body.cloneNode(true);
   article.querySelectorAll('pre, code, script, style, mjx-container, .highlight').forEach(e => e.remove());
   return {
+    mathjax,
     images: imgs.map(i => ({src: i.currentSrc || i.src, width: i.naturalWidth})),
     math: math.length,
     untypeset: math.filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 80)),
@@ -128,6 +130,7 @@ def test_page_loads_offline_with_math_and_images(open_page, name):
     assert not log.external, f"{name}: requests outside 127.0.0.1 (blocked): {log.external}"
     assert not log.failed, f"{name}: failed requests: {log.failed}"
     assert not log.page_errors, f"{name}: JavaScript errors: {log.page_errors}"
+    assert state["mathjax"] != "never started", f"{name}: the page loads MathJax but it never started"
     assert not state["untypeset"], f"{name}: math not typeset by MathJax: {state['untypeset'][:5]}"
     raw = RAW_TEX.findall(state["text"])
     assert not raw, f"{name}: raw TeX left in the page text: {raw[:10]}"

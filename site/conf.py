@@ -41,6 +41,7 @@ html_theme_options = {
     "use_edit_page_button": False,
     "show_toc_level": 2,
     "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
+    "navbar_persistent": [],
 }
 
 

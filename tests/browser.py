@@ -12,6 +12,7 @@ import functools
 import http.server
 import os
 import socket
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ def free_port() -> int:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
+    def log_message(self, format, *args):
         pass
 
 
@@ -79,7 +80,7 @@ class NetworkLog:
     page_errors: list = field(default_factory=list)
 
     @classmethod
-    def attach(cls, page) -> "NetworkLog":
+    def attach(cls, page) -> NetworkLog:
         log = cls()
         page.on("request", lambda r: log.requests.append(r.url))
         page.on("requestfailed", lambda r: log.failed.append(f"{r.url} ({r.failure})"))
@@ -109,7 +110,7 @@ def kill_tree(proc, timeout: float = 10) -> None:
         proc.terminate()
         try:
             proc.wait(timeout=timeout)
-        except Exception:
+        except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=timeout)
 

@@ -19,9 +19,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser import ROOT, NetworkLog, free_port, kill_tree, require_chromium, screenshot_path
 
 from autograder.examples.answers.a01_attention import ALL_OK
-from browser import ROOT, NetworkLog, free_port, kill_tree, require_chromium, screenshot_path
 
 pytest_plugins = ["conftest_browser"]
 
@@ -127,7 +127,8 @@ def open_notebook(browser, lab, path: str):
     # the status bar names the kernel once it runs ("No Kernel | Initializing" before)
     page.locator(".jp-StatusBar-Widget").get_by_text(KERNEL_IDLE).wait_for(timeout=90_000)
     tab = page.locator(".jp-mod-current.lm-TabBar-tab[title*='Path: ']").first
-    assert f"Path: {path}" in (tab.get_attribute("title") or ""), f"the current tab is not {path}: {tab.get_attribute('title')}"
+    title = tab.get_attribute("title") or ""
+    assert f"Path: {path}" in title, f"the current tab is not {path}: {title}"
     return page, log
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from browser import ROOT, NetworkLog, require_chromium, screenshot_path, serve
 
 pytest_plugins = ["conftest_browser"]
@@ -139,7 +138,8 @@ def test_page_loads_offline_with_math_and_images(open_page, name):
     if name.startswith("lessons/"):
         nb = lesson_nb(name.split("/")[1])
         plots = image_outputs(nb)
-        assert len(state["images"]) >= plots, f"{name}: {len(state['images'])} images on the page, the notebook stores {plots} plots"
+        assert len(state["images"]) >= plots, (
+            f"{name}: {len(state['images'])} images on the page, the notebook stores {plots} plots")
         has_math = any("$" in c.source for c in nb.cells if c.cell_type == "markdown")
         if has_math:
             assert state["math"] > 0 and state["typeset"] >= state["math"], (
@@ -163,7 +163,8 @@ def test_index_lists_every_lesson_with_what_it_teaches(open_page):
         first = next(c.source for c in lesson_nb(lesson).cells if c.cell_type == "markdown")
         title = next(line[2:].strip() for line in first.splitlines() if line.startswith("# "))
         assert title.replace("`", "") in link.first.inner_text(), f"index: the link to {lesson} does not read {title!r}"
-        words = re.sub(r"[`*$\\]", "", first.split("\n\n")[1]).split()[:6]
+        paragraphs = [b for b in re.split(r"\n\s*\n", first) if b.strip() and not b.lstrip().startswith("#")]
+        words = re.sub(r"[`*$\\]", "", paragraphs[0]).split()[:6]
         assert " ".join(words) in " ".join(state["text"].split()), (
             f"index: the summary of {lesson} (its first paragraph, starting {' '.join(words)!r}) is missing")
 

@@ -7,7 +7,7 @@ SUBMISSIONS ?= autograder/examples/class
 OUT     ?= grading-out
 WORKERS ?=
 
-.PHONY: help venv lab release execute examples grade test bench book clean
+.PHONY: help venv lab release execute examples grade test bench book clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -42,11 +42,21 @@ examples: $(STAMP)
 grade: $(STAMP)
 	$(BIN)/python -m autograder grade $(SUBMISSIONS) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),)
 
-test: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+# nbval re-executes every solution notebook and compares its stored outputs
+NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
+
+test: $(STAMP) browser
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(NBVAL) tests solutions
+
+browser:
+	@if [ -f .ci/install-browser.sh ]; then bash .ci/install-browser.sh; fi
 
 bench: $(STAMP)
 	$(BIN)/python -m autograder bench
+
+book: $(STAMP)
+	$(BIN)/python site/build.py
+	@echo "open build/site/index.html"
 
 clean:
 	rm -rf build grading-out _build

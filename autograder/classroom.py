@@ -27,6 +27,7 @@ def _init_worker(slots, args):
     global _slot, _worker_args
     _slot = slots.get()
     _worker_args = args
+    sandbox.become_subreaper()
     import torch  # noqa: F401  - pay the import once per worker, not per submission
     torch.set_num_threads(1)
 
@@ -68,6 +69,7 @@ def grade_class(source, out, workers: int = 0, limits: sandbox.Limits | None = N
     """Grade every submission under `source` into `out`. Returns {"graded": [...], "seconds": ...}."""
     t0 = time.monotonic()
     limits = limits or sandbox.Limits()
+    sandbox.become_subreaper()
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     os.chmod(out, 0o700)

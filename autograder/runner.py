@@ -59,7 +59,7 @@ def run(nb: nbformat.NotebookNode, skip: set, cases: list, limits: sandbox.Limit
     km = sandbox.SandboxKernelManager(kernel_name="python3", transport="ipc",
                                       ip=str(workdir / "kernel"), connection_file=str(workdir / "kernel.json"))
     km.sandbox_spec = str(spec)
-    km.sandbox_uid = uid if (limits.isolate and sandbox.can_isolate()) else -1
+    km.sandbox_uid = uid
     client = NotebookClient(nb, km=km, timeout=limits.cell_timeout, allow_errors=True,
                             interrupt_on_timeout=True, startup_timeout=60, kernel_name="python3",
                             resources={"metadata": {"path": str(workdir)}}, iopub_timeout=5,
@@ -90,6 +90,8 @@ def run(nb: nbformat.NotebookNode, skip: set, cases: list, limits: sandbox.Limit
                         if out.get("ename") in ("CellTimeoutError",) and index not in result.timed_out:
                             result.timed_out.append(index)
             if result.died_at is None:
+                # the probe talks to the kernel alone: whatever it forked is gone first
+                sandbox.kill_user_processes(km.sandbox_uid, keep=getattr(km.provisioner, "pid", None))
                 result.probe = {}
                 for name, qcases in per_question.items():
                     _probe(client, name, qcases, result)
@@ -102,7 +104,7 @@ def run(nb: nbformat.NotebookNode, skip: set, cases: list, limits: sandbox.Limit
             result.died_at = -1
             result.death = _death_reason(km) if _kernel_died(exc) else f"the kernel could not run: {exc}"
     finally:
-        sandbox.kill_user_processes(uid)
+        sandbox.kill_user_processes(km.sandbox_uid)
         result.seconds = time.monotonic() - start
     return result
 
@@ -136,8 +138,14 @@ def _probe(client: NotebookClient, name: str, cases: list, result: RunResult) ->
                                      f"{client.timeout} s (an infinite loop?)")
         return
     except Exception as exc:  # noqa: BLE001
-        result.probe_errors[name] = (f"the kernel died while the grader called {name} ({_death_reason(client.km)})"
-                                     if _kernel_died(exc) else f"the grader could not call {name}: {exc}")
+        if _kernel_died(exc):
+            why = f"the kernel died while the grader called {name} ({_death_reason(client.km)})"
+        elif "Signature" in str(exc):
+            why = (f"the grader could not call {name}: the kernel's messages were garbled (did the "
+                   "notebook fork processes it did not wait for?)")
+        else:
+            why = f"the grader could not call {name}: {exc}"
+        result.probe_errors[name] = why
         return
     finally:
         client.nb.cells.pop()

@@ -24,11 +24,12 @@ import os
 import resource
 import shutil
 import sys
+import tempfile
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jupyter_client.manager import KernelManager
+from jupyter_client.manager import AsyncKernelManager
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,7 +45,7 @@ class Limits:
     max_file_mb: int = 64          # largest file it may write (RLIMIT_FSIZE)
     max_open_files: int = 256      # RLIMIT_NOFILE
     isolate: bool = True           # namespaces and a separate uid, where the OS allows
-    base_uid: int = 61000          # sandbox uids are base_uid + worker slot
+    base_uid: int = 61000          # sandbox uids are the first free ones from here (one per worker)
 
 
 @dataclass
@@ -165,9 +166,32 @@ def launch(spec_path: str, cmd: list) -> None:
 # The grader's side
 
 
+_claimed: dict = {}
+
+
+def claim_uid(limits: Limits) -> int:
+    """A sandbox uid no other grading process on this machine is using (held by a file lock for
+    this process's life), so two graders never kill or read each other's kernels."""
+    import fcntl
+    if "uid" in _claimed:
+        return _claimed["uid"]
+    locks = Path(tempfile.gettempdir()) / "tbb-sandbox-uids"
+    locks.mkdir(mode=0o700, exist_ok=True)
+    for uid in range(limits.base_uid, limits.base_uid + 4096):
+        fd = os.open(locks / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _claimed.update(uid=uid, fd=fd)
+        return uid
+    raise RuntimeError("no free sandbox uid")
+
+
 def prepare_workdir(base: Path, slot: int, limits: Limits) -> tuple[Path, int]:
-    """A fresh, empty work folder owned by the slot's sandbox user (0700)."""
-    uid = limits.base_uid + slot
+    """A fresh, empty work folder owned by this process's sandbox user (0700)."""
+    uid = claim_uid(limits) if (can_isolate() and limits.isolate) else -1
     work = base / f"slot{slot}"
     if work.exists():
         shutil.rmtree(work, ignore_errors=True)
@@ -178,22 +202,53 @@ def prepare_workdir(base: Path, slot: int, limits: Limits) -> tuple[Path, int]:
     return work, uid
 
 
-def kill_user_processes(uid: int) -> None:
-    """After a sandbox ends, nothing it started may live on (fork bombs, daemons)."""
-    if not (can_isolate()):
-        return
-    import signal
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+def become_subreaper() -> None:
+    """Orphans of a sandbox (a dead kernel's forks) are re-parented to us, so we can reap them:
+    zombies would otherwise count against the sandbox user's process limit forever."""
+    if sys.platform.startswith("linux"):
         try:
-            if os.stat(f"/proc/{pid}").st_uid == uid:
-                os.kill(int(pid), signal.SIGKILL)
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+        except (AttributeError, OSError):
             pass
 
 
-class SandboxKernelManager(KernelManager):
+def _procs_of(uid: int) -> list:
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if os.stat(f"/proc/{pid}").st_uid == uid:
+                    out.append(int(pid))
+            except FileNotFoundError:
+                pass
+    return out
+
+
+def kill_user_processes(uid: int, keep: int | None = None) -> None:
+    """After a sandbox ends, nothing it started may live on (fork bombs, daemons), and its zombies
+    are reaped. With `keep`, every process of the sandbox but that one (the kernel) is killed."""
+    if not can_isolate() or uid < 0:
+        return
+    import signal
+    import time
+    for _ in range(3):
+        pids = [p for p in _procs_of(uid) if p != keep]
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
+        for pid in pids:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+class SandboxKernelManager(AsyncKernelManager):
     """A KernelManager whose kernel is started through the sandbox launcher, over unix sockets."""
 
     sandbox_spec: str = ""

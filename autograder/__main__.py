@@ -27,7 +27,8 @@ def _grade(args) -> int:
         print(f"error: no such folder or zip: {source}", file=sys.stderr)
         return 2
     result = grade_class(source, args.out, workers=args.workers, limits=limits, pattern=args.pattern,
-                         db_url=args.db_url, quiet=args.quiet, resume=not args.no_resume)
+                         db_url=args.db_url, quiet=args.quiet, resume=not args.no_resume,
+                         scheduler=args.scheduler)
     print(table(result["graded"]))
     n = sum(1 for g in result["graded"] if g.lesson)
     print(f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
@@ -53,6 +54,8 @@ def main(argv=None) -> int:
     g.add_argument("--workers", type=int, default=0, help="parallel workers (default: number of cores)")
     g.add_argument("--pattern", default=None, help="regex for LMS file names, with (?P<student>) and (?P<lesson>)")
     g.add_argument("--db-url", default=None, help="gradebook database URL (default: sqlite in --out)")
+    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="grade on a Dask cluster, e.g. tcp://host:8786 (docs/scaling.md)")
     g.add_argument("--memory-mb", type=int, default=sandbox.Limits.memory_mb)
     g.add_argument("--cpu-seconds", type=int, default=sandbox.Limits.cpu_seconds)
     g.add_argument("--cell-timeout", type=int, default=sandbox.Limits.cell_timeout)

@@ -65,7 +65,7 @@ class Progress:
 
 def grade_class(source, out, workers: int = 0, limits: sandbox.Limits | None = None,
                 pattern: str = DEFAULT_LMS_PATTERN, db_url: str | None = None, quiet: bool = False,
-                resume: bool = True) -> dict:
+                resume: bool = True, scheduler: str | None = None) -> dict:
     """Grade every submission under `source` into `out`. Returns {"graded": [...], "seconds": ...}."""
     t0 = time.monotonic()
     limits = limits or sandbox.Limits()
@@ -113,7 +113,10 @@ def grade_class(source, out, workers: int = 0, limits: sandbox.Limits | None = N
             if s.path is None or not s.lesson:
                 finish(s, fp, p, nothing_to_grade(s))
         workers = workers or min(os.cpu_count() or 1, 8)
-        if workers <= 1 or len(runnable) <= 1:
+        if scheduler:   # a Dask cluster grades; results come back through the same finish()
+            from .distributed import grade_on_cluster
+            grade_on_cluster(scheduler, runnable, limits, hide, finish)
+        elif workers <= 1 or len(runnable) <= 1:
             for sub, fp, saved in runnable:
                 finish(sub, fp, saved, grade_one(sub, limits, tmp, 0, hide))
         else:

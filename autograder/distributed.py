@@ -1,0 +1,164 @@
+"""Grading on a Dask cluster: `python -m autograder grade ... --scheduler tcp://HOST:8786`.
+
+The grading command stays the one process that collects submissions, keeps the resume state
+(OUT/.state), writes the gradebook and the feedback: exactly as in a local run, each result goes
+through the same `finish` callback. Only `grade_one` moves: each submission becomes one Dask task,
+and the task carries the notebook's bytes, so a worker on another machine needs this repository and
+its .venv but not the submissions folder.
+
+On a worker, one grading process grades one notebook at a time, in its own sandbox: the task takes a
+per-process lock (a worker started with several threads still runs one kernel at a time, since the
+sandbox uid is claimed per process), makes the process a subreaper, and grades in a work folder of
+its own under the worker's temporary directory. Start workers with `--nthreads 1` and as many
+`--nworkers` as cores (docs/scaling.md).
+
+Faults:
+- a worker that dies mid-task (killed, out of memory, its machine gone) has its task re-run on
+  another worker by the scheduler; `retries` re-runs a task that raised;
+- a scheduler that disappears ends the command with `SchedulerLost`; every result that came back
+  before is in the gradebook and OUT/.state, so running the same command again (against a new
+  scheduler, or locally) grades only what is missing. Grades are keyed by (student, lesson,
+  question) and overwritten, so nothing is counted twice.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+
+from . import sandbox
+from .grade import Graded, Row, grade_one
+from .submissions import Submission
+
+
+class SchedulerLost(RuntimeError):
+    """The Dask scheduler went away (or never answered) before every submission came back."""
+
+
+# ---------------------------------------------------------------------------------------------
+# worker side
+
+_lock = threading.Lock()
+_base: Path | None = None
+
+
+def _worker_base() -> Path:
+    global _base
+    if _base is None or not _base.exists():
+        import torch
+        torch.set_num_threads(1)
+        _base = Path(tempfile.mkdtemp(prefix="tbb-dask-"))
+        os.chmod(_base, 0o711)
+        atexit.register(shutil.rmtree, str(_base), True)
+    return _base
+
+
+def grade_task(student: str, lesson: str, note: str, filename: str, data: bytes,
+               limits: sandbox.Limits, hide: list) -> Graded:
+    """One submission, graded on whichever worker process runs this task."""
+    with _lock:
+        sandbox.become_subreaper()
+        base = _worker_base()
+        incoming = base / "incoming" / uuid.uuid4().hex
+        incoming.mkdir(parents=True, mode=0o700)
+        try:
+            path = incoming / filename
+            path.write_bytes(data)
+            secrets = sandbox.secret_paths(list(hide) + [str(base / "incoming")])
+            return grade_one(Submission(student, lesson, path, note), limits, base / "work", 0, secrets)
+        finally:
+            shutil.rmtree(incoming, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the grading command's side
+
+
+def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hide: list, finish,
+                     retries: int = 2, connect_timeout: float = 30, window: int | None = None) -> int:
+    """Grade `runnable` [(submission, fingerprint, state_path)] on the cluster at `scheduler`,
+    calling `finish(sub, fp, saved, graded)` in this process as each result arrives. At most
+    `window` tasks are in flight (default: 4 per worker thread, at least 16), so a course of any
+    size never sits whole in the scheduler's memory. Returns how many were graded."""
+    from distributed import Client, as_completed
+
+    try:
+        client = Client(scheduler, timeout=connect_timeout, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise SchedulerLost(f"could not reach the Dask scheduler at {scheduler} ({exc}); nothing was "
+                            "graded on the cluster") from exc
+    done = 0
+    try:
+        if window is None:
+            threads = sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values())
+            window = max(16, 4 * threads)
+        queue = list(runnable)
+        inflight: dict = {}
+
+        def submit_next(ac=None):
+            sub, fp, saved = queue.pop(0)
+            fut = client.submit(grade_task, sub.student, sub.lesson, sub.note, sub.path.name,
+                                sub.path.read_bytes(), limits, list(hide), retries=retries, pure=False,
+                                key=f"grade-{sub.student}-{sub.lesson}-{uuid.uuid4().hex[:8]}")
+            inflight[fut] = (sub, fp, saved)
+            if ac is not None:
+                ac.add(fut)
+            return fut
+
+        try:
+            first = [submit_next() for _ in range(min(window, len(queue)))]
+            ac = as_completed(first)
+            for fut in ac:
+                sub, fp, saved = inflight.pop(fut)
+                if fut.status == "cancelled" or client.status not in ("running", "connecting"):
+                    raise SchedulerLost(_lost(scheduler, done, len(runnable)))
+                try:
+                    g = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a grader fault on one submission
+                    if _is_lost(exc) or client.status not in ("running", "connecting"):
+                        raise SchedulerLost(_lost(scheduler, done, len(runnable))) from exc
+                    g = Graded(sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, 0, "ungradable",
+                                                             f"grader fault: {type(exc).__name__}: {exc}")])
+                fut.release()
+                finish(sub, fp, saved, g)
+                done += 1
+                if queue:
+                    submit_next(ac)
+        except SchedulerLost:
+            raise
+        except (OSError, TimeoutError) as exc:
+            raise SchedulerLost(_lost(scheduler, done, len(runnable))) from exc
+        except Exception as exc:
+            if _is_lost(exc):
+                raise SchedulerLost(_lost(scheduler, done, len(runnable))) from exc
+            raise
+    finally:
+        try:
+            client.close(timeout=5)
+        except Exception:  # noqa: BLE001 - closing a client whose scheduler is gone
+            pass
+    return done
+
+
+def _is_lost(exc: BaseException) -> bool:
+    from asyncio import CancelledError
+    from distributed.comm.core import CommClosedError
+    return isinstance(exc, (CancelledError, CommClosedError)) or "scheduler-connection-lost" in str(exc)
+
+
+def _lost(scheduler: str, done: int, total: int) -> str:
+    return (f"lost the Dask scheduler at {scheduler} after {done} of {total} submissions came back. "
+            "Every one that came back is in the gradebook and in OUT/.state: run the same command "
+            "again (with a new scheduler, or without --scheduler to grade locally) and it resumes "
+            "with the rest; nothing is graded twice into the totals.")
+
+
+def wait_for_workers(scheduler: str, n: int, timeout: float = 60) -> None:
+    """Block until `n` workers are connected (for scripts and benchmarks)."""
+    from distributed import Client
+    with Client(scheduler, timeout=timeout, set_as_default=False) as client:
+        client.wait_for_workers(n, timeout=timeout)

@@ -72,6 +72,8 @@ def main(argv=None) -> int:
     sub.add_parser("examples", help="regenerate the bundled example class")
     b = sub.add_parser("bench", help="grading benchmark")
     b.add_argument("--students", type=int, default=40)
+    b.add_argument("--lessons", nargs="*", default=None)
+    b.add_argument("--skip-nbgrader", action="store_true")
     args = p.parse_args(argv)
     if args.cmd == "grade":
         from .submissions import DEFAULT_LMS_PATTERN
@@ -91,7 +93,7 @@ def main(argv=None) -> int:
         return 0
     if args.cmd == "bench":
         from .bench import main as bench_main
-        return bench_main(args.students)
+        return bench_main(args.students, args.lessons, args.skip_nbgrader)
     return 2
 
 

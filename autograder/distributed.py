@@ -79,7 +79,7 @@ def grade_task(student: str, lesson: str, note: str, filename: str, data: bytes,
 
 
 def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hide: list, finish,
-                     retries: int = 2, connect_timeout: float = 30, window: int | None = None) -> int:
+                     retries: int = 2, connect_timeout: float | None = None, window: int | None = None) -> int:
     """Grade `runnable` [(submission, fingerprint, state_path)] on the cluster at `scheduler`,
     calling `finish(sub, fp, saved, graded)` in this process as each result arrives. At most
     `window` tasks are in flight (default: 4 per worker thread, at least 16), so a course of any
@@ -87,7 +87,10 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
     from distributed import Client, as_completed
 
     try:
-        client = Client(scheduler, timeout=connect_timeout, set_as_default=False)
+        # timeout: how long to wait for the scheduler, at the start and again if it goes away
+        # (default: dask's distributed.comm.timeouts.connect, 30 s)
+        kwargs = {} if connect_timeout is None else {"timeout": connect_timeout}
+        client = Client(scheduler, set_as_default=False, **kwargs)
     except (OSError, TimeoutError) as exc:
         raise SchedulerLost(f"could not reach the Dask scheduler at {scheduler} ({exc}); nothing was "
                             "graded on the cluster") from exc
@@ -111,7 +114,7 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
 
         try:
             first = [submit_next() for _ in range(min(window, len(queue)))]
-            ac = as_completed(first)
+            ac = as_completed(first, loop=client.loop)
             for fut in ac:
                 sub, fp, saved = inflight.pop(fut)
                 if fut.status == "cancelled" or client.status not in ("running", "connecting"):

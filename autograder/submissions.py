@@ -50,7 +50,7 @@ def lesson_of(filename: str, lessons: list) -> str:
     return topic[0] if len(topic) == 1 else ""
 
 
-def unpack(source: Path, into: Path) -> Path:
+def unpack(source: Path, into: Path, pattern: str = DEFAULT_LMS_PATTERN) -> Path:
     """Extract a zip safely (no absolute paths, no `..`, bounded size) and return the class root."""
     total = 0
     with zipfile.ZipFile(source) as zf:
@@ -64,8 +64,12 @@ def unpack(source: Path, into: Path) -> Path:
             zf.extract(info, into)
     root = into
     children = [c for c in root.iterdir() if not c.name.startswith(".")]
-    while len(children) == 1 and children[0].is_dir() and not any(children[0].glob("*.ipynb")) \
-            and any(c.is_dir() for c in children[0].iterdir()):
+    rx = re.compile(pattern)
+
+    def is_class(folder: Path) -> bool:   # student folders, or LMS-named files: not one student
+        return any(c.is_dir() for c in folder.iterdir()) or any(rx.match(c.name) for c in folder.iterdir())
+
+    while len(children) == 1 and children[0].is_dir() and is_class(children[0]):
         root = children[0]
         children = [c for c in root.iterdir() if not c.name.startswith(".")]
     return root
@@ -81,7 +85,7 @@ def collect(source: Path, lessons: list, pattern: str = DEFAULT_LMS_PATTERN,
         if not zipfile.is_zipfile(source):
             raise ValueError(f"{source} is neither a folder nor a zip file")
         workdir = Path(workdir or tempfile.mkdtemp(prefix="tbb-unzip-"))
-        source = unpack(source, workdir)
+        source = unpack(source, workdir, pattern)
     items: list = []
     rx = re.compile(pattern)
     flat: dict = {}

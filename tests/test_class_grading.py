@@ -1,0 +1,133 @@
+"""Class-scale grading: LMS exports, zips, resuming after a kill, skipped demo cells, the report."""
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder import course
+from autograder.classroom import grade_class
+from autograder.examples.build import CLASS
+from autograder.restore import restore
+from autograder.submissions import collect
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _grades(path):
+    with open(path, newline="") as f:
+        return sorted(tuple(r.values()) for r in csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def small_class(tmp_path_factory):
+    """alice, bob and erin on lessons 01 and 02: a perfect, a blank and a mistaken student."""
+    root = tmp_path_factory.mktemp("small")
+    for student in ("alice", "bob", "erin"):
+        for lesson in ("01_attention", "02_layernorm"):
+            (root / student).mkdir(exist_ok=True)
+            shutil.copyfile(CLASS / student / f"{lesson}.ipynb", root / student / f"{lesson}.ipynb")
+    out = root.parent / (root.name + "-out")
+    grade_class(root, out, workers=2, quiet=True)
+    return root, out
+
+
+def test_lms_flat_zip_gives_the_same_grades(small_class, tmp_path):
+    """Does an LMS zip of flat `<student>_<id>_<lesson>.ipynb` files grade like the folder layout?"""
+    root, out = small_class
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for i, nb in enumerate(sorted(root.rglob("*.ipynb"))):
+            zf.write(nb, f"submissions/{nb.parent.name}_{1000 + i}_{nb.name}")
+    lms_out = tmp_path / "out"
+    grade_class(archive, lms_out, workers=2, quiet=True)
+    assert _grades(lms_out / "grades.csv") == _grades(out / "grades.csv")
+
+
+def test_lms_pattern_is_configurable(tmp_path):
+    """Does a custom file-name pattern map files to students and lessons?"""
+    folder = tmp_path / "flat"
+    folder.mkdir()
+    shutil.copyfile(CLASS / "alice" / "01_attention.ipynb", folder / "01_attention--alice.ipynb")
+    subs = collect(folder, course.lessons(), pattern=r"^(?P<lesson>.+)--(?P<student>.+)\.ipynb$")
+    assert [(s.student, s.lesson) for s in subs] == [("alice", "01_attention")]
+
+
+def test_interrupted_grading_resumes_and_loses_nothing(small_class, tmp_path):
+    """Killed mid-run and restarted, does grading finish only what is left, with the same grades?"""
+    root, out = small_class
+    resumed = tmp_path / "resumed"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "autograder", "grade", str(root), "--out", str(resumed), "--workers", "1"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    state = resumed / ".state"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(state.glob("*.json"))) < 2:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = len(list(state.glob("*.json")))
+    assert 2 <= done_before < 6, f"expected a partial run, found {done_before} graded"
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert again.stderr.count("(resumed)") == done_before, again.stderr
+    assert _grades(resumed / "grades.csv") == _grades(out / "grades.csv")
+
+
+def test_progress_is_plain_lines_off_a_terminal(small_class, tmp_path):
+    """Without a terminal, does grading log one plain line per notebook with counts and ETA?"""
+    root, _ = small_class
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(root), "--out", str(tmp_path / "o"),
+                           "--workers", "2"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("graded ")]
+    assert len(lines) == 6 and all("eta" in l for l in lines), proc.stderr
+    assert "\r" not in proc.stderr
+    assert "alice" in proc.stdout and "01_attention" in proc.stdout   # the final table
+
+
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_demo_cells_are_skipped_and_nothing_graded_needs_them(lesson):
+    """Are a lesson's demo cells skipped at grading, and do the reference answers still pass with
+    them skipped? (The perfect example student, graded for real, is the end-to-end proof.)"""
+    src = course.read_solution(lesson)
+    demo = [c for c in src.cells if "demo" in course.tags(c)]
+    student = course.read_solution(lesson)
+    nb, skip, _ = restore(student, src)
+    assert len(skip) == len(demo)
+    ns = {}
+    graded_names = set(course.questions(lesson))
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and i not in skip and not course.nbgrader_meta(cell).get("grade"):
+            if course.nbgrader_meta(cell).get("solution") or "setup" in course.tags(cell):
+                exec(compile(cell.source, f"<{lesson}:{i}>", "exec"), ns)
+    from autograder import checks
+    module = checks.for_lesson(lesson)
+    for name in graded_names:
+        module.check(name, ns, hidden=True)
+
+
+def test_report_has_plots_and_numbers(small_class):
+    """Does the class report hold its plots and the same numbers as CSV?"""
+    _, out = small_class
+    report = out / "report"
+    from autograder.report import write_report
+    from autograder.classroom import _graded_from_json
+    import json
+    graded = [_graded_from_json(json.loads(p.read_text())) for p in sorted((out / ".state").glob("*.json"))]
+    write_report(out, graded)
+    for name in ("index.html", "scores.png", "pass_rates.png", "scores.csv", "pass_rates.csv", "mistakes.csv"):
+        assert (report / name).exists(), name
+    rates = list(csv.DictReader(open(report / "pass_rates.csv")))
+    alice_bob_erin = {r["question"]: r for r in rates if r["lesson"] == "01_attention"}
+    assert alice_bob_erin["causal_mask"]["passed"] == "1" and alice_bob_erin["causal_mask"]["submitted"] == "3"
+    mistakes = (report / "mistakes.csv").read_text()
+    assert "polarity" in mistakes

@@ -162,6 +162,11 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
                 ename, evalue = result.cell_errors[i]
                 status, message = "failed", (f"your functions pass the grader's checks, but the notebook's "
                                              f"own test cell failed: {ename}: {evalue}")
+        failing_needs = [n for n in module.QUESTIONS[name].needs
+                         if any(r.question == n and r.status != "passed" for r in rows)]
+        if status != "passed" and failing_needs:
+            message += (f"\n  note: {name} uses your {', '.join(failing_needs)}, which "
+                        f"{'fails its' if len(failing_needs) == 1 else 'fail their'} own check: fix that first")
         if hint:
             hints.append((name, hint))
         if deaths and status != "passed":

@@ -10,6 +10,7 @@ have is stripped. Cells the source tags `demo` are skipped only when their text 
 from __future__ import annotations
 
 import copy
+import re
 
 import nbformat
 
@@ -53,7 +54,7 @@ def restore(student: nbformat.NotebookNode, source: nbformat.NotebookNode):
             cell.setdefault("outputs", [])
             cell.setdefault("execution_count", None)
         else:
-            if cell.source != src.source and _role(src) == "locked":
+            if _visible(cell.source) != _visible(src.source) and _role(src) == "locked":
                 notes.append(f"the locked cell '{gid}' was changed: the original was restored")
             cell = copy.deepcopy(src)
             if cell.cell_type == "code":
@@ -82,6 +83,14 @@ def restore(student: nbformat.NotebookNode, source: nbformat.NotebookNode):
     skip = {i for i, c in enumerate(cells) if c.cell_type == "code" and c.get("id") in demo_text
             and c.source == demo_text[c.get("id")]}
     return nb, skip, notes
+
+
+HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
+
+
+def _visible(source: str) -> str:
+    """A test cell as the student version shows it (hidden tests removed, as nbgrader does)."""
+    return "\n".join(line.rstrip() for line in HIDDEN.sub("", source).strip().splitlines())
 
 
 def _anchor(before: list, cells: list) -> int:

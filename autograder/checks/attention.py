@@ -340,7 +340,8 @@ QUESTIONS = {q.name: q for q in [
     Question("padding_mask", _padding_cases, _padding_judge),
     Question("split_heads", _split_cases, _split_judge),
     Question("merge_heads", _merge_cases, _merge_judge),
-    Question("MultiHeadAttention", _mha_cases, _mha_judge),
+    Question("MultiHeadAttention", _mha_cases, _mha_judge,
+             needs=("scaled_dot_product_attention", "split_heads", "merge_heads")),
 ]}
 
 

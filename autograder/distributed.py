@@ -51,10 +51,50 @@ def _worker_base() -> Path:
     if _base is None or not _base.exists():
         import torch
         torch.set_num_threads(1)
-        _base = Path(tempfile.mkdtemp(prefix="tbb-dask-"))
+        sweep_dead_workers()
+        _base = Path(tempfile.mkdtemp(prefix=f"tbb-dask-{os.getpid()}-"))
         os.chmod(_base, 0o711)
         atexit.register(shutil.rmtree, str(_base), True)
     return _base
+
+
+def sweep_dead_workers(tmp: str | None = None) -> int:
+    """A worker process killed mid-task (SIGKILL, out of memory) leaves its kernel and work folder
+    behind: kill such kernels and remove such folders of workers that are no longer alive. Every
+    worker does this when it starts grading; returns how many folders were swept."""
+    import signal
+    swept = 0
+    for folder in Path(tmp or tempfile.gettempdir()).glob("tbb-dask-*-*"):
+        try:
+            pid = int(folder.name.split("-")[2])
+        except (IndexError, ValueError):
+            continue
+        if pid == os.getpid() or _alive(pid):
+            continue
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                if str(folder).encode() in (proc / "cmdline").read_bytes():
+                    os.kill(int(proc.name), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
+        shutil.rmtree(folder, ignore_errors=True)
+        swept += 1
+    return swept
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:   # a zombie (killed, not yet reaped) is dead too
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def grade_task(student: str, lesson: str, note: str, filename: str, data: bytes,

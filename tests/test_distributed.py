@@ -24,7 +24,7 @@ import pytest
 
 from autograder import gradebook
 from autograder.classroom import _graded_to_json, grade_class
-from autograder.distributed import SchedulerLost
+from autograder.distributed import SchedulerLost, sweep_dead_workers
 from autograder.examples.build import CLASS
 
 STUDENTS = ("alice", "bob", "carol")            # a right answer, wrong ones, partly right ones
@@ -131,6 +131,7 @@ def dask_cluster():
     finally:
         client.close()
         cluster.close()
+        sweep_dead_workers()     # workers the nanny had to kill leave their folders
 
 
 @pytest.fixture(scope="session")
@@ -269,6 +270,7 @@ def test_killed_worker_loses_no_submission(postgres, dask_cluster, local_run, sm
     assert killed, "no worker was busy to be killed: the test did not test anything"
     assert (out / "grades.csv").read_text() == (local_out / "grades.csv").read_text()
     _check_gradebook(db_url, local_out, len(STUDENTS) * len(LESSONS))
+    sweep_dead_workers()                       # the killed worker's kernel and folder
     client.wait_for_workers(2, timeout=120)   # the nanny restarts it for the next test
 
 
@@ -314,6 +316,8 @@ def test_lost_scheduler_stops_clearly_and_the_same_command_resumes(postgres, das
             pass
         scheduler.wait()
         worker.wait()
+        time.sleep(1)
+        sweep_dead_workers()
     first = {p.name: p.stat().st_mtime_ns for p in (out / ".state").glob("*.json")}
     total = len(STUDENTS) * len(LESSONS)
     assert 1 <= len(first) < total, f"{len(first)} of {total} graded before the scheduler was killed"

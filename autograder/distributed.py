@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import socket
 import tempfile
 import threading
 import uuid
@@ -37,6 +38,30 @@ from .submissions import Submission
 
 class SchedulerLost(RuntimeError):
     """The Dask scheduler went away (or never answered) before every submission came back."""
+
+
+class WorkerMismatch(RuntimeError):
+    """A worker grades with other solutions or checks than the grading command's checkout."""
+
+
+_GRADING_CODE = ("grade.py", "runner.py", "restore.py", "sandbox.py", "feedback.py", "course.py")
+_version: str | None = None
+
+
+def code_version() -> str:
+    """A hash of everything a grade depends on: the solution notebooks (hidden tests), the checks
+    and the grading modules. A worker refuses to grade when its hash is not the command's."""
+    global _version
+    if _version is None:
+        import hashlib
+        root = sandbox.ROOT
+        files = sorted((root / "solutions").glob("*.ipynb")) + sorted((root / "autograder" / "checks").glob("*.py"))
+        files += [root / "autograder" / name for name in _GRADING_CODE]
+        h = hashlib.sha256()
+        for f in files:
+            h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+        _version = h.hexdigest()[:16]
+    return _version
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,8 +123,10 @@ def _alive(pid: int) -> bool:
 
 
 def grade_task(student: str, lesson: str, note: str, filename: str, data: bytes,
-               limits: sandbox.Limits, hide: list) -> Graded:
+               limits: sandbox.Limits, hide: list, version: str = "") -> Graded:
     """One submission, graded on whichever worker process runs this task."""
+    if version and version != code_version():
+        raise WorkerMismatch(_mismatch_message(version, {socket.gethostname(): code_version()}))
     with _lock:
         sandbox.become_subreaper()
         base = _worker_base()
@@ -139,13 +166,17 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
         if window is None:
             threads = sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values())
             window = max(16, 4 * threads)
+        version = code_version()
+        theirs = {w: v for w, v in client.run(code_version).items() if v != version}
+        if theirs:
+            raise WorkerMismatch(_mismatch_message(version, theirs))
         queue = list(runnable)
         inflight: dict = {}
 
         def submit_next(ac=None):
             sub, fp, saved = queue.pop(0)
             fut = client.submit(grade_task, sub.student, sub.lesson, sub.note, sub.path.name,
-                                sub.path.read_bytes(), limits, list(hide), retries=retries, pure=False,
+                                sub.path.read_bytes(), limits, list(hide), version, retries=retries, pure=False,
                                 key=f"grade-{sub.student}-{sub.lesson}-{uuid.uuid4().hex[:8]}")
             inflight[fut] = (sub, fp, saved)
             if ac is not None:
@@ -161,6 +192,8 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
                     raise SchedulerLost(_lost(scheduler, done, len(runnable)))
                 try:
                     g = fut.result()
+                except WorkerMismatch:
+                    raise
                 except Exception as exc:  # noqa: BLE001 - a grader fault on one submission
                     if _is_lost(exc) or client.status not in ("running", "connecting"):
                         raise SchedulerLost(_lost(scheduler, done, len(runnable))) from exc
@@ -171,7 +204,7 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
                 done += 1
                 if queue:
                     submit_next(ac)
-        except SchedulerLost:
+        except (SchedulerLost, WorkerMismatch):
             raise
         except (OSError, TimeoutError) as exc:
             raise SchedulerLost(_lost(scheduler, done, len(runnable))) from exc
@@ -185,6 +218,13 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
         except Exception:  # noqa: BLE001 - closing a client whose scheduler is gone
             pass
     return done
+
+
+def _mismatch_message(version: str, theirs: dict) -> str:
+    where = ", ".join(f"{w} has {v}" for w, v in sorted(theirs.items()))
+    return (f"Dask workers grade with other solutions/checks than this command ({version}): {where}. "
+            "Deploy the same commit of the repository to every worker (docs/scaling.md); nothing "
+            "graded so far is lost: fix the workers and run the same command again.")
 
 
 def _is_lost(exc: BaseException) -> bool:

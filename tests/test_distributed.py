@@ -327,3 +327,26 @@ def test_lost_scheduler_stops_clearly_and_the_same_command_resumes(postgres, das
     assert all(again[name] == mtime for name, mtime in first.items()), "a finished submission was graded again"
     assert (out / "grades.csv").read_text() == (local_out / "grades.csv").read_text()
     _check_gradebook(db_url, local_out, total)
+
+
+def test_a_worker_with_other_solutions_is_refused(dask_cluster, small_class, tmp_path):
+    """Does the command refuse, before grading anything, a cluster whose workers would grade with
+    other solutions or checks than its own (a stale deployment)?"""
+    from autograder.distributed import WorkerMismatch
+
+    def stale():
+        import autograder.distributed as d
+        d._version = "0000stale0000000"
+
+    def fresh():
+        import autograder.distributed as d
+        d._version = None
+
+    cluster, client = dask_cluster
+    client.run(stale)
+    try:
+        with pytest.raises(WorkerMismatch, match="same commit"):
+            grade_class(small_class, tmp_path / "out", scheduler=cluster.scheduler_address, quiet=True)
+    finally:
+        client.run(fresh)
+    assert not list((tmp_path / "out" / ".state").glob("*.json")), "something was graded by a stale worker"

@@ -220,7 +220,7 @@ gb.close()
 
 
 def test_concurrent_graders_share_one_postgres_gradebook(postgres, local_run, tmp_path):
-    """Do three grader processes writing one fresh PostgreSQL gradebook at the same moment (schema
+    """Do four grader processes writing one fresh PostgreSQL gradebook at the same moment (schema
     creation, lesson registration, the same students and submissions) lose or double-count nothing?"""
     local_out, result = local_run
     _, create_database = postgres
@@ -230,7 +230,7 @@ def test_concurrent_graders_share_one_postgres_gradebook(postgres, local_run, tm
     start = time.time() + 6      # past the import time of every process: they start together
     procs = [subprocess.Popen([sys.executable, "-c", _WRITER, db_url, str(results), str(start), str(seed)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for seed in range(3)]
+             for seed in range(4)]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
     for p, text in zip(procs, outputs):
         assert p.returncode == 0, f"a grader failed:\n{text[-3000:]}"

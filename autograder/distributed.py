@@ -28,6 +28,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -96,13 +97,21 @@ def sweep_dead_workers(tmp: str | None = None) -> int:
             continue
         if pid == os.getpid() or _alive(pid):
             continue
+        killed = []
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit():
                 continue
             try:
                 if str(folder).encode() in (proc / "cmdline").read_bytes():
                     os.kill(int(proc.name), signal.SIGKILL)
+                    killed.append(int(proc.name))
             except (OSError, ProcessLookupError):
+                pass
+        time.sleep(0.1 if killed else 0)
+        for pid in killed:   # orphans are re-parented to a subreaper, maybe us: reap them
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
                 pass
         shutil.rmtree(folder, ignore_errors=True)
         swept += 1

@@ -21,7 +21,8 @@ def _grade(args) -> int:
     from .classroom import grade_class, table
     limits = sandbox.Limits(memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds, cell_timeout=args.cell_timeout,
                             notebook_timeout=args.notebook_timeout, max_processes=args.max_processes,
-                            max_file_mb=args.max_file_mb, isolate=not args.no_isolation)
+                            max_file_mb=args.max_file_mb, isolate=not args.no_isolation,
+                            warm_kernels=not args.cold_kernels)
     source = Path(args.submissions)
     if not source.exists():
         print(f"error: no such folder or zip: {source}", file=sys.stderr)
@@ -63,6 +64,8 @@ def main(argv=None) -> int:
     g.add_argument("--max-processes", type=int, default=sandbox.Limits.max_processes)
     g.add_argument("--max-file-mb", type=int, default=sandbox.Limits.max_file_mb)
     g.add_argument("--no-isolation", action="store_true", help="no namespaces / separate user (limits only)")
+    g.add_argument("--cold-kernels", action="store_true",
+                   help="start every kernel from scratch instead of forking a pre-imported one")
     g.add_argument("--no-resume", action="store_true", help="re-grade everything, ignoring saved results")
     g.add_argument("--quiet", action="store_true")
     r = sub.add_parser("release", help="regenerate notebooks/ from solutions/")

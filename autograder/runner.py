@@ -60,6 +60,9 @@ def run(nb: nbformat.NotebookNode, skip: set, cases: list, limits: sandbox.Limit
                                       ip=str(workdir / "kernel"), connection_file=str(workdir / "kernel.json"))
     km.sandbox_spec = str(spec)
     km.sandbox_uid = uid
+    if limits.warm_kernels:
+        from . import zygote
+        km.zygote = zygote.get()
     client = NotebookClient(nb, km=km, timeout=limits.cell_timeout, allow_errors=True,
                             interrupt_on_timeout=True, startup_timeout=60, kernel_name="python3",
                             resources={"metadata": {"path": str(workdir)}}, iopub_timeout=5,

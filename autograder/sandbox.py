@@ -46,6 +46,7 @@ class Limits:
     max_open_files: int = 256      # RLIMIT_NOFILE
     isolate: bool = True           # namespaces and a separate uid, where the OS allows
     base_uid: int = 61000          # sandbox uids are the first free ones from here (one per worker)
+    warm_kernels: bool = True      # fork kernels from a pre-imported zygote (autograder/zygote.py)
 
 
 @dataclass
@@ -147,7 +148,9 @@ def clean_env(workdir: str) -> dict:
             "MPLCONFIGDIR": os.path.join(workdir, ".mpl")}
 
 
-def launch(spec_path: str, cmd: list) -> None:
+def enter(spec_path: str) -> dict:
+    """Turn this process into a sandbox (namespaces, work folder, limits, user); returns the
+    environment the kernel must run with."""
     spec = Spec(**json.loads(Path(spec_path).read_text()))
     limits = Limits(**spec.limits)
     isolated = limits.isolate and can_isolate()
@@ -159,7 +162,12 @@ def launch(spec_path: str, cmd: list) -> None:
         os.setgroups([])
         os.setgid(spec.uid)
         os.setuid(spec.uid)
-    os.execvpe(cmd[0], cmd, clean_env(spec.workdir))
+    return clean_env(spec.workdir)
+
+
+def launch(spec_path: str, cmd: list) -> None:
+    env = enter(spec_path)
+    os.execvpe(cmd[0], cmd, env)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,11 +261,17 @@ class SandboxKernelManager(AsyncKernelManager):
 
     sandbox_spec: str = ""
     sandbox_uid: int = -1
+    zygote = None      # a warm kernel factory (autograder/zygote.py), or None for a cold start
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
         if self.sandbox_uid >= 0 and os.path.exists(self.connection_file):
             os.chown(self.connection_file, self.sandbox_uid, self.sandbox_uid)
+        if self.zygote is not None:
+            from .zygote import ZygoteProvisioner
+            self.provisioner.__class__ = ZygoteProvisioner     # launch by fork, not by exec
+            self.provisioner.zygote = self.zygote
+            self.provisioner.sandbox_spec = self.sandbox_spec
         return [sys.executable, "-m", "autograder.sandbox", self.sandbox_spec, "--", *cmd]
 
 

@@ -131,3 +131,12 @@ def test_report_has_plots_and_numbers(small_class):
     assert alice_bob_erin["causal_mask"]["passed"] == "1" and alice_bob_erin["causal_mask"]["submitted"] == "3"
     mistakes = (report / "mistakes.csv").read_text()
     assert "polarity" in mistakes
+
+
+def test_cold_kernels_grade_like_warm_ones(small_class, tmp_path):
+    """Do kernels started from scratch give the same grades as kernels forked from the warm zygote?"""
+    from autograder import sandbox
+    root, out = small_class
+    cold = tmp_path / "cold"
+    grade_class(root, cold, workers=2, quiet=True, limits=sandbox.Limits(warm_kernels=False))
+    assert _grades(cold / "grades.csv") == _grades(out / "grades.csv")

@@ -176,7 +176,7 @@ def graded(tmp_path_factory):
     nbformat.write(fill(LESSON, OK), subs / "renamed" / f"{LESSON} (1).ipynb")
     (subs / "no_notebook").mkdir()
     (subs / "no_notebook" / "notes.txt").write_text("I forgot")
-    limits = sandbox.Limits(cell_timeout=15, notebook_timeout=120, memory_mb=3072)
+    limits = sandbox.Limits(cell_timeout=8, notebook_timeout=120, memory_mb=3072)
     out = root / "out"
     result = grade_class(subs, out, workers=2, limits=limits, quiet=True)
     return {(g.student): g for g in result["graded"]}, out

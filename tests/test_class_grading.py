@@ -18,6 +18,7 @@ from autograder.restore import restore
 from autograder.submissions import collect
 
 ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["conftest_browser"]
 
 
 def _grades(path):
@@ -140,3 +141,21 @@ def test_cold_kernels_grade_like_warm_ones(small_class, tmp_path):
     cold = tmp_path / "cold"
     grade_class(root, cold, workers=2, quiet=True, limits=sandbox.Limits(warm_kernels=False))
     assert _grades(cold / "grades.csv") == _grades(out / "grades.csv")
+
+
+def test_report_plots_open_in_a_browser(small_class, chromium):
+    """Does the report page load in Chromium with every plot drawn and nothing fetched from outside?"""
+    from browser import NetworkLog, serve, screenshot_path
+    _, out = small_class
+    with serve(out / "report") as base:
+        page = chromium.new_page(viewport={"width": 1100, "height": 900})
+        log = NetworkLog.attach(page)
+        page.goto(f"{base}/index.html")
+        page.wait_for_load_state("load")
+        sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.naturalWidth)")
+        page.screenshot(path=str(screenshot_path("report-index")), full_page=True)
+        text = page.inner_text("body")
+        page.close()
+    assert len(sizes) >= 2 and all(w > 0 for w in sizes), sizes
+    assert not log.external and not log.failed, (log.external, log.failed)
+    assert "polarity" in text          # erin's mistake, from the actual grades

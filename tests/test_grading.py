@@ -48,6 +48,13 @@ def test_example_class_gets_expected_grades(example_grades):
     assert set(got) == set(expected), f"unexpected rows: {set(got) ^ set(expected)}"
 
 
+def test_blank_notebook_says_not_done_for_every_question(example_grades):
+    """Does a blank submission run to the end and say, per question, that it is not done yet?"""
+    out, _ = example_grades
+    rows = [r for r in _read(out / "grades.csv") if r["student"] == "bob"]
+    assert rows and all(r["status"] == "failed" and "not done yet" in r["message"] for r in rows), rows
+
+
 def test_output_files_follow_the_contract(example_grades):
     """Do grades.csv, summary.csv and feedback/ have exactly the contract's shape?"""
     out, _ = example_grades

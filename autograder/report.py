@@ -117,7 +117,7 @@ def write_report(out: Path, graded: list) -> Path:
                        ("mistakes.png", "Most common mistakes")]:
         if (folder / png).exists():
             parts.append(f"<h2>{title}</h2><img src='{png}' alt='{title}'>")
-    parts.append("<h2>Most common mistakes</h2><table><tr><th>lesson</th><th>question</th><th>hint</th>"
+    parts.append("<h2>Hints fired, by count</h2><table><tr><th>lesson</th><th>question</th><th>hint</th>"
                  "<th>submissions</th></tr>")
     parts += [f"<tr><td>{esc(l)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td><td>{c}</td></tr>"
               for l, q, h, c in mistake_rows[:30]]

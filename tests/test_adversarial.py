@@ -8,7 +8,6 @@ attacks it does not name.
 """
 import copy
 import json
-import os
 
 import nbformat
 import pytest

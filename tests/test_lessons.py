@@ -37,7 +37,6 @@ def test_blank_answers_say_not_done(lesson):
     """Does every self-check say plainly that a blank exercise is not done yet?"""
     module = checks.for_lesson(lesson)
     ns = answer_namespace(lesson)
-    blank = {}
     for name in questions(lesson):
         ns_blank = dict(ns)
         for needed in _graded_names(module, name):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 
 from . import _core
 from ._core import Case, CheckFailure, Question, assert_close, call, diagnose, expect_tensor, gen, let, new, rand, ref
@@ -218,7 +217,6 @@ def _merge_cases(hidden):
     cases = []
     for b, h, l, dh in specs:
         x = rand(b, h, l, dh, generator=gen(b * 1000 + h * 100 + l), mean=-1.0, std=0.5)
-        xs = ref_split_heads(ref_merge_heads(x), h).contiguous()
         cases.append(Case(f"x {tuple(x.shape)}",
                           [let("x", x), call("m", "merge_heads", ref("x"))],
                           ["m"], facts=dict(x=x), size=x.numel()))

@@ -218,7 +218,7 @@ def _lnm_judge(case, out):
     _expect_dtype(y, x.dtype, "LayerNorm")
     hint = _layer_norm_hint(y, x, w, b, eps)
     if not hint and f["default_eps"]:
-        hint = diagnose(y, [(f"the default eps should be 1e-5 (as nn.LayerNorm): __init__(self, d_model, eps=1e-5)",
+        hint = diagnose(y, [("the default eps should be 1e-5 (as nn.LayerNorm): __init__(self, d_model, eps=1e-5)",
                              lambda e=e: ref_layer_norm(x, w, b, e)) for e in (1e-6, 1e-8, 1e-12, 0.0)])
     if not hint:
         hint = diagnose(y, [("the eps passed to __init__ is not used: store it (self.eps = eps) and use it "

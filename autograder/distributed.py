@@ -45,7 +45,7 @@ class WorkerMismatch(RuntimeError):
     """A worker grades with other solutions or checks than the grading command's checkout."""
 
 
-_GRADING_CODE = ("grade.py", "runner.py", "restore.py", "sandbox.py", "feedback.py", "course.py")
+_GRADING_CODE = ("grade.py", "runner.py", "restore.py", "sandbox.py", "zygote.py", "feedback.py", "course.py")
 _version: str | None = None
 
 
@@ -57,7 +57,7 @@ def code_version() -> str:
         import hashlib
         root = sandbox.ROOT
         files = sorted((root / "solutions").glob("*.ipynb")) + sorted((root / "autograder" / "checks").glob("*.py"))
-        files += [root / "autograder" / name for name in _GRADING_CODE]
+        files += [root / "autograder" / name for name in _GRADING_CODE if (root / "autograder" / name).exists()]
         h = hashlib.sha256()
         for f in files:
             h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")

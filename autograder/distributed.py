@@ -101,8 +101,10 @@ def sweep_dead_workers(tmp: str | None = None) -> int:
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit():
                 continue
-            try:
-                if str(folder).encode() in (proc / "cmdline").read_bytes():
+            try:   # a cold kernel names its folder on its command line; a warm (forked) one is in it
+                mine = str(folder).encode() in (proc / "cmdline").read_bytes()
+                mine = mine or os.readlink(proc / "cwd").startswith(str(folder) + "/")
+                if mine:
                     os.kill(int(proc.name), signal.SIGKILL)
                     killed.append(int(proc.name))
             except (OSError, ProcessLookupError):

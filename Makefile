@@ -6,6 +6,8 @@ STAMP   := $(VENV)/.installed
 SUBMISSIONS ?= autograder/examples/class
 OUT     ?= grading-out
 WORKERS ?=
+SCHEDULER ?=
+DB_URL  ?=
 
 .PHONY: help venv lab release execute examples grade test bench book clean browser
 
@@ -40,7 +42,8 @@ examples: $(STAMP)
 	$(BIN)/python -m autograder examples
 
 grade: $(STAMP)
-	$(BIN)/python -m autograder grade $(SUBMISSIONS) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),)
+	$(BIN)/python -m autograder grade $(SUBMISSIONS) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),) \
+		$(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(if $(DB_URL),--db-url '$(DB_URL)',)
 
 # nbval re-executes every solution notebook and compares its stored outputs
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300

@@ -27,9 +27,15 @@ def _grade(args) -> int:
     if not source.exists():
         print(f"error: no such folder or zip: {source}", file=sys.stderr)
         return 2
-    result = grade_class(source, args.out, workers=args.workers, limits=limits, pattern=args.pattern,
-                         db_url=args.db_url, quiet=args.quiet, resume=not args.no_resume,
-                         scheduler=args.scheduler)
+    try:
+        result = grade_class(source, args.out, workers=args.workers, limits=limits, pattern=args.pattern,
+                             db_url=args.db_url, quiet=args.quiet, resume=not args.no_resume,
+                             scheduler=args.scheduler)
+    except RuntimeError as exc:   # a lost scheduler or mismatched workers: say so, no traceback
+        if type(exc).__name__ not in ("SchedulerLost", "WorkerMismatch"):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print(table(result["graded"]))
     n = sum(1 for g in result["graded"] if g.lesson)
     print(f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "

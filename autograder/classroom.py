@@ -105,7 +105,8 @@ def grade_class(source, out, workers: int = 0, limits: sandbox.Limits | None = N
             results[sub.key] = g
             gradebook.record(gb, [g])
             _write_feedback(out, g)
-            saved.write_text(json.dumps({"fingerprint": fp, **_graded_to_json(g)}))
+            if not any(r.message.startswith("grader fault") for r in g.rows):   # faults are retried next run
+                saved.write_text(json.dumps({"fingerprint": fp, **_graded_to_json(g)}))
             progress.update(g)
 
         runnable = [(s, fp, p) for s, fp, p in todo if s.path is not None and s.lesson]

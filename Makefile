@@ -49,7 +49,7 @@ grade: $(STAMP)
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
 
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(NBVAL) tests solutions
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 $(NBVAL) tests solutions
 
 browser:
 	@if [ -f .ci/install-browser.sh ]; then bash .ci/install-browser.sh; fi

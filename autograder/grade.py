@@ -7,6 +7,7 @@ submission, and is what a worker runs.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -80,7 +81,9 @@ def load(path: Path) -> tuple:
 # verdicts
 
 
+@functools.lru_cache(maxsize=None)
 def _question_cases(lesson: str) -> dict:
+    """Every question's cases, hidden ones included (deterministic: built once per process)."""
     module = checks.for_lesson(lesson)
     return {name: ordered_cases(module.QUESTIONS[name], hidden=True) for name in course.questions(lesson)}
 
@@ -127,11 +130,10 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
         notes.insert(0, sub.note)
     module = checks.for_lesson(sub.lesson)
     cases = _question_cases(sub.lesson)
-    all_cases = [c for name in maxes for c in cases[name]]
     # run; if the kernel dies in a cell, skip that cell and run again (at most twice more)
     deaths = []
     for _attempt in range(3):
-        result = runner.run(nb, skip, all_cases, limits, base, slot, list(hide), per_question=cases)
+        result = runner.run(nb, skip, cases, limits, base, slot, list(hide))
         if result.died_at is None or result.died_at < 0:
             break
         deaths.append(f"the kernel died in cell {result.died_at + 1} ({result.death}); "

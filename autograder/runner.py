@@ -7,6 +7,7 @@ printed after a one-time marker; the grader judges them in its own process (see 
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import subprocess
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
@@ -42,12 +44,32 @@ class RunResult:
     seconds: float = 0.0
 
 
+class Unresponsive(Exception):
+    """The kernel neither answered nor died within twice the cell limit, even after an interrupt
+    (e.g. its messaging was wrecked by a fork bomb)."""
+
+
+def _execute(client: NotebookClient, cell, index: int, **kwargs):
+    """nbclient's execute_cell under a hard wall-clock bound of our own: nbclient waits forever for
+    a reply from a kernel that is alive but no longer answers."""
+    limit = 2 * client.timeout + 10
+
+    async def bounded():
+        try:
+            return await asyncio.wait_for(client.async_execute_cell(cell, index, **kwargs), limit)
+        except asyncio.TimeoutError:
+            raise Unresponsive(f"the kernel stopped answering (no reply within {limit} s, "
+                               "even after an interrupt)") from None
+
+    return run_sync(bounded)()
+
+
 def _kernel_died(exc: Exception) -> bool:
     return isinstance(exc, DeadKernelError) or "Kernel died" in str(exc) or "kernel died" in str(exc)
 
 
-def run(nb: nbformat.NotebookNode, skip: set, cases: list, limits: sandbox.Limits, base: Path, slot: int,
-        hide: list, per_question: dict) -> RunResult:
+def run(nb: nbformat.NotebookNode, skip: set, per_question: dict, limits: sandbox.Limits, base: Path, slot: int,
+        hide: list) -> RunResult:
     """Run `nb` (cells whose index is in `skip` are not executed), then probe each question of
     `per_question` (name -> cases) in its own cell, so one hanging function costs one question."""
     sandbox.warn_if_degraded(limits)
@@ -79,9 +101,12 @@ def run(nb: nbformat.NotebookNode, skip: set, cases: list, limits: sandbox.Limit
                         f"the notebook ran past its {limits.notebook_timeout} s limit")
                     break
                 try:
-                    client.execute_cell(cell, index)
+                    _execute(client, cell, index)
                 except CellTimeoutError:
                     result.timed_out.append(index)
+                except Unresponsive as exc:
+                    result.died_at, result.death = index, str(exc)
+                    break
                 except Exception as exc:  # noqa: BLE001 - any failure here is the submission's
                     if _kernel_died(exc):
                         result.died_at, result.death = index, _death_reason(km)
@@ -98,7 +123,8 @@ def run(nb: nbformat.NotebookNode, skip: set, cases: list, limits: sandbox.Limit
                 result.probe = {}
                 for name, qcases in per_question.items():
                     _probe(client, name, qcases, result)
-                    if result.probe_errors.get(name, "").startswith("the kernel died"):
+                    err = result.probe_errors.get(name, "")
+                    if err.startswith("the kernel died") or "stopped answering" in err:
                         for other in per_question:
                             result.probe_errors.setdefault(other, result.probe_errors[name])
                         break
@@ -135,7 +161,10 @@ def _probe(client: NotebookClient, name: str, cases: list, result: RunResult) ->
     cell = nbformat.v4.new_code_cell(code)
     client.nb.cells.append(cell)                 # nbclient writes outputs back by index
     try:
-        client.execute_cell(cell, len(client.nb.cells) - 1, store_history=False)
+        _execute(client, cell, len(client.nb.cells) - 1, store_history=False)
+    except Unresponsive as exc:
+        result.probe_errors[name] = f"the grader could not call {name}: {exc}"
+        return
     except CellTimeoutError:
         result.probe_errors[name] = (f"{name} did not finish on the grader's inputs within "
                                      f"{client.timeout} s (an infinite loop?)")

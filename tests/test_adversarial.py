@@ -140,6 +140,8 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     "uses_multiprocessing": (lambda: with_cells(OK, ["import multiprocessing as mp\n"
                                                      "with mp.get_context('fork').Pool(2) as pool:\n"
                                                      "    print(sum(pool.map(abs, range(-5, 5))))"], where="end"), 10),
+    "ignores_interrupts": (lambda: with_cells(OK, ["import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                                                   "while True:\n    pass"], where="end"), 10),
     "infinite_loop_cell": (lambda: with_cells(OK, ["while True:\n    pass"], where="end"), 10),
     "infinite_loop_in_answer": (lambda: fill(LESSON, OK | {"causal_mask_answer":
                                                            "def causal_mask(seq_len):\n    while True:\n        pass"}), 9),

@@ -21,9 +21,9 @@ help:
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-	$(BIN)/python -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
-	$(BIN)/python -m pip install -q --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
+	-$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
 	$(BIN)/python -c "import torch, nbgrader, nbval, jupyterlab"
 	touch $(STAMP)
 

@@ -314,6 +314,12 @@ def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
     return got
 
 
+def expect_dtype(got: torch.Tensor, dtype, what: str) -> None:
+    """Graded functions keep their input's dtype (float32 in, float32 out)."""
+    if got.dtype != dtype:
+        raise CheckFailure(f"{what} should keep the input dtype.\n  got:      {got.dtype}\n  expected: {dtype}")
+
+
 def close(got: torch.Tensor, expected: torch.Tensor, rtol=None, atol=None) -> bool:
     if got.shape != expected.shape:
         return False

@@ -99,9 +99,7 @@ def _same_input(out, facts, names, fn_name):
                                "(x - mean, not x.sub_(mean))")
 
 
-def _expect_dtype(y, dtype, what):
-    if y.dtype != dtype:
-        raise CheckFailure(f"{what} should keep the input dtype.\n  got:      {y.dtype}\n  expected: {dtype}")
+_expect_dtype = _core.expect_dtype
 
 
 def _tol(dtype):

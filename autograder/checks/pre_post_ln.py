@@ -114,9 +114,7 @@ def _stack_judge(case, out):
     state, depth, x, pre_ln = f["state"], f["depth"], f["x"], f["pre_ln"]
     exp = ref_forward(state, depth, x, pre_ln)
     y = expect_tensor(out["y"], "ResidualStack output", shape=exp.shape)
-    if y.dtype != x.dtype:
-        raise CheckFailure(f"ResidualStack output should keep the input dtype.\n  got:      {y.dtype}\n"
-                           f"  expected: {x.dtype}")
+    _core.expect_dtype(y, x.dtype, "ResidualStack output")
     want, other = ("Pre-LN", "Post-LN") if pre_ln else ("Post-LN", "Pre-LN")
     hint = diagnose(y, [
         (f"Pre-LN and Post-LN are swapped: pre_ln={pre_ln} asks for {want}, yours computes {other}. "

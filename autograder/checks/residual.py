@@ -123,8 +123,7 @@ def _ffn_judge(case, out):
     drop_all = mode == "train" and p == 1.0
     exp = ref_ffn(state, x, drop_all=drop_all)
     y = expect_tensor(out["y"], "PositionwiseFeedForward output", shape=exp.shape)
-    if y.dtype != x.dtype:
-        raise CheckFailure(f"the output should keep the input dtype.\n  got:      {y.dtype}\n  expected: {x.dtype}")
+    _core.expect_dtype(y, x.dtype, "PositionwiseFeedForward output")
     rtol, atol = _tol(x.dtype)
     if _core.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "PositionwiseFeedForward")
@@ -256,8 +255,7 @@ def _sub_judge(case, out):
     drop_all = f["mode"] == "train" and f["p"] == 1.0
     exp = ref_sublayer_connection(x, norm_state, spec, pre_norm, drop_all=drop_all)
     y = expect_tensor(out["y"], "SublayerConnection output", shape=exp.shape)
-    if y.dtype != x.dtype:
-        raise CheckFailure(f"the output should keep the input dtype.\n  got:      {y.dtype}\n  expected: {x.dtype}")
+    _core.expect_dtype(y, x.dtype, "SublayerConnection output")
     rtol, atol = _tol(x.dtype)
     if _core.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "SublayerConnection")

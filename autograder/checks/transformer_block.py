@@ -220,8 +220,7 @@ def _tol(dtype):
 def _compare(what, got, exp, pad, dtype, mistakes, generic):
     """Compare at the real positions only (outputs at padding positions are not graded)."""
     expect_tensor(got, what, shape=exp.shape)
-    if got.dtype != dtype:
-        raise CheckFailure(f"{what} should keep the input dtype.\n  got:      {got.dtype}\n  expected: {dtype}")
+    _core.expect_dtype(got, dtype, what)
     g, e = (got[pad], exp[pad]) if pad is not None else (got, exp)
     if torch.isnan(g).any():
         raise CheckFailure(f"{what} contains NaN at real (non-padding) positions.\n  hint: " + (

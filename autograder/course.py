@@ -7,7 +7,6 @@ to `notebooks/`.
 """
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -122,6 +121,3 @@ def student_version_in_sync(lesson: str) -> bool:
     current = NOTEBOOKS / f"{lesson}.ipynb"
     return current.exists() and current.read_bytes() == fresh
 
-
-def load_json(path: Path):
-    return json.loads(Path(path).read_text())

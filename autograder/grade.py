@@ -22,7 +22,6 @@ from . import checks, course, restore, runner, sandbox
 from .checks._core import AnswerError, CheckFailure, NotDone, judge_result, ordered_cases
 from .submissions import Submission
 
-STATUSES = ("passed", "failed", "error", "ungradable")
 GRADER_VERSION = "1"
 
 

@@ -1,11 +1,12 @@
 """`python -m autograder COMMAND`: what the Makefile calls.
 
-    grade [SUBMISSIONS] --out DIR     grade a folder or zip (default: the bundled example class)
-    release [LESSON ...]              regenerate notebooks/ from solutions/ (nbgrader)
-    execute [LESSON ...]              re-run solution notebooks in place (stored outputs)
-    examples                          regenerate the bundled example class
-    bench                             the grading benchmark table
+grade [SUBMISSIONS] --out DIR     grade a folder or zip (default: the bundled example class)
+release [LESSON ...]              regenerate notebooks/ from solutions/ (nbgrader)
+execute [LESSON ...]              re-run solution notebooks in place (stored outputs)
+examples                          regenerate the bundled example class
+bench                             the grading benchmark table
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,30 +20,48 @@ EXAMPLE_CLASS = course.ROOT / "autograder" / "examples" / "class"
 
 def _grade(args) -> int:
     from .classroom import grade_class, table
-    limits = sandbox.Limits(memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds, cell_timeout=args.cell_timeout,
-                            notebook_timeout=args.notebook_timeout, max_processes=args.max_processes,
-                            max_file_mb=args.max_file_mb, isolate=not args.no_isolation,
-                            warm_kernels=not args.cold_kernels)
+
+    limits = sandbox.Limits(
+        memory_mb=args.memory_mb,
+        cpu_seconds=args.cpu_seconds,
+        cell_timeout=args.cell_timeout,
+        notebook_timeout=args.notebook_timeout,
+        max_processes=args.max_processes,
+        max_file_mb=args.max_file_mb,
+        isolate=not args.no_isolation,
+        warm_kernels=not args.cold_kernels,
+    )
     source = Path(args.submissions)
     if not source.exists():
         print(f"error: no such folder or zip: {source}", file=sys.stderr)
         return 2
     try:
-        result = grade_class(source, args.out, workers=args.workers, limits=limits, pattern=args.pattern,
-                             db_url=args.db_url, quiet=args.quiet, resume=not args.no_resume,
-                             scheduler=args.scheduler)
-    except RuntimeError as exc:   # a lost scheduler or mismatched workers: say so, no traceback
+        result = grade_class(
+            source,
+            args.out,
+            workers=args.workers,
+            limits=limits,
+            pattern=args.pattern,
+            db_url=args.db_url,
+            quiet=args.quiet,
+            resume=not args.no_resume,
+            scheduler=args.scheduler,
+        )
+    except RuntimeError as exc:  # a lost scheduler or mismatched workers: say so, no traceback
         if type(exc).__name__ not in ("SchedulerLost", "WorkerMismatch"):
             raise
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(table(result["graded"]))
     n = sum(1 for g in result["graded"] if g.lesson)
-    print(f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
-          f"summary.csv, feedback/")
+    print(
+        f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
+        f"summary.csv, feedback/"
+    )
     if getattr(args, "report", True):
         try:
             from .report import write_report
+
             write_report(Path(args.out), result["graded"])
             print(f"class report: {Path(args.out) / 'report' / 'index.html'}")
         except ImportError:
@@ -51,18 +70,29 @@ def _grade(args) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m autograder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("grade", help="grade a class")
-    g.add_argument("submissions", nargs="?", default=str(EXAMPLE_CLASS),
-                   help="folder of <student>/<lesson>.ipynb, an LMS folder, or a .zip of either")
+    g.add_argument(
+        "submissions",
+        nargs="?",
+        default=str(EXAMPLE_CLASS),
+        help="folder of <student>/<lesson>.ipynb, an LMS folder, or a .zip of either",
+    )
     g.add_argument("--out", default="grading-out", help="output folder (grades.csv, summary.csv, feedback/)")
     g.add_argument("--workers", type=int, default=0, help="parallel workers (default: number of cores)")
-    g.add_argument("--pattern", default=None, help="regex for LMS file names, with (?P<student>) and (?P<lesson>)")
+    g.add_argument(
+        "--pattern", default=None, help="regex for LMS file names, with (?P<student>) and (?P<lesson>)"
+    )
     g.add_argument("--db-url", default=None, help="gradebook database URL (default: sqlite in --out)")
-    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="grade on a Dask cluster, e.g. tcp://host:8786 (docs/scaling.md)")
+    g.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="grade on a Dask cluster, e.g. tcp://host:8786 (docs/scaling.md)",
+    )
     g.add_argument("--memory-mb", type=int, default=sandbox.Limits.memory_mb)
     g.add_argument("--cpu-seconds", type=int, default=sandbox.Limits.cpu_seconds)
     g.add_argument("--cell-timeout", type=int, default=sandbox.Limits.cell_timeout)
@@ -70,8 +100,11 @@ def main(argv=None) -> int:
     g.add_argument("--max-processes", type=int, default=sandbox.Limits.max_processes)
     g.add_argument("--max-file-mb", type=int, default=sandbox.Limits.max_file_mb)
     g.add_argument("--no-isolation", action="store_true", help="no namespaces / separate user (limits only)")
-    g.add_argument("--cold-kernels", action="store_true",
-                   help="start every kernel from scratch instead of forking a pre-imported one")
+    g.add_argument(
+        "--cold-kernels",
+        action="store_true",
+        help="start every kernel from scratch instead of forking a pre-imported one",
+    )
     g.add_argument("--no-resume", action="store_true", help="re-grade everything, ignoring saved results")
     g.add_argument("--quiet", action="store_true")
     r = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
@@ -86,6 +119,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.cmd == "grade":
         from .submissions import DEFAULT_LMS_PATTERN
+
         args.pattern = args.pattern or DEFAULT_LMS_PATTERN
         return _grade(args)
     if args.cmd == "release":
@@ -94,14 +128,17 @@ def main(argv=None) -> int:
         return 0
     if args.cmd == "execute":
         from .execute import main as execute_main
+
         execute_main(args.lessons or None)
         return 0
     if args.cmd == "examples":
         from .examples.build import build
+
         build()
         return 0
     if args.cmd == "bench":
         from .bench import main as bench_main
+
         return bench_main(args.students, args.lessons, args.skip_nbgrader)
     return 2
 

@@ -14,6 +14,7 @@ cell headers:
 
 Usage: python -m autograder.authoring lesson.py solutions/NN_topic.ipynb
 """
+
 from __future__ import annotations
 
 import re
@@ -37,8 +38,10 @@ def _strip_markdown(lines: list) -> str:
 
 def parse(text: str) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
-    nb.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                   "language_info": {"name": "python"}}
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
     cells, kind, opts, body = [], None, {}, []
 
     def flush():
@@ -50,12 +53,24 @@ def parse(text: str) -> nbformat.NotebookNode:
         else:
             cell = nbformat.v4.new_code_cell(src)
         if kind == "answer":
-            cell.metadata["nbgrader"] = {"grade": False, "grade_id": opts["id"], "locked": False,
-                                         "schema_version": 3, "solution": True, "task": False}
+            cell.metadata["nbgrader"] = {
+                "grade": False,
+                "grade_id": opts["id"],
+                "locked": False,
+                "schema_version": 3,
+                "solution": True,
+                "task": False,
+            }
         elif kind == "tests":
-            cell.metadata["nbgrader"] = {"grade": True, "grade_id": opts["id"], "locked": True,
-                                         "points": int(opts["points"]), "schema_version": 3,
-                                         "solution": False, "task": False}
+            cell.metadata["nbgrader"] = {
+                "grade": True,
+                "grade_id": opts["id"],
+                "locked": True,
+                "points": int(opts["points"]),
+                "schema_version": 3,
+                "solution": False,
+                "task": False,
+            }
         elif kind in ("demo", "setup"):
             cell.metadata["tags"] = [kind]
         cells.append(cell)

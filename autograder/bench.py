@@ -5,6 +5,7 @@ it with our grader (parallel, sandboxed, trusted re-check) and with nbgrader's o
 same submissions, and prints one table. Also times each solution notebook's execution.
 Not a test: numbers depend on the machine. Record them in the README.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,19 +35,19 @@ def make_class(dest: Path, students: int, lessons: list) -> int:
             folder.mkdir(parents=True, exist_ok=True)
             kind = i % 4
             if kind == 3 and i % 8 == 7:
-                (folder / f"{lesson}.ipynb").write_text('{"cells": [')          # broken upload
+                (folder / f"{lesson}.ipynb").write_text('{"cells": [')  # broken upload
                 n += 1
                 continue
             if kind == 0:
                 cells = perfect
             elif kind == 1:
                 keys = sorted(perfect)
-                cells = {k: perfect[k] for k in keys[: len(keys) // 2]}        # partial
+                cells = {k: perfect[k] for k in keys[: len(keys) // 2]}  # partial
             elif kind == 2:
                 mistakes = list(mod.MISTAKES.values())
-                cells = {**perfect, **mistakes[i % len(mistakes)]["cells"]}    # a classic mistake
+                cells = {**perfect, **mistakes[i % len(mistakes)]["cells"]}  # a classic mistake
             else:
-                cells = {}                                                     # blank
+                cells = {}  # blank
             nbformat.write(fill(lesson, cells), folder / f"{lesson}.ipynb")
             n += 1
     return n
@@ -89,12 +90,26 @@ def main(students: int = 40, lessons: list | None = None, skip_nbgrader: bool = 
         n = make_class(cls, students, lessons)
         print(f"benchmark class: {students} students x {len(lessons)} lessons = {n} notebooks", flush=True)
         for workers in (1, 2):
-            wall, cpu, rss = _timed([sys.executable, "-m", "autograder", "grade", str(cls), "--out",
-                                     str(tmp / f"ours-{workers}"), "--workers", str(workers), "--quiet"], env=env)
+            wall, cpu, rss = _timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "autograder",
+                    "grade",
+                    str(cls),
+                    "--out",
+                    str(tmp / f"ours-{workers}"),
+                    "--workers",
+                    str(workers),
+                    "--quiet",
+                ],
+                env=env,
+            )
             rows.append((f"ours, {workers} worker{'s' if workers > 1 else ''}", wall, n, cpu, rss))
             print(f"  ours x{workers}: {wall:.1f} s", flush=True)
         try:
-            from .bench_dask import bench_dask   # optional: the Dask path (see docs/scaling.md)
+            from .bench_dask import bench_dask  # optional: the Dask path (see docs/scaling.md)
+
             for r in bench_dask(cls, tmp, n):
                 rows.append((r["name"], r["wall"], n, r.get("cpu", float("nan")), r.get("rss", float("nan"))))
         except ImportError:
@@ -103,24 +118,36 @@ def main(students: int = 40, lessons: list | None = None, skip_nbgrader: bool = 
             course_dir = nbgrader_course(tmp, cls, lessons)
             total = [0.0, 0.0, 0.0]
             for lesson in lessons:
-                _timed([sys.executable, "-m", "nbgrader", "generate_assignment", lesson, "--force"], cwd=course_dir, env=env)
-                wall, cpu, rss = _timed([sys.executable, "-m", "nbgrader", "autograde", lesson, "--create",
-                                         "--force"], cwd=course_dir, env=env, check=False)
+                _timed(
+                    [sys.executable, "-m", "nbgrader", "generate_assignment", lesson, "--force"],
+                    cwd=course_dir,
+                    env=env,
+                )
+                wall, cpu, rss = _timed(
+                    [sys.executable, "-m", "nbgrader", "autograde", lesson, "--create", "--force"],
+                    cwd=course_dir,
+                    env=env,
+                    check=False,
+                )
                 total = [total[0] + wall, total[1] + cpu, max(total[2], rss)]
                 print(f"  nbgrader autograde {lesson}: {wall:.1f} s", flush=True)
             rows.append(("nbgrader autograde (serial)", total[0], n, total[1], total[2]))
     base = next((r[1] for r in rows if r[0].startswith("nbgrader")), None)
-    print(f"\n{'grader':34s} {'wall s':>8s} {'s/notebook':>10s} {'CPU s':>8s} {'peak MB':>8s} {'vs nbgrader':>11s}")
+    print(
+        f"\n{'grader':34s} {'wall s':>8s} {'s/notebook':>10s} {'CPU s':>8s} {'peak MB':>8s} {'vs nbgrader':>11s}"
+    )
     for name, wall, count, cpu, rss in rows:
         ratio = f"{wall / base:.2f}x" if base else "-"
         print(f"{name:34s} {wall:8.1f} {wall / count:10.2f} {cpu:8.1f} {rss:8.0f} {ratio:>11s}")
     print("\nsolution notebooks, executed in full:")
     from .execute import SOLUTIONS
+
     for lesson in lessons:
         tmpnb = Path(tempfile.mkdtemp()) / f"{lesson}.ipynb"
         shutil.copyfile(SOLUTIONS / f"{lesson}.ipynb", tmpnb)
         t0 = time.perf_counter()
         from .execute import execute_solution
+
         execute_solution(tmpnb)
         print(f"  {lesson:24s} {time.perf_counter() - t0:6.1f} s")
     return 0

@@ -11,6 +11,7 @@ standing workers pays); `startup` is the time to start the cluster and see its w
 peak resident size (MB) among the grading command and the workers. Not a test: numbers depend on the
 machine.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,26 +38,59 @@ def bench_dask(cls: Path, tmp: Path, n: int, workers=(1, 2)) -> list:
     rows = []
     for k in workers:
         t0 = time.perf_counter()
-        with LocalCluster(n_workers=k, threads_per_worker=1, processes=True, dashboard_address=None,
-                          host="127.0.0.1", silence_logs=40) as cluster, \
-                Client(cluster, set_as_default=False) as client:
+        with (
+            LocalCluster(
+                n_workers=k,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                host="127.0.0.1",
+                silence_logs=40,
+            ) as cluster,
+            Client(cluster, set_as_default=False) as client,
+        ):
             client.wait_for_workers(k, timeout=120)
             startup = time.perf_counter() - t0
             before = client.run(_worker_usage)
             r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t1 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "autograder", "grade", str(cls), "--out", str(tmp / f"dask-{k}"),
-                            "--scheduler", cluster.scheduler_address, "--quiet", "--no-resume"],
-                           env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "autograder",
+                    "grade",
+                    str(cls),
+                    "--out",
+                    str(tmp / f"dask-{k}"),
+                    "--scheduler",
+                    cluster.scheduler_address,
+                    "--quiet",
+                    "--no-resume",
+                ],
+                env=env,
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             wall = time.perf_counter() - t1
             r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             after = client.run(_worker_usage)
         grader_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
         worker_cpu = sum(after[w][0] - before.get(w, (0, 0))[0] for w in after)
         rss = max([r1.ru_maxrss / 1024] + [v[1] for v in after.values()])
-        rows.append({"name": f"ours on Dask, {k} worker{'s' if k > 1 else ''}", "workers": k, "wall": wall,
-                     "per_notebook": wall / max(n, 1), "cpu": grader_cpu + worker_cpu, "rss": rss,
-                     "startup": startup, "notebooks": n})
+        rows.append(
+            {
+                "name": f"ours on Dask, {k} worker{'s' if k > 1 else ''}",
+                "workers": k,
+                "wall": wall,
+                "per_notebook": wall / max(n, 1),
+                "cpu": grader_cpu + worker_cpu,
+                "rss": rss,
+                "startup": startup,
+                "notebooks": n,
+            }
+        )
         print(f"  ours on Dask x{k}: {wall:.1f} s (cluster start {startup:.1f} s)", flush=True)
     return rows
 
@@ -64,18 +98,24 @@ def bench_dask(cls: Path, tmp: Path, n: int, workers=(1, 2)) -> list:
 def main(students: int = 8) -> int:
     """Stand-alone: `python -m autograder.bench_dask [STUDENTS]`."""
     import tempfile
+
     from .bench import make_class
     from .examples import lessons_with_answers
+
     lessons = lessons_with_answers()
     with tempfile.TemporaryDirectory(prefix="tbb-bench-dask-") as tmp:
         tmp = Path(tmp)
         n = make_class(tmp / "class", students, lessons)
         print(f"benchmark class: {students} students x {len(lessons)} lessons = {n} notebooks", flush=True)
         rows = bench_dask(tmp / "class", tmp, n)
-    print(f"\n{'grader':34s} {'wall s':>8s} {'s/notebook':>10s} {'CPU s':>8s} {'peak MB':>8s} {'start s':>8s}")
+    print(
+        f"\n{'grader':34s} {'wall s':>8s} {'s/notebook':>10s} {'CPU s':>8s} {'peak MB':>8s} {'start s':>8s}"
+    )
     for r in rows:
-        print(f"{r['name']:34s} {r['wall']:8.1f} {r['per_notebook']:10.2f} {r['cpu']:8.1f} {r['rss']:8.0f} "
-              f"{r['startup']:8.1f}")
+        print(
+            f"{r['name']:34s} {r['wall']:8.1f} {r['per_notebook']:10.2f} {r['cpu']:8.1f} {r['rss']:8.0f} "
+            f"{r['startup']:8.1f}"
+        )
     return 0
 
 

@@ -1,4 +1,5 @@
 """Grading a whole class: parallel workers, progress, resuming, and the contract's output files."""
+
 from __future__ import annotations
 
 import csv
@@ -29,6 +30,7 @@ def _init_worker(slots, args):
     _worker_args = args
     sandbox.become_subreaper()
     import torch  # noqa: F401  - pay the import once per worker, not per submission
+
     torch.set_num_threads(1)
 
 
@@ -54,8 +56,10 @@ class Progress:
         if self.tty:
             width = 30
             fill = int(width * self.done / max(self.total, 1))
-            self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
-                              f"eta {eta:5.0f}s  {what[:40]:40s}")
+            self.stream.write(
+                f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} "
+                f"eta {eta:5.0f}s  {what[:40]:40s}"
+            )
             if self.done == self.total:
                 self.stream.write("\n")
         else:
@@ -63,9 +67,17 @@ class Progress:
         self.stream.flush()
 
 
-def grade_class(source, out, workers: int = 0, limits: sandbox.Limits | None = None,
-                pattern: str = DEFAULT_LMS_PATTERN, db_url: str | None = None, quiet: bool = False,
-                resume: bool = True, scheduler: str | None = None) -> dict:
+def grade_class(
+    source,
+    out,
+    workers: int = 0,
+    limits: sandbox.Limits | None = None,
+    pattern: str = DEFAULT_LMS_PATTERN,
+    db_url: str | None = None,
+    quiet: bool = False,
+    resume: bool = True,
+    scheduler: str | None = None,
+) -> dict:
     """Grade every submission under `source` into `out`. Returns {"graded": [...], "seconds": ...}."""
     t0 = time.monotonic()
     limits = limits or sandbox.Limits()
@@ -81,7 +93,9 @@ def grade_class(source, out, workers: int = 0, limits: sandbox.Limits | None = N
     try:
         subs = collect(Path(source), lessons, pattern, workdir=tmp / "unzipped")
         source_dir = Path(source).resolve()
-        hide = sandbox.secret_paths([out, source_dir if source_dir.is_dir() else source_dir.parent, tmp / "unzipped"])
+        hide = sandbox.secret_paths(
+            [out, source_dir if source_dir.is_dir() else source_dir.parent, tmp / "unzipped"]
+        )
         db_url = db_url or gradebook.default_url(out)
         gradebook.register_lessons(db_url, sorted({s.lesson for s in subs if s.lesson}))
         results: dict = {}
@@ -105,7 +119,7 @@ def grade_class(source, out, workers: int = 0, limits: sandbox.Limits | None = N
             results[sub.key] = g
             gradebook.record(gb, [g])
             _write_feedback(out, g)
-            if not any(r.message.startswith("grader fault") for r in g.rows):   # faults are retried next run
+            if not any(r.message.startswith("grader fault") for r in g.rows):  # faults are retried next run
                 saved.write_text(json.dumps({"fingerprint": fp, **_graded_to_json(g)}))
             progress.update(g)
 
@@ -114,8 +128,9 @@ def grade_class(source, out, workers: int = 0, limits: sandbox.Limits | None = N
             if s.path is None or not s.lesson:
                 finish(s, fp, p, nothing_to_grade(s))
         workers = workers or min(os.cpu_count() or 1, 8)
-        if scheduler:   # a Dask cluster grades; results come back through the same finish()
+        if scheduler:  # a Dask cluster grades; results come back through the same finish()
             from .distributed import grade_on_cluster
+
             grade_on_cluster(scheduler, runnable, limits, hide, finish)
         elif workers <= 1 or len(runnable) <= 1:
             for sub, fp, saved in runnable:
@@ -125,16 +140,30 @@ def grade_class(source, out, workers: int = 0, limits: sandbox.Limits | None = N
             slots = ctx.Manager().Queue()
             for i in range(workers):
                 slots.put(i)
-            with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                     initargs=(slots, (limits, str(tmp), hide))) as pool:
+            with ProcessPoolExecutor(
+                workers, mp_context=ctx, initializer=_init_worker, initargs=(slots, (limits, str(tmp), hide))
+            ) as pool:
                 futures = {pool.submit(_work, sub): (sub, fp, saved) for sub, fp, saved in runnable}
                 for fut in as_completed(futures):
                     sub, fp, saved = futures[fut]
                     try:
                         g = fut.result()
                     except Exception as exc:  # noqa: BLE001 - a grader fault on one submission
-                        g = Graded(sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, 0, "ungradable",
-                                                                 f"grader fault: {type(exc).__name__}: {exc}")])
+                        g = Graded(
+                            sub.student,
+                            sub.lesson,
+                            [
+                                Row(
+                                    sub.student,
+                                    sub.lesson,
+                                    "",
+                                    0,
+                                    0,
+                                    "ungradable",
+                                    f"grader fault: {type(exc).__name__}: {exc}",
+                                )
+                            ],
+                        )
                     finish(sub, fp, saved, g)
         gb.close()
         graded = [results[s.key] for s in subs]
@@ -149,13 +178,24 @@ def _safe(name: str) -> str:
 
 
 def _graded_to_json(g: Graded) -> dict:
-    return {"student": g.student, "lesson": g.lesson, "rows": [row_dict(r) for r in g.rows],
-            "seconds": g.seconds, "hints": g.hints}
+    return {
+        "student": g.student,
+        "lesson": g.lesson,
+        "rows": [row_dict(r) for r in g.rows],
+        "seconds": g.seconds,
+        "hints": g.hints,
+    }
 
 
 def _graded_from_json(d: dict) -> Graded:
-    return Graded(d["student"], d["lesson"], [Row(**r) for r in d["rows"]], "", d.get("seconds", 0),
-                  [tuple(h) for h in d.get("hints", [])])
+    return Graded(
+        d["student"],
+        d["lesson"],
+        [Row(**r) for r in d["rows"]],
+        "",
+        d.get("seconds", 0),
+        [tuple(h) for h in d.get("hints", [])],
+    )
 
 
 def _write_feedback(out: Path, g: Graded) -> None:
@@ -167,7 +207,12 @@ def _write_feedback(out: Path, g: Graded) -> None:
     if not html:
         from .feedback import summary_html
         from .submissions import Submission
-        html = "<html><body>" + summary_html(Submission(g.student, g.lesson, None), g.rows, []) + "</body></html>"
+
+        html = (
+            "<html><body>"
+            + summary_html(Submission(g.student, g.lesson, None), g.rows, [])
+            + "</body></html>"
+        )
     (folder / f"{g.lesson}.html").write_text(html, encoding="utf-8")
 
 

@@ -5,6 +5,7 @@
 and `release()` runs nbgrader's `generate_assignment` there and copies the student versions back
 to `notebooks/`.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -40,13 +41,19 @@ def tags(cell) -> list:
 
 def graded_cells(nb) -> list:
     """Test cells with points, in notebook order."""
-    return [c for c in nb.cells if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")
-            and c.cell_type == "code"]
+    return [
+        c
+        for c in nb.cells
+        if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution") and c.cell_type == "code"
+    ]
 
 
 def questions(lesson: str) -> dict:
     """question (test cell grade_id) -> max points, in notebook order."""
-    return {nbgrader_meta(c)["grade_id"]: float(nbgrader_meta(c)["points"]) for c in graded_cells(read_solution(lesson))}
+    return {
+        nbgrader_meta(c)["grade_id"]: float(nbgrader_meta(c)["points"])
+        for c in graded_cells(read_solution(lesson))
+    }
 
 
 def answer_namespace(lesson: str, overrides: dict | None = None) -> dict:
@@ -90,7 +97,8 @@ def assemble(course: Path = COURSE) -> Path:
         shutil.copyfile(SOLUTIONS / f"{lesson}.ipynb", dst / f"{lesson}.ipynb")
     (course / "exchange").mkdir(exist_ok=True)
     (course / "nbgrader_config.py").write_text(
-        NBGRADER_CONFIG.format(root=str(course), exchange=str(course / "exchange")))
+        NBGRADER_CONFIG.format(root=str(course), exchange=str(course / "exchange"))
+    )
     return course
 
 
@@ -100,8 +108,16 @@ def release(selected: list[str] | None = None) -> list[Path]:
     NOTEBOOKS.mkdir(exist_ok=True)
     written = []
     for lesson in selected or lessons():
-        cmd = [sys.executable, "-m", "nbgrader", "generate_assignment", lesson, "--no-db", "--force",
-               "--log-level=WARN"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "nbgrader",
+            "generate_assignment",
+            lesson,
+            "--no-db",
+            "--force",
+            "--log-level=WARN",
+        ]
         proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"nbgrader generate_assignment {lesson} failed:\n{proc.stdout}\n{proc.stderr}")
@@ -114,10 +130,17 @@ def release(selected: list[str] | None = None) -> list[Path]:
 def student_version_in_sync(lesson: str) -> bool:
     """True when notebooks/<lesson>.ipynb is what release() would write now."""
     course = assemble()
-    cmd = [sys.executable, "-m", "nbgrader", "generate_assignment", lesson, "--no-db", "--force",
-           "--log-level=WARN"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "nbgrader",
+        "generate_assignment",
+        lesson,
+        "--no-db",
+        "--force",
+        "--log-level=WARN",
+    ]
     subprocess.run(cmd, cwd=course, capture_output=True, check=True)
     fresh = (course / "release" / lesson / f"{lesson}.ipynb").read_bytes()
     current = NOTEBOOKS / f"{lesson}.ipynb"
     return current.exists() and current.read_bytes() == fresh
-

@@ -20,6 +20,7 @@ Faults:
   scheduler, or locally) grades only what is missing. Grades are keyed by (student, lesson,
   question) and overwritten, so nothing is counted twice.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -55,9 +56,14 @@ def code_version() -> str:
     global _version
     if _version is None:
         import hashlib
+
         root = sandbox.ROOT
-        files = sorted((root / "solutions").glob("*.ipynb")) + sorted((root / "autograder" / "checks").glob("*.py"))
-        files += [root / "autograder" / name for name in _GRADING_CODE if (root / "autograder" / name).exists()]
+        files = sorted((root / "solutions").glob("*.ipynb")) + sorted(
+            (root / "autograder" / "checks").glob("*.py")
+        )
+        files += [
+            root / "autograder" / name for name in _GRADING_CODE if (root / "autograder" / name).exists()
+        ]
         h = hashlib.sha256()
         for f in files:
             h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
@@ -76,6 +82,7 @@ def _worker_base() -> Path:
     global _base
     if _base is None or not _base.exists():
         import torch
+
         torch.set_num_threads(1)
         sweep_dead_workers()
         _base = Path(tempfile.mkdtemp(prefix=f"tbb-dask-{os.getpid()}-"))
@@ -89,6 +96,7 @@ def sweep_dead_workers(tmp: str | None = None) -> int:
     behind: kill such kernels and remove such folders of workers that are no longer alive. Every
     worker does this when it starts grading; returns how many folders were swept."""
     import signal
+
     swept = 0
     for folder in Path(tmp or tempfile.gettempdir()).glob("tbb-dask-*-*"):
         try:
@@ -101,7 +109,7 @@ def sweep_dead_workers(tmp: str | None = None) -> int:
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit():
                 continue
-            try:   # a cold kernel names its folder on its command line; a warm (forked) one is in it
+            try:  # a cold kernel names its folder on its command line; a warm (forked) one is in it
                 mine = str(folder).encode() in (proc / "cmdline").read_bytes()
                 mine = mine or os.readlink(proc / "cwd").startswith(str(folder) + "/")
                 if mine:
@@ -110,7 +118,7 @@ def sweep_dead_workers(tmp: str | None = None) -> int:
             except (OSError, ProcessLookupError):
                 pass
         time.sleep(0.1 if killed else 0)
-        for pid in killed:   # orphans are re-parented to a subreaper, maybe us: reap them
+        for pid in killed:  # orphans are re-parented to a subreaper, maybe us: reap them
             try:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
@@ -127,14 +135,22 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    try:   # a zombie (killed, not yet reaped) is dead too
+    try:  # a zombie (killed, not yet reaped) is dead too
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True
 
 
-def grade_task(student: str, lesson: str, note: str, filename: str, data: bytes,
-               limits: sandbox.Limits, hide: list, version: str = "") -> Graded:
+def grade_task(
+    student: str,
+    lesson: str,
+    note: str,
+    filename: str,
+    data: bytes,
+    limits: sandbox.Limits,
+    hide: list,
+    version: str = "",
+) -> Graded:
     """One submission, graded on whichever worker process runs this task."""
     if version and version != code_version():
         raise WorkerMismatch(_mismatch_message(version, {socket.gethostname(): code_version()}))
@@ -156,8 +172,16 @@ def grade_task(student: str, lesson: str, note: str, filename: str, data: bytes,
 # the grading command's side
 
 
-def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hide: list, finish,
-                     retries: int = 2, connect_timeout: float | None = None, window: int | None = None) -> int:
+def grade_on_cluster(
+    scheduler: str,
+    runnable: list,
+    limits: sandbox.Limits,
+    hide: list,
+    finish,
+    retries: int = 2,
+    connect_timeout: float | None = None,
+    window: int | None = None,
+) -> int:
     """Grade `runnable` [(submission, fingerprint, state_path)] on the cluster at `scheduler`,
     calling `finish(sub, fp, saved, graded)` in this process as each result arrives. At most
     `window` tasks are in flight (default: 4 per worker thread, at least 16), so a course of any
@@ -170,8 +194,9 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
         kwargs = {} if connect_timeout is None else {"timeout": connect_timeout}
         client = Client(scheduler, set_as_default=False, **kwargs)
     except (OSError, TimeoutError) as exc:
-        raise SchedulerLost(f"could not reach the Dask scheduler at {scheduler} ({exc}); nothing was "
-                            "graded on the cluster") from exc
+        raise SchedulerLost(
+            f"could not reach the Dask scheduler at {scheduler} ({exc}); nothing was graded on the cluster"
+        ) from exc
     done = 0
     try:
         if window is None:
@@ -186,9 +211,20 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
 
         def submit_next(ac=None):
             sub, fp, saved = queue.pop(0)
-            fut = client.submit(grade_task, sub.student, sub.lesson, sub.note, sub.path.name,
-                                sub.path.read_bytes(), limits, list(hide), version, retries=retries, pure=False,
-                                key=f"grade-{sub.student}-{sub.lesson}-{uuid.uuid4().hex[:8]}")
+            fut = client.submit(
+                grade_task,
+                sub.student,
+                sub.lesson,
+                sub.note,
+                sub.path.name,
+                sub.path.read_bytes(),
+                limits,
+                list(hide),
+                version,
+                retries=retries,
+                pure=False,
+                key=f"grade-{sub.student}-{sub.lesson}-{uuid.uuid4().hex[:8]}",
+            )
             inflight[fut] = (sub, fp, saved)
             if ac is not None:
                 ac.add(fut)
@@ -208,8 +244,21 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
                 except Exception as exc:  # noqa: BLE001 - a grader fault on one submission
                     if _is_lost(exc) or client.status not in ("running", "connecting"):
                         raise SchedulerLost(_lost(scheduler, done, len(runnable))) from exc
-                    g = Graded(sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, 0, "ungradable",
-                                                             f"grader fault: {type(exc).__name__}: {exc}")])
+                    g = Graded(
+                        sub.student,
+                        sub.lesson,
+                        [
+                            Row(
+                                sub.student,
+                                sub.lesson,
+                                "",
+                                0,
+                                0,
+                                "ungradable",
+                                f"grader fault: {type(exc).__name__}: {exc}",
+                            )
+                        ],
+                    )
                 fut.release()
                 finish(sub, fp, saved, g)
                 done += 1
@@ -233,26 +282,33 @@ def grade_on_cluster(scheduler: str, runnable: list, limits: sandbox.Limits, hid
 
 def _mismatch_message(version: str, theirs: dict) -> str:
     where = ", ".join(f"{w} has {v}" for w, v in sorted(theirs.items()))
-    return (f"Dask workers grade with other solutions/checks than this command ({version}): {where}. "
-            "Deploy the same commit of the repository to every worker (docs/scaling.md); nothing "
-            "graded so far is lost: fix the workers and run the same command again.")
+    return (
+        f"Dask workers grade with other solutions/checks than this command ({version}): {where}. "
+        "Deploy the same commit of the repository to every worker (docs/scaling.md); nothing "
+        "graded so far is lost: fix the workers and run the same command again."
+    )
 
 
 def _is_lost(exc: BaseException) -> bool:
     from asyncio import CancelledError
+
     from distributed.comm.core import CommClosedError
+
     return isinstance(exc, (CancelledError, CommClosedError)) or "scheduler-connection-lost" in str(exc)
 
 
 def _lost(scheduler: str, done: int, total: int) -> str:
-    return (f"lost the Dask scheduler at {scheduler} after {done} of {total} submissions came back. "
-            "Every one that came back is in the gradebook and in OUT/.state: run the same command "
-            "again (with a new scheduler, or without --scheduler to grade locally) and it resumes "
-            "with the rest; nothing is graded twice into the totals.")
+    return (
+        f"lost the Dask scheduler at {scheduler} after {done} of {total} submissions came back. "
+        "Every one that came back is in the gradebook and in OUT/.state: run the same command "
+        "again (with a new scheduler, or without --scheduler to grade locally) and it resumes "
+        "with the rest; nothing is graded twice into the totals."
+    )
 
 
 def wait_for_workers(scheduler: str, n: int, timeout: float = 60) -> None:
     """Block until `n` workers are connected (for scripts and benchmarks)."""
     from distributed import Client
+
     with Client(scheduler, timeout=timeout, set_as_default=False) as client:
         client.wait_for_workers(n, timeout=timeout)

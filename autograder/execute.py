@@ -1,5 +1,6 @@
 """Execute solution notebooks in place, deterministically, so their stored outputs are what nbval
 re-creates. `python -m autograder execute [LESSON ...]`."""
+
 from __future__ import annotations
 
 import time
@@ -15,8 +16,9 @@ SOLUTIONS = ROOT / "solutions"
 def execute_solution(path: Path, timeout: int = 600) -> float:
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     client.execute(env={"PYTHONHASHSEED": "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline"})
     elapsed = time.perf_counter() - start
     # execution counts and timing metadata change on every run: drop them for stable diffs

@@ -4,6 +4,7 @@ One HTML page per submission: a table of questions (points, passed or not, the h
 failing input, got vs expected), then the graded notebook with hidden tests cut out of the test
 cells, tracebacks reduced to their last line, and no grader paths.
 """
+
 from __future__ import annotations
 
 import copy
@@ -53,17 +54,23 @@ def public_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def summary_html(sub, rows, notes) -> str:
     pts = sum(r.points for r in rows)
     mx = sum(r.max_points for r in rows)
-    lines = [f"<h1>{html.escape(sub.lesson)}: feedback for {html.escape(sub.student)}</h1>",
-             f"<p class='total'><b>{pts:g} / {mx:g} points</b></p>"]
+    lines = [
+        f"<h1>{html.escape(sub.lesson)}: feedback for {html.escape(sub.student)}</h1>",
+        f"<p class='total'><b>{pts:g} / {mx:g} points</b></p>",
+    ]
     for note in notes:
         lines.append(f"<p class='note'>Note: {html.escape(note)}</p>")
-    lines.append("<table class='questions'><tr><th>question</th><th>points</th><th>status</th>"
-                 "<th>what to look at</th></tr>")
+    lines.append(
+        "<table class='questions'><tr><th>question</th><th>points</th><th>status</th>"
+        "<th>what to look at</th></tr>"
+    )
     for r in rows:
         msg = html.escape(r.message or ("all checks pass" if r.status == "passed" else ""))
-        lines.append(f"<tr class='{r.status}'><td><code>{html.escape(r.question)}</code></td>"
-                     f"<td>{r.points:g} / {r.max_points:g}</td><td>{r.status}</td>"
-                     f"<td><pre>{msg}</pre></td></tr>")
+        lines.append(
+            f"<tr class='{r.status}'><td><code>{html.escape(r.question)}</code></td>"
+            f"<td>{r.points:g} / {r.max_points:g}</td><td>{r.status}</td>"
+            f"<td><pre>{msg}</pre></td></tr>"
+        )
     lines.append("</table>")
     return "\n".join(lines)
 
@@ -85,5 +92,8 @@ def render(sub, nb, rows, notes, source=None) -> str:
         _exporter.exclude_input_prompt = False
     body, _ = _exporter.from_notebook_node(public_notebook(nb))
     head = STYLE + "<div class='tbb-summary'>" + summary_html(sub, rows, notes) + "</div>"
-    return body.replace("<body", "<body", 1).replace(">", ">" + head, 1) if "<body" not in body else \
-        re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + head, body, count=1)
+    return (
+        body.replace("<body", "<body", 1).replace(">", ">" + head, 1)
+        if "<body" not in body
+        else re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + head, body, count=1)
+    )

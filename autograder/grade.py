@@ -5,6 +5,7 @@
 `grade_class()` drives it for a whole class (in parallel, resumable); `grade_one()` is one
 submission, and is what a worker runs.
 """
+
 from __future__ import annotations
 
 import functools
@@ -39,12 +40,13 @@ class Row:
 @dataclass
 class Graded:
     """Everything one submission produced: contract rows, feedback, timings."""
+
     student: str
     lesson: str
     rows: list
     feedback_html: str = ""
     seconds: float = 0.0
-    hints: list = field(default_factory=list)   # (question, hint) for the class report
+    hints: list = field(default_factory=list)  # (question, hint) for the class report
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,12 +64,14 @@ def load(path: Path) -> tuple:
     try:
         data = json.loads(raw.decode("utf-8", errors="strict"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return None, (f"the file is not a valid notebook (invalid JSON: {exc}); submit the .ipynb "
-                      "file that Jupyter saves, not a copy edited by hand")
+        return None, (
+            f"the file is not a valid notebook (invalid JSON: {exc}); submit the .ipynb "
+            "file that Jupyter saves, not a copy edited by hand"
+        )
     if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
         return None, "the file is JSON but not a Jupyter notebook (no cells)"
     try:
-        nb = nbformat.reads(json.dumps(data), as_version=4)   # upgrades older formats (v3)
+        nb = nbformat.reads(json.dumps(data), as_version=4)  # upgrades older formats (v3)
     except Exception as exc:  # noqa: BLE001
         return None, f"the notebook format could not be read ({type(exc).__name__}: {exc})"
     for cell in nb.cells:
@@ -80,7 +84,7 @@ def load(path: Path) -> tuple:
 # verdicts
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _question_cases(lesson: str) -> dict:
     """Every question's cases, hidden ones included (deterministic: built once per process)."""
     module = checks.for_lesson(lesson)
@@ -117,8 +121,12 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
     total = sum(maxes.values())
 
     def ungradable(why):
-        return Graded(sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, total, "ungradable", why)],
-                      seconds=time.monotonic() - t0)
+        return Graded(
+            sub.student,
+            sub.lesson,
+            [Row(sub.student, sub.lesson, "", 0, total, "ungradable", why)],
+            seconds=time.monotonic() - t0,
+        )
 
     nb_student, problem = load(sub.path)
     if nb_student is None:
@@ -135,8 +143,10 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
         result = runner.run(nb, skip, cases, limits, base, slot, list(hide))
         if result.died_at is None or result.died_at < 0:
             break
-        deaths.append(f"the kernel died in cell {result.died_at + 1} ({result.death}); "
-                      "that cell was skipped and the notebook run again")
+        deaths.append(
+            f"the kernel died in cell {result.died_at + 1} ({result.death}); "
+            "that cell was skipped and the notebook run again"
+        )
         skip = skip | {result.died_at}
         nb = result.nb
         for cell in nb.cells:
@@ -146,34 +156,59 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
     if result.died_at is not None and result.died_at < 0:
         g = ungradable(f"the notebook could not be run: {result.death}")
         return g
-    index_of = {course.nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(result.nb.cells)
-                if course.nbgrader_meta(c).get("grade")}
+    index_of = {
+        course.nbgrader_meta(c).get("grade_id"): i
+        for i, c in enumerate(result.nb.cells)
+        if course.nbgrader_meta(c).get("grade")
+    }
     rows, hints = [], []
     for name, max_points in maxes.items():
         probe_error = result.probe_errors.get(name, "")
         if result.probe is None:
             probe_error = result.probe_error or result.death or "the grader's checks could not run"
-        status, message, hint = verdict(name, cases[name], (result.probe or {}).get(name, []), probe_error, module)
+        status, message, hint = verdict(
+            name, cases[name], (result.probe or {}).get(name, []), probe_error, module
+        )
         i = index_of.get(name)
         if status == "passed" and i is not None:
             if i in result.timed_out:
                 status, message = "error", f"the test cell timed out after {limits.cell_timeout} s"
             elif i in result.cell_errors:
                 ename, evalue = result.cell_errors[i]
-                status, message = "failed", (f"your functions pass the grader's checks, but the notebook's "
-                                             f"own test cell failed: {ename}: {evalue}")
-        failing_needs = [n for n in module.QUESTIONS[name].needs
-                         if any(r.question == n and r.status != "passed" for r in rows)]
+                status, message = (
+                    "failed",
+                    (
+                        f"your functions pass the grader's checks, but the notebook's "
+                        f"own test cell failed: {ename}: {evalue}"
+                    ),
+                )
+        failing_needs = [
+            n
+            for n in module.QUESTIONS[name].needs
+            if any(r.question == n and r.status != "passed" for r in rows)
+        ]
         if status != "passed" and failing_needs:
-            message += (f"\n  note: {name} uses your {', '.join(failing_needs)}, which "
-                        f"{'fails its' if len(failing_needs) == 1 else 'fail their'} own check: fix that first")
+            message += (
+                f"\n  note: {name} uses your {', '.join(failing_needs)}, which "
+                f"{'fails its' if len(failing_needs) == 1 else 'fail their'} own check: fix that first"
+            )
         if hint:
             hints.append((name, hint))
         if deaths and status != "passed":
             message = f"{message} ({deaths[0]})"
-        rows.append(Row(sub.student, sub.lesson, name, max_points if status == "passed" else 0, max_points,
-                        status, _redact(message)))
+        rows.append(
+            Row(
+                sub.student,
+                sub.lesson,
+                name,
+                max_points if status == "passed" else 0,
+                max_points,
+                status,
+                _redact(message),
+            )
+        )
     from .feedback import render
+
     html = render(sub, result.nb, rows, notes, source)
     return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints)
 
@@ -206,9 +241,18 @@ def summary_rows(graded: list) -> list:
         pts = sum(r.points for r in g.rows)
         mx = sum(r.max_points for r in g.rows)
         statuses = {r.status for r in g.rows}
-        status = "ungradable" if "ungradable" in statuses else ("passed" if statuses == {"passed"} else "failed")
-        out.append({"student": g.student, "lesson": g.lesson, "points": _num(pts), "max_points": _num(mx),
-                    "status": status})
+        status = (
+            "ungradable" if "ungradable" in statuses else ("passed" if statuses == {"passed"} else "failed")
+        )
+        out.append(
+            {
+                "student": g.student,
+                "lesson": g.lesson,
+                "points": _num(pts),
+                "max_points": _num(mx),
+                "status": status,
+            }
+        )
     return out
 
 

@@ -12,6 +12,7 @@ is retried with a fresh session when another grader wins a race on a unique cons
 creating the same student or submission) or the connection drops. Scores are keyed by
 (student, lesson, question) and overwritten, never added, so re-grading counts nothing twice.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -26,7 +27,7 @@ from nbgrader.preprocessors import SaveCells
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 RETRIES = 8
-_LOCK_KEY = 7_462_622_067   # the PostgreSQL advisory lock that serialises schema and lessons
+_LOCK_KEY = 7_462_622_067  # the PostgreSQL advisory lock that serialises schema and lessons
 
 from . import course
 
@@ -52,6 +53,7 @@ def exclusive(db_url: str):
         return
     from sqlalchemy import create_engine, text
     from sqlalchemy.pool import NullPool
+
     engine = create_engine(db_url, future=True, poolclass=NullPool)
     try:
         with engine.connect() as conn:
@@ -79,7 +81,7 @@ def register_lessons(db_url: str, lessons: list) -> None:
             try:
                 SaveCells().preprocess(nb, resources)
             except RuntimeError:
-                pass   # already registered with submissions attached: the cells are there
+                pass  # already registered with submissions attached: the cells are there
 
 
 def open_gradebook(db_url: str) -> Gradebook:
@@ -89,7 +91,7 @@ def open_gradebook(db_url: str) -> Gradebook:
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
     if not is_server(db_url):
         return Gradebook(db_url)
-    with exclusive(db_url):          # two graders creating the schema at once would collide
+    with exclusive(db_url):  # two graders creating the schema at once would collide
         return Gradebook(db_url)
 
 

@@ -4,6 +4,7 @@
 - pass rate per question
 - the most common mistakes the class made, from the hints the checks fired
 """
+
 from __future__ import annotations
 
 import csv
@@ -25,9 +26,9 @@ def _write_csv(path: Path, header: list, rows: list) -> None:
 
 
 def numbers(graded: list) -> dict:
-    scores = defaultdict(list)          # lesson -> [(student, points, max)]
+    scores = defaultdict(list)  # lesson -> [(student, points, max)]
     passes = defaultdict(lambda: [0, 0])  # (lesson, question) -> [passed, submitted]
-    mistakes = Counter()                 # (lesson, question, hint) -> count
+    mistakes = Counter()  # (lesson, question, hint) -> count
     ungradable = []
     for g in graded:
         if not g.lesson:
@@ -41,7 +42,7 @@ def numbers(graded: list) -> dict:
                 passes[(g.lesson, r.question)][1] += 1
                 passes[(g.lesson, r.question)][0] += r.status == "passed"
         for question, hint in g.hints:
-            if hint != "not done":          # unanswered is not a mistake: it shows in the pass rates
+            if hint != "not done":  # unanswered is not a mistake: it shows in the pass rates
                 mistakes[(g.lesson, question, hint)] += 1
     return {"scores": dict(scores), "passes": dict(passes), "mistakes": mistakes, "ungradable": ungradable}
 
@@ -52,18 +53,25 @@ def write_report(out: Path, graded: list) -> Path:
     n = numbers(graded)
     lessons = sorted(n["scores"])
     # CSVs
-    _write_csv(folder / "scores.csv", ["lesson", "student", "points", "max_points"],
-               [[l, s, f"{p:g}", f"{m:g}"] for l in lessons for s, p, m in sorted(n["scores"][l])])
+    _write_csv(
+        folder / "scores.csv",
+        ["lesson", "student", "points", "max_points"],
+        [[l, s, f"{p:g}", f"{m:g}"] for l in lessons for s, p, m in sorted(n["scores"][l])],
+    )
     pass_rows = [[l, q, ok, tot, f"{ok / tot:.3f}"] for (l, q), (ok, tot) in sorted(n["passes"].items())]
-    _write_csv(folder / "pass_rates.csv", ["lesson", "question", "passed", "submitted", "pass_rate"], pass_rows)
-    mistake_rows = [[l, q, h, c] for (l, q, h), c in sorted(n["mistakes"].items(), key=lambda kv: (-kv[1], kv[0]))]
+    _write_csv(
+        folder / "pass_rates.csv", ["lesson", "question", "passed", "submitted", "pass_rate"], pass_rows
+    )
+    mistake_rows = [
+        [l, q, h, c] for (l, q, h), c in sorted(n["mistakes"].items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
     _write_csv(folder / "mistakes.csv", ["lesson", "question", "hint", "count"], mistake_rows)
     # plots
     if lessons:
         cols = min(3, len(lessons))
         rows_ = (len(lessons) + cols - 1) // cols
         fig, axes = plt.subplots(rows_, cols, figsize=(3.2 * cols, 2.4 * rows_), squeeze=False)
-        for ax in axes.flat[len(lessons):]:
+        for ax in axes.flat[len(lessons) :]:
             ax.axis("off")
         for ax, lesson in zip(axes.flat, lessons):
             pts = [p for _, p, _ in n["scores"][lesson]]
@@ -105,26 +113,41 @@ def write_report(out: Path, graded: list) -> Path:
         plt.close(fig)
     # page
     esc = html.escape
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>Class report</title>",
-             "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
-             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}"
-             "img{max-width:100%}</style></head><body><h1>Class report</h1>"]
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>Class report</title>",
+        "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}"
+        "img{max-width:100%}</style></head><body><h1>Class report</h1>",
+    ]
     total = sum(len(v) for v in n["scores"].values())
-    parts.append(f"<p>{total} graded notebooks, {len({s for v in n['scores'].values() for s, _, _ in v})} "
-                 f"students, {len(lessons)} lessons. Numbers: <a href='scores.csv'>scores.csv</a>, "
-                 "<a href='pass_rates.csv'>pass_rates.csv</a>, <a href='mistakes.csv'>mistakes.csv</a>.</p>")
-    for png, title in [("scores.png", "Score distribution"), ("pass_rates.png", "Pass rate per question"),
-                       ("mistakes.png", "Most common mistakes")]:
+    parts.append(
+        f"<p>{total} graded notebooks, {len({s for v in n['scores'].values() for s, _, _ in v})} "
+        f"students, {len(lessons)} lessons. Numbers: <a href='scores.csv'>scores.csv</a>, "
+        "<a href='pass_rates.csv'>pass_rates.csv</a>, <a href='mistakes.csv'>mistakes.csv</a>.</p>"
+    )
+    for png, title in [
+        ("scores.png", "Score distribution"),
+        ("pass_rates.png", "Pass rate per question"),
+        ("mistakes.png", "Most common mistakes"),
+    ]:
         if (folder / png).exists():
             parts.append(f"<h2>{title}</h2><img src='{png}' alt='{title}'>")
-    parts.append("<h2>Hints fired, by count</h2><table><tr><th>lesson</th><th>question</th><th>hint</th>"
-                 "<th>submissions</th></tr>")
-    parts += [f"<tr><td>{esc(l)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td><td>{c}</td></tr>"
-              for l, q, h, c in mistake_rows[:30]]
+    parts.append(
+        "<h2>Hints fired, by count</h2><table><tr><th>lesson</th><th>question</th><th>hint</th>"
+        "<th>submissions</th></tr>"
+    )
+    parts += [
+        f"<tr><td>{esc(l)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td><td>{c}</td></tr>"
+        for l, q, h, c in mistake_rows[:30]
+    ]
     parts.append("</table>")
     if n["ungradable"]:
-        parts.append("<h2>Could not be graded</h2><table><tr><th>student</th><th>lesson</th><th>why</th></tr>")
-        parts += [f"<tr><td>{esc(s)}</td><td>{esc(l)}</td><td>{esc(m)}</td></tr>" for s, l, m in n["ungradable"]]
+        parts.append(
+            "<h2>Could not be graded</h2><table><tr><th>student</th><th>lesson</th><th>why</th></tr>"
+        )
+        parts += [
+            f"<tr><td>{esc(s)}</td><td>{esc(l)}</td><td>{esc(m)}</td></tr>" for s, l, m in n["ungradable"]
+        ]
         parts.append("</table>")
     parts.append("</body></html>")
     (folder / "index.html").write_text("\n".join(parts), encoding="utf-8")

@@ -7,6 +7,7 @@ locked cell is replaced by the source version (hidden tests included), missing o
 after the cell they follow in the source, duplicates are dropped, metadata the source does not
 have is stripped. Cells the source tags `demo` are skipped only when their text is unchanged.
 """
+
 from __future__ import annotations
 
 import copy
@@ -44,7 +45,7 @@ def restore(student: nbformat.NotebookNode, source: nbformat.NotebookNode):
             if _role(src) != "answer":
                 notes.append(f"a duplicate of the locked cell '{gid}' was removed")
                 continue
-            cell.metadata.pop("nbgrader", None)          # a copy of an answer cell: plain code
+            cell.metadata.pop("nbgrader", None)  # a copy of an answer cell: plain code
             cells.append(cell)
             continue
         seen.add(gid)
@@ -80,8 +81,11 @@ def restore(student: nbformat.NotebookNode, source: nbformat.NotebookNode):
             cell.execution_count = None
     nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(source.metadata))
     nb.cells = cells
-    skip = {i for i, c in enumerate(cells) if c.cell_type == "code" and c.get("id") in demo_text
-            and c.source == demo_text[c.get("id")]}
+    skip = {
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "code" and c.get("id") in demo_text and c.source == demo_text[c.get("id")]
+    }
     return nb, skip, notes
 
 
@@ -99,6 +103,8 @@ def _anchor(before: list, cells: list) -> int:
         gid = nbgrader_meta(src).get("grade_id")
         for j in range(len(cells) - 1, -1, -1):
             c = cells[j]
-            if (gid and nbgrader_meta(c).get("grade_id") == gid) or (not gid and c.get("id") == src.get("id")):
+            if (gid and nbgrader_meta(c).get("grade_id") == gid) or (
+                not gid and c.get("id") == src.get("id")
+            ):
                 return j + 1
     return 0

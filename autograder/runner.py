@@ -5,6 +5,7 @@ per notebook, and cells tagged `demo` in the lesson source skipped. After the la
 sends the probe: the cases of every question, as data. The kernel answers with plain numbers
 printed after a one-time marker; the grader judges them in its own process (see grade.py).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -34,12 +35,12 @@ print({marker!r} + _j.dumps(_out))
 @dataclass
 class RunResult:
     nb: nbformat.NotebookNode
-    cell_errors: dict = field(default_factory=dict)   # cell index -> (ename, evalue)
-    timed_out: list = field(default_factory=list)     # cell indices interrupted by the cell limit
-    died_at: int | None = None                         # index of the cell during which the kernel died
+    cell_errors: dict = field(default_factory=dict)  # cell index -> (ename, evalue)
+    timed_out: list = field(default_factory=list)  # cell indices interrupted by the cell limit
+    died_at: int | None = None  # index of the cell during which the kernel died
     death: str = ""
-    probe: dict | None = None                          # question -> wire results, one per case
-    probe_errors: dict = field(default_factory=dict)   # question -> why its probe gave nothing
+    probe: dict | None = None  # question -> wire results, one per case
+    probe_errors: dict = field(default_factory=dict)  # question -> why its probe gave nothing
     probe_error: str = ""
     seconds: float = 0.0
 
@@ -58,8 +59,9 @@ def _execute(client: NotebookClient, cell, index: int, **kwargs):
         try:
             return await asyncio.wait_for(client.async_execute_cell(cell, index, **kwargs), limit)
         except asyncio.TimeoutError:
-            raise Unresponsive(f"the kernel stopped answering (no reply within {limit} s, "
-                               "even after an interrupt)") from None
+            raise Unresponsive(
+                f"the kernel stopped answering (no reply within {limit} s, even after an interrupt)"
+            ) from None
 
     return run_sync(bounded)()
 
@@ -68,8 +70,15 @@ def _kernel_died(exc: Exception) -> bool:
     return isinstance(exc, DeadKernelError) or "Kernel died" in str(exc) or "kernel died" in str(exc)
 
 
-def run(nb: nbformat.NotebookNode, skip: set, per_question: dict, limits: sandbox.Limits, base: Path, slot: int,
-        hide: list) -> RunResult:
+def run(
+    nb: nbformat.NotebookNode,
+    skip: set,
+    per_question: dict,
+    limits: sandbox.Limits,
+    base: Path,
+    slot: int,
+    hide: list,
+) -> RunResult:
     """Run `nb` (cells whose index is in `skip` are not executed), then probe each question of
     `per_question` (name -> cases) in its own cell, so one hanging function costs one question."""
     sandbox.warn_if_degraded(limits)
@@ -78,17 +87,30 @@ def run(nb: nbformat.NotebookNode, skip: set, per_question: dict, limits: sandbo
     stage.mkdir(exist_ok=True)
     stage.chmod(0o700)
     spec = sandbox.write_spec(workdir, uid, limits, hide, stage)
-    km = sandbox.SandboxKernelManager(kernel_name="python3", transport="ipc",
-                                      ip=str(workdir / "kernel"), connection_file=str(workdir / "kernel.json"))
+    km = sandbox.SandboxKernelManager(
+        kernel_name="python3",
+        transport="ipc",
+        ip=str(workdir / "kernel"),
+        connection_file=str(workdir / "kernel.json"),
+    )
     km.sandbox_spec = str(spec)
     km.sandbox_uid = uid
     if limits.warm_kernels:
         from . import zygote
+
         km.zygote = zygote.get()
-    client = NotebookClient(nb, km=km, timeout=limits.cell_timeout, allow_errors=True,
-                            interrupt_on_timeout=True, startup_timeout=60, kernel_name="python3",
-                            resources={"metadata": {"path": str(workdir)}}, iopub_timeout=5,
-                            shutdown_kernel="immediate")
+    client = NotebookClient(
+        nb,
+        km=km,
+        timeout=limits.cell_timeout,
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        startup_timeout=60,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(workdir)}},
+        iopub_timeout=5,
+        shutdown_kernel="immediate",
+    )
     result = RunResult(nb=nb)
     start = time.monotonic()
     try:
@@ -97,8 +119,10 @@ def run(nb: nbformat.NotebookNode, skip: set, per_question: dict, limits: sandbo
                 if cell.cell_type != "code" or index in skip:
                     continue
                 if time.monotonic() - start > limits.notebook_timeout:
-                    result.died_at, result.death = index, (
-                        f"the notebook ran past its {limits.notebook_timeout} s limit")
+                    result.died_at, result.death = (
+                        index,
+                        (f"the notebook ran past its {limits.notebook_timeout} s limit"),
+                    )
                     break
                 try:
                     _execute(client, cell, index)
@@ -147,6 +171,7 @@ def _death_reason(km) -> str:
         pass
     if code is not None and code < 0:
         import signal
+
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
         hint = " (out of memory?)" if name in ("SIGKILL", "SIGSEGV", "SIGABRT") else ""
         return f"the kernel was killed by {name}{hint}"
@@ -159,22 +184,25 @@ def _probe(client: NotebookClient, name: str, cases: list, result: RunResult) ->
     marker = f"@@probe-{secrets.token_hex(16)}@@"
     code = PROBE.format(payload=json.dumps([c.wire() for c in cases]), marker=marker)
     cell = nbformat.v4.new_code_cell(code)
-    client.nb.cells.append(cell)                 # nbclient writes outputs back by index
+    client.nb.cells.append(cell)  # nbclient writes outputs back by index
     try:
         _execute(client, cell, len(client.nb.cells) - 1, store_history=False)
     except Unresponsive as exc:
         result.probe_errors[name] = f"the grader could not call {name}: {exc}"
         return
     except CellTimeoutError:
-        result.probe_errors[name] = (f"{name} did not finish on the grader's inputs within "
-                                     f"{client.timeout} s (an infinite loop?)")
+        result.probe_errors[name] = (
+            f"{name} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
+        )
         return
     except Exception as exc:  # noqa: BLE001
         if _kernel_died(exc):
             why = f"the kernel died while the grader called {name} ({_death_reason(client.km)})"
         elif "Signature" in str(exc):
-            why = (f"the grader could not call {name}: the kernel's messages were garbled (did the "
-                   "notebook fork processes it did not wait for?)")
+            why = (
+                f"the grader could not call {name}: the kernel's messages were garbled (did the "
+                "notebook fork processes it did not wait for?)"
+            )
         else:
             why = f"the grader could not call {name}: {exc}"
         result.probe_errors[name] = why
@@ -185,7 +213,9 @@ def _probe(client: NotebookClient, name: str, cases: list, result: RunResult) ->
     errors = [o for o in cell.outputs if o.get("output_type") == "error"]
     if marker not in text:
         if errors and errors[0].get("ename") in ("KeyboardInterrupt", "CellTimeoutError"):
-            why = f"{name} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
+            why = (
+                f"{name} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
+            )
         elif errors:
             why = f"the grader could not call {name} ({errors[0].get('ename')}: {errors[0].get('evalue')})"
         else:

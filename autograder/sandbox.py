@@ -16,6 +16,7 @@ Without root (a laptop), steps 1 and 3 are skipped with a warning: the limits st
 code runs as you and can read your files. For a real course, run the grader as root inside a
 container (see README, "The sandbox").
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -37,26 +38,28 @@ ROOT = Path(__file__).resolve().parent.parent
 @dataclass
 class Limits:
     """Every limit a sandboxed kernel runs under. All are configurable from the command line."""
-    memory_mb: int = 4096          # address space of the kernel (RLIMIT_AS)
-    cpu_seconds: int = 600         # CPU time of the kernel (RLIMIT_CPU)
-    cell_timeout: int = 60         # wall clock per cell; the cell is interrupted, grading goes on
-    notebook_timeout: int = 300    # wall clock for the whole notebook
-    max_processes: int = 256       # processes and threads of the sandbox user (RLIMIT_NPROC)
-    max_file_mb: int = 64          # largest file it may write (RLIMIT_FSIZE)
-    max_open_files: int = 256      # RLIMIT_NOFILE
-    isolate: bool = True           # namespaces and a separate uid, where the OS allows
-    base_uid: int = 61000          # sandbox uids are the first free ones from here (one per worker)
-    warm_kernels: bool = True      # fork kernels from a pre-imported zygote (autograder/zygote.py)
+
+    memory_mb: int = 4096  # address space of the kernel (RLIMIT_AS)
+    cpu_seconds: int = 600  # CPU time of the kernel (RLIMIT_CPU)
+    cell_timeout: int = 60  # wall clock per cell; the cell is interrupted, grading goes on
+    notebook_timeout: int = 300  # wall clock for the whole notebook
+    max_processes: int = 256  # processes and threads of the sandbox user (RLIMIT_NPROC)
+    max_file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE)
+    max_open_files: int = 256  # RLIMIT_NOFILE
+    isolate: bool = True  # namespaces and a separate uid, where the OS allows
+    base_uid: int = 61000  # sandbox uids are the first free ones from here (one per worker)
+    warm_kernels: bool = True  # fork kernels from a pre-imported zygote (autograder/zygote.py)
 
 
 @dataclass
 class Spec:
     """What the launcher needs: written by the grader, read before the kernel starts."""
+
     workdir: str
     uid: int
-    hide: list = field(default_factory=list)    # paths covered by an empty tmpfs
+    hide: list = field(default_factory=list)  # paths covered by an empty tmpfs
     expose: list = field(default_factory=list)  # paths put back (read-only) under hidden ones
-    stage: str = ""                              # a root-only empty dir used while re-exposing
+    stage: str = ""  # a root-only empty dir used while re-exposing
     limits: dict = field(default_factory=dict)
 
 
@@ -71,16 +74,26 @@ def warn_if_degraded(limits: Limits) -> None:
     global _warned
     if limits.isolate and not can_isolate() and not _warned:
         _warned = True
-        warnings.warn("sandbox degraded: the grader is not root on Linux, so student code runs as "
-                      "your user, with network, and can read your files. Resource limits still "
-                      "apply. Run the grader as root in a container for real grading.", stacklevel=2)
+        warnings.warn(
+            "sandbox degraded: the grader is not root on Linux, so student code runs as "
+            "your user, with network, and can read your files. Resource limits still "
+            "apply. Run the grader as root in a container for real grading.",
+            stacklevel=2,
+        )
 
 
 def secret_paths(extra=()) -> list:
     """What student code must never see: the reference notebooks, the build folder (course,
     release, gradebook), the example class, the tests, the repo's history, plus `extra`."""
-    paths = [ROOT / "solutions", ROOT / "build", ROOT / "autograder" / "examples", ROOT / "tests",
-             ROOT / ".git", ROOT / "site", ROOT / "_build"]
+    paths = [
+        ROOT / "solutions",
+        ROOT / "build",
+        ROOT / "autograder" / "examples",
+        ROOT / "tests",
+        ROOT / ".git",
+        ROOT / "site",
+        ROOT / "_build",
+    ]
     return [str(p) for p in paths + [Path(e) for e in extra] if Path(p).exists()]
 
 
@@ -109,43 +122,55 @@ def _isolate(spec: Spec) -> None:
     _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
     keep = [spec.workdir] + list(spec.expose)
     staged = []
-    for i, path in enumerate(keep):              # bind what must stay visible aside first...
+    for i, path in enumerate(keep):  # bind what must stay visible aside first...
         slot = os.path.join(spec.stage, str(i))
         os.makedirs(slot, exist_ok=True)
         _check(libc.mount(path.encode(), slot.encode(), None, MS_BIND | MS_REC, None), f"stage {path}")
         staged.append((slot, path))
     hidden = []
-    for path in spec.hide:                       # ...cover the secrets with empty tmpfs...
+    for path in spec.hide:  # ...cover the secrets with empty tmpfs...
         if any(path == h or path.startswith(h + "/") for h in hidden):
             continue
         hidden.append(path)
         _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", 0, b"size=1m,mode=0755"), f"hide {path}")
-    for i, (slot, path) in enumerate(staged):    # ...and put the kept paths back
+    for i, (slot, path) in enumerate(staged):  # ...and put the kept paths back
         os.makedirs(path, exist_ok=True)
         _check(libc.mount(slot.encode(), path.encode(), None, MS_BIND | MS_REC, None), f"expose {path}")
         if i > 0:
-            _check(libc.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None),
-                   f"read-only {path}")
+            _check(
+                libc.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None),
+                f"read-only {path}",
+            )
         _check(libc.umount2(slot.encode(), MNT_DETACH), "unstage")
 
 
 def _set_limits(limits: Limits) -> None:
     mb = 1024 * 1024
-    for res, value in [(resource.RLIMIT_AS, limits.memory_mb * mb),
-                       (resource.RLIMIT_CPU, limits.cpu_seconds),
-                       (resource.RLIMIT_FSIZE, limits.max_file_mb * mb),
-                       (resource.RLIMIT_NOFILE, limits.max_open_files),
-                       (resource.RLIMIT_NPROC, limits.max_processes),
-                       (resource.RLIMIT_CORE, 0)]:
+    for res, value in [
+        (resource.RLIMIT_AS, limits.memory_mb * mb),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_FSIZE, limits.max_file_mb * mb),
+        (resource.RLIMIT_NOFILE, limits.max_open_files),
+        (resource.RLIMIT_NPROC, limits.max_processes),
+        (resource.RLIMIT_CORE, 0),
+    ]:
         resource.setrlimit(res, (value, value))
 
 
 def clean_env(workdir: str) -> dict:
     keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
-    return {**keep, "HOME": workdir, "TMPDIR": workdir, "PYTHONHASHSEED": "0",
-            "MPLBACKEND": "module://matplotlib_inline.backend_inline", "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-            "MPLCONFIGDIR": os.path.join(workdir, ".mpl")}
+    return {
+        **keep,
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "PYTHONHASHSEED": "0",
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLCONFIGDIR": os.path.join(workdir, ".mpl"),
+    }
 
 
 def enter(spec_path: str) -> dict:
@@ -181,6 +206,7 @@ def claim_uid(limits: Limits) -> int:
     """A sandbox uid no other grading process on this machine is using (held by a file lock for
     this process's life), so two graders never kill or read each other's kernels."""
     import fcntl
+
     if "uid" in _claimed:
         return _claimed["uid"]
     locks = Path(tempfile.gettempdir()) / "tbb-sandbox-uids"
@@ -215,7 +241,7 @@ def become_subreaper() -> None:
     zombies would otherwise count against the sandbox user's process limit forever."""
     if sys.platform.startswith("linux"):
         try:
-            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
         except (AttributeError, OSError):
             pass
 
@@ -239,6 +265,7 @@ def kill_user_processes(uid: int, keep: int | None = None) -> None:
         return
     import signal
     import time
+
     for _ in range(3):
         pids = [p for p in _procs_of(uid) if p != keep]
         if not pids:
@@ -261,7 +288,7 @@ class SandboxKernelManager(AsyncKernelManager):
 
     sandbox_spec: str = ""
     sandbox_uid: int = -1
-    zygote = None      # a warm kernel factory (autograder/zygote.py), or None for a cold start
+    zygote = None  # a warm kernel factory (autograder/zygote.py), or None for a cold start
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
@@ -269,7 +296,8 @@ class SandboxKernelManager(AsyncKernelManager):
             os.chown(self.connection_file, self.sandbox_uid, self.sandbox_uid)
         if self.zygote is not None:
             from .zygote import ZygoteProvisioner
-            self.provisioner.__class__ = ZygoteProvisioner     # launch by fork, not by exec
+
+            self.provisioner.__class__ = ZygoteProvisioner  # launch by fork, not by exec
             self.provisioner.zygote = self.zygote
             self.provisioner.sandbox_spec = self.sandbox_spec
         return [sys.executable, "-m", "autograder.sandbox", self.sandbox_spec, "--", *cmd]
@@ -298,8 +326,9 @@ def runtime_paths() -> tuple[list, list]:
 def write_spec(workdir: Path, uid: int, limits: Limits, hide: list, stage: Path) -> Path:
     rt_hide, rt_expose = runtime_paths()
     hide = sorted(set(hide) | set(rt_hide), key=len)
-    spec = Spec(workdir=str(workdir), uid=uid, hide=hide, expose=rt_expose, stage=str(stage),
-                limits=asdict(limits))
+    spec = Spec(
+        workdir=str(workdir), uid=uid, hide=hide, expose=rt_expose, stage=str(stage), limits=asdict(limits)
+    )
     path = workdir.parent / f"{workdir.name}.spec.json"
     path.write_text(json.dumps(spec.__dict__))
     return path
@@ -308,4 +337,4 @@ def write_spec(workdir: Path, uid: int, limits: Limits, hide: list, stage: Path)
 if __name__ == "__main__":
     args = sys.argv[1:]
     sep = args.index("--")
-    launch(args[0], args[sep + 1:])
+    launch(args[0], args[sep + 1 :])

@@ -10,6 +10,7 @@ A browser's rename (`01_attention (1).ipynb`, `01_attention-Copy1.ipynb`, `Atten
 its lesson when exactly one lesson fits. Every student folder yields at least one item, so no
 student is ever silently dropped.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,9 +26,9 @@ MAX_ZIP_BYTES = 2 * 1024**3
 @dataclass(frozen=True)
 class Submission:
     student: str
-    lesson: str            # "" when no lesson could be recognised
-    path: Path | None      # None when there is nothing to grade
-    note: str = ""         # why a file was chosen or why there is nothing (shown to the student)
+    lesson: str  # "" when no lesson could be recognised
+    path: Path | None  # None when there is nothing to grade
+    note: str = ""  # why a file was chosen or why there is nothing (shown to the student)
 
     @property
     def key(self) -> str:
@@ -44,9 +45,13 @@ def lesson_of(filename: str, lessons: list) -> str:
     exact = [lesson for lesson in lessons if lesson.lower() == norm]
     if exact:
         return exact[0]
-    topic = [lesson for lesson in lessons
-             if lesson.split("_", 1)[-1].lower() == norm or norm.startswith(lesson.lower())
-             or (len(norm) >= 4 and lesson.split("_", 1)[-1].lower().startswith(norm))]
+    topic = [
+        lesson
+        for lesson in lessons
+        if lesson.split("_", 1)[-1].lower() == norm
+        or norm.startswith(lesson.lower())
+        or (len(norm) >= 4 and lesson.split("_", 1)[-1].lower().startswith(norm))
+    ]
     return topic[0] if len(topic) == 1 else ""
 
 
@@ -66,7 +71,7 @@ def unpack(source: Path, into: Path, pattern: str = DEFAULT_LMS_PATTERN) -> Path
     children = [c for c in root.iterdir() if not c.name.startswith(".")]
     rx = re.compile(pattern)
 
-    def is_class(folder: Path) -> bool:   # student folders, or LMS-named files: not one student
+    def is_class(folder: Path) -> bool:  # student folders, or LMS-named files: not one student
         return any(c.is_dir() for c in folder.iterdir()) or any(rx.match(c.name) for c in folder.iterdir())
 
     while len(children) == 1 and children[0].is_dir() and is_class(children[0]):
@@ -75,8 +80,9 @@ def unpack(source: Path, into: Path, pattern: str = DEFAULT_LMS_PATTERN) -> Path
     return root
 
 
-def collect(source: Path, lessons: list, pattern: str = DEFAULT_LMS_PATTERN,
-            workdir: Path | None = None) -> list:
+def collect(
+    source: Path, lessons: list, pattern: str = DEFAULT_LMS_PATTERN, workdir: Path | None = None
+) -> list:
     """All submissions under `source` (a folder or a .zip), sorted by student then lesson."""
     source = Path(source)
     if not source.exists():
@@ -104,13 +110,23 @@ def collect(source: Path, lessons: list, pattern: str = DEFAULT_LMS_PATTERN,
 
 
 def _from_student_folder(folder: Path, lessons: list) -> list:
-    files = [p for p in sorted(folder.rglob("*.ipynb"))
-             if ".ipynb_checkpoints" not in p.parts and not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+    files = [
+        p
+        for p in sorted(folder.rglob("*.ipynb"))
+        if ".ipynb_checkpoints" not in p.parts
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    ]
     found = _choose(folder.name, [(lesson_of(p.name, lessons), p) for p in files])
     if not found:
         names = ", ".join(p.name for p in files) or "no .ipynb file"
-        return [Submission(folder.name, "", None,
-                           f"no notebook of a known lesson found ({names}); name it like 01_attention.ipynb")]
+        return [
+            Submission(
+                folder.name,
+                "",
+                None,
+                f"no notebook of a known lesson found ({names}); name it like 01_attention.ipynb",
+            )
+        ]
     return found
 
 
@@ -131,4 +147,3 @@ def _choose(student: str, candidates: list) -> list:
             note = (note + "; " if note else "") + f"also found {others}: graded {chosen.name}"
         out.append(Submission(student, lesson, chosen, note))
     return out
-

@@ -6,6 +6,7 @@ which then enters the sandbox exactly as a cold-started kernel does (`sandbox.en
 limits, its own uid, a clean environment) before it becomes an ipykernel. The grader talks to the
 zygote over its stdin/stdout, one JSON line per request.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -19,8 +20,13 @@ import time
 
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
-PRELOAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-               "PYTHONHASHSEED": "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+PRELOAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "PYTHONHASHSEED": "0",
+    "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -35,28 +41,32 @@ def _child(spec_path: str, connection_file: str) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     from . import sandbox
+
     env = sandbox.enter(spec_path)
     os.environ.clear()
     os.environ.update(env)
     sys.argv = ["ipykernel_launcher", "-f", connection_file]
     from ipykernel.kernelapp import IPKernelApp
+
     IPKernelApp.launch_instance(argv=["-f", connection_file])
     os._exit(0)
 
 
 def serve() -> None:
     os.environ.update(PRELOAD_ENV)
-    import IPython  # noqa: F401
     import ipykernel.ipkernel  # noqa: F401
     import ipykernel.kernelapp  # noqa: F401
+    import IPython  # noqa: F401
     import matplotlib  # noqa: F401
     import matplotlib_inline.backend_inline  # noqa: F401
     import numpy  # noqa: F401
     import torch
     import torch.nn  # noqa: F401
     import torch.nn.functional  # noqa: F401
+
     torch.set_num_threads(1)
     from .checks import _core  # noqa: F401
+
     statuses: dict = {}
 
     def reap():
@@ -98,9 +108,14 @@ def serve() -> None:
 class Zygote:
     def __init__(self):
         self.lock = threading.Lock()
-        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.zygote"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1,
-                                     env={**os.environ, **PRELOAD_ENV})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "autograder.zygote"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env={**os.environ, **PRELOAD_ENV},
+        )
         ready = self.proc.stdout.readline()
         if not ready:
             raise RuntimeError("the warm-kernel zygote did not start")
@@ -174,8 +189,9 @@ class ZygoteProvisioner(LocalProvisioner):
     sandbox_spec = ""
 
     async def launch_kernel(self, cmd, **kwargs):
-        pid = self.zygote.request(op="spawn", spec=self.sandbox_spec,
-                                  connection_file=self.parent.connection_file)["pid"]
+        pid = self.zygote.request(
+            op="spawn", spec=self.sandbox_spec, connection_file=self.parent.connection_file
+        )["pid"]
         self.process = ZygoteProcess(self.zygote, pid)
         self.pid = pid
         self.pgid = pid

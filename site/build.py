@@ -12,6 +12,7 @@ One step per function:
 
     .venv/bin/python site/build.py [--out build/site]     then open build/site/index.html
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,9 @@ MATHJAX = SITE / "node_modules" / "mathjax"
 
 COURSE_TITLE = "Transformer building blocks, by hand"
 SHOW, HIDE = "Show solution", "Hide solution"
-HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S)
+HIDDEN_TESTS = re.compile(
+    r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S
+)
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[^\n]*\n?", re.M)
 
 
@@ -45,6 +48,7 @@ def lessons() -> list[str]:
 
 # ---------------------------------------------------------------------------------------------
 # the lesson pages
+
 
 def strip_hidden_tests(source: str) -> str:
     """Drop every `### BEGIN HIDDEN TESTS` ... `### END HIDDEN TESTS` block, markers included."""
@@ -63,7 +67,8 @@ def download_note(lesson: str) -> nbformat.NotebookNode:
         f"Download the student notebook {{download}}`{lesson}.ipynb </downloads/{lesson}.ipynb>` "
         "(the exercises blank, the self-checks included) and run it in JupyterLab "
         "(`make lab` in the course repository). Each reference answer below is behind a "
-        f"**{SHOW}** toggle: try the exercise first.\n:::")
+        f"**{SHOW}** toggle: try the exercise first.\n:::"
+    )
 
 
 def site_notebook(nb: nbformat.NotebookNode, lesson: str, student_notebook: bool) -> nbformat.NotebookNode:
@@ -81,7 +86,7 @@ def site_notebook(nb: nbformat.NotebookNode, lesson: str, student_notebook: bool
                 cell.metadata["mystnb"] = {"code_prompt_show": SHOW, "code_prompt_hide": HIDE}
         elif cell.cell_type == "markdown" and is_solution:
             body = strip_solution_markers(cell.source)
-            cell.source = (f'<details class="solution">\n<summary>{SHOW}</summary>\n\n{body}\n\n</details>')
+            cell.source = f'<details class="solution">\n<summary>{SHOW}</summary>\n\n{body}\n\n</details>'
     if student_notebook:
         nb.cells.insert(1, download_note(lesson))
     return nb
@@ -89,6 +94,7 @@ def site_notebook(nb: nbformat.NotebookNode, lesson: str, student_notebook: bool
 
 # ---------------------------------------------------------------------------------------------
 # the home page
+
 
 def _blocks(markdown: str) -> list[str]:
     return [b.strip() for b in re.split(r"\n[ \t]*\n", markdown) if b.strip()]
@@ -109,14 +115,20 @@ def title_and_summary(nb: nbformat.NotebookNode) -> tuple[str, str]:
 
 def index_page(entries: list[tuple[str, str, str, bool]]) -> str:
     """MyST source of the home page; entries are (lesson, title, summary, has_student_notebook)."""
-    lines = [f"# {COURSE_TITLE}", "",
-             "Short, hands-on lessons that build the parts of a Transformer from `matmul` and "
-             "`softmax` up, checked against PyTorch's own ops. Each lesson is a notebook: the text "
-             "explains an idea, shows the equation right above the code that computes it, measures "
-             "what it claims, and ends each idea with an exercise and its self-check.", "",
-             "Read the lessons here (every reference answer is behind a **Show solution** toggle), "
-             "or download a student notebook and work through it in JupyterLab.", "",
-             "## Lessons", ""]
+    lines = [
+        f"# {COURSE_TITLE}",
+        "",
+        "Short, hands-on lessons that build the parts of a Transformer from `matmul` and "
+        "`softmax` up, checked against PyTorch's own ops. Each lesson is a notebook: the text "
+        "explains an idea, shows the equation right above the code that computes it, measures "
+        "what it claims, and ends each idea with an exercise and its self-check.",
+        "",
+        "Read the lessons here (every reference answer is behind a **Show solution** toggle), "
+        "or download a student notebook and work through it in JupyterLab.",
+        "",
+        "## Lessons",
+        "",
+    ]
     for lesson, title, summary, has_student in entries:
         lines += [f"### [{title}](lessons/{lesson}.ipynb)", "", summary, ""]
         if has_student:
@@ -129,6 +141,7 @@ def index_page(entries: list[tuple[str, str, str, bool]]) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # the Sphinx source folder
+
 
 def write_if_changed(path: Path, text: str) -> None:
     """Unchanged files keep their mtime, so Sphinx rebuilds only what changed."""
@@ -147,8 +160,9 @@ def ensure_mathjax() -> Path:
             npm = shutil.which("npm")
             if npm is None:
                 sys.exit("site/build.py: npm is needed once to fetch MathJax: bash .ci/install-browser.sh")
-            subprocess.run([npm, "ci", "--prefix", str(SITE), "--no-audit", "--no-fund", "--loglevel=error"],
-                           check=True)
+            subprocess.run(
+                [npm, "ci", "--prefix", str(SITE), "--no-audit", "--no-fund", "--loglevel=error"], check=True
+            )
     return es5
 
 
@@ -163,8 +177,10 @@ def assemble(src: Path) -> list[str]:
         student = NOTEBOOKS / f"{lesson}.ipynb"
         if student.exists():
             write_if_changed(src / "downloads" / f"{lesson}.ipynb", student.read_text(encoding="utf-8"))
-        write_if_changed(src / "lessons" / f"{lesson}.ipynb",
-                         nbformat.writes(site_notebook(nb, lesson, student.exists())) + "\n")
+        write_if_changed(
+            src / "lessons" / f"{lesson}.ipynb",
+            nbformat.writes(site_notebook(nb, lesson, student.exists())) + "\n",
+        )
         entries.append((lesson, *title_and_summary(nb), student.exists()))
     for folder in ("lessons", "downloads"):  # a lesson removed from solutions/ leaves the site too
         for stale in (src / folder).glob("*.ipynb"):
@@ -179,8 +195,22 @@ def assemble(src: Path) -> list[str]:
 
 def sphinx(src: Path, out: Path, doctrees: Path) -> None:
     """HTML from the assembled source with site/conf.py; any Sphinx warning fails the build."""
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
-           "-c", str(SITE), "-d", str(doctrees), str(src), str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-q",
+        "-W",
+        "--keep-going",
+        "-c",
+        str(SITE),
+        "-d",
+        str(doctrees),
+        str(src),
+        str(out),
+    ]
     subprocess.run(cmd, check=True)
 
 

@@ -3,6 +3,7 @@
 
 Everything the pages load is local: MathJax 3 is a copy of the npm package (site/package.json),
 the theme ships its own fonts and icons, and nothing here names a CDN."""
+
 from pathlib import Path
 
 project = "Transformer building blocks, by hand"

@@ -5,6 +5,7 @@ session fixture `chromium` lives in tests/conftest_browser.py (`pytest_plugins =
 Playwright's own browser download (`playwright install`) cannot work here: the tests drive the
 system Chromium at /usr/bin/chromium, which `.ci/install-browser.sh` installs when it is missing.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,9 +24,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "artifacts"
 CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 LOCAL_HOSTS = {"127.0.0.1"}
 INLINE_SCHEMES = {"data", "blob", "about"}  # content inside the page itself: nothing leaves the machine
 
@@ -33,9 +40,12 @@ INLINE_SCHEMES = {"data", "blob", "about"}  # content inside the page itself: no
 def require_chromium() -> str:
     """The Chromium binary, or a test failure that says how to install it (never a skip)."""
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: the browser tests need Debian's Chromium. "
-                    "Install it with `bash .ci/install-browser.sh` (apt-get install -y chromium), "
-                    "or set COURSE_CHROMIUM to another Chromium binary.", pytrace=False)
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: the browser tests need Debian's Chromium. "
+            "Install it with `bash .ci/install-browser.sh` (apt-get install -y chromium), "
+            "or set COURSE_CHROMIUM to another Chromium binary.",
+            pytrace=False,
+        )
     return CHROMIUM
 
 
@@ -74,6 +84,7 @@ def is_local(url: str) -> bool:
 class NetworkLog:
     """Every request of one page: what went outside 127.0.0.1 (blocked, never sent), what failed
     (network error or HTTP status >= 400), and uncaught JavaScript errors."""
+
     requests: list = field(default_factory=list)
     external: list = field(default_factory=list)
     failed: list = field(default_factory=list)
@@ -113,5 +124,3 @@ def kill_tree(proc, timeout: float = 10) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=timeout)
-
-

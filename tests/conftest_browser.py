@@ -1,5 +1,6 @@
 """The browser fixture shared by every browser test; test modules load it with
 `pytest_plugins = ["conftest_browser"]` (helpers: tests/browser.py)."""
+
 from __future__ import annotations
 
 import pytest

@@ -6,6 +6,7 @@ chosen by the grader, results sent back as raw numbers, compared in the grader's
 in a sandbox, and test cells come from the source notebook. So the catalogue also stands for
 attacks it does not name.
 """
+
 import copy
 import json
 
@@ -44,6 +45,7 @@ def edit(nb_fn):
         nb = fill(LESSON, BLANK)
         nb_fn(nb)
         return nb
+
     return make
 
 
@@ -63,8 +65,14 @@ def _forge_metadata(nb):
         if meta and meta.get("grade"):
             meta["points"] = 1000
     nb.cells.append(cell("pass"))
-    nb.cells[-1].metadata["nbgrader"] = {"grade": True, "grade_id": "bonus", "points": 50, "locked": True,
-                                         "solution": False, "schema_version": 3}
+    nb.cells[-1].metadata["nbgrader"] = {
+        "grade": True,
+        "grade_id": "bonus",
+        "points": 50,
+        "locked": True,
+        "solution": False,
+        "schema_version": 3,
+    }
 
 
 def _duplicate_cells(nb):
@@ -96,17 +104,39 @@ for path in found:
 ATTACKS = {
     # name: (notebook factory, the most it may score, what its honest part earns)
     "honest_perfect": (lambda: fill(LESSON, OK), 10),
-    "patch_torch_allclose": (lambda: with_cells(WRONG_SDPA | {k: v for k, v in OK.items() if k not in WRONG_SDPA},
-                                                ["torch.allclose = lambda *a, **k: True\n"
-                                                 "torch.equal = lambda *a, **k: True"]), 4),
-    "patch_check_library": (lambda: with_cells(BLANK, [
-        "import autograder.checks._core as core, autograder.checks.attention as att\n"
-        "core.check = lambda *a, **k: None\natt.check = lambda *a, **k: None\n"
-        "core.judge_result = lambda *a, **k: None\ncore.close = lambda *a, **k: True"]), 0),
-    "patch_numpy_and_torch": (lambda: with_cells(BLANK, [
-        "import numpy as np\nnp.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"
-        "torch.Tensor.__eq__ = lambda *a, **k: True\ntorch.testing.assert_close = lambda *a, **k: None"]), 0),
-    "lying_tensor_subclass": (lambda: with_cells(BLANK, ['''
+    "patch_torch_allclose": (
+        lambda: with_cells(
+            WRONG_SDPA | {k: v for k, v in OK.items() if k not in WRONG_SDPA},
+            ["torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True"],
+        ),
+        4,
+    ),
+    "patch_check_library": (
+        lambda: with_cells(
+            BLANK,
+            [
+                "import autograder.checks._core as core, autograder.checks.attention as att\n"
+                "core.check = lambda *a, **k: None\natt.check = lambda *a, **k: None\n"
+                "core.judge_result = lambda *a, **k: None\ncore.close = lambda *a, **k: True"
+            ],
+        ),
+        0,
+    ),
+    "patch_numpy_and_torch": (
+        lambda: with_cells(
+            BLANK,
+            [
+                "import numpy as np\nnp.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"
+                "torch.Tensor.__eq__ = lambda *a, **k: True\ntorch.testing.assert_close = lambda *a, **k: None"
+            ],
+        ),
+        0,
+    ),
+    "lying_tensor_subclass": (
+        lambda: with_cells(
+            BLANK,
+            [
+                """
 class Liar(torch.Tensor):
     def __eq__(self, other): return True
     def allclose(self, *a, **k): return True
@@ -115,36 +145,89 @@ class Liar(torch.Tensor):
 def scaled_dot_product_attention(q, k, v, mask=None):
     out = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype).as_subclass(Liar)
     return out, torch.zeros(*q.shape[:-1], k.shape[-2], dtype=q.dtype).as_subclass(Liar)
-'''], where="end"), 0),
-    "input_transformer_blanks_tests": (lambda: with_cells(BLANK, [
-        "ip = get_ipython()\n"
-        "ip.input_transformers_post.append(lambda lines: [] if any('checks.check' in l for l in lines) else lines)"]), 0),
+"""
+            ],
+            where="end",
+        ),
+        0,
+    ),
+    "input_transformer_blanks_tests": (
+        lambda: with_cells(
+            BLANK,
+            [
+                "ip = get_ipython()\n"
+                "ip.input_transformers_post.append(lambda lines: [] if any('checks.check' in l for l in lines) else lines)"
+            ],
+        ),
+        0,
+    ),
     "edited_test_cells": (edit(_edit_tests), 0),
     "deleted_test_cells": (edit(_delete_tests), 0),
     "forged_metadata": (edit(_forge_metadata), 0),
     "reads_the_solutions": (lambda: with_cells(BLANK, [READ_SOLUTIONS], where="end"), 0),
-    "writes_grader_files": (lambda: with_cells(BLANK, [
-        "import glob, os\n"
-        "for p in glob.glob('/tmp/**/grades.csv', recursive=True) + glob.glob('/tmp/**/*.json', recursive=True):\n"
-        "    try:\n        open(p, 'w').write('pwned')\n    except Exception:\n        pass\n"
-        f"for p in ['{sandbox.ROOT}/autograder/checks/attention.py', '{sandbox.ROOT}/solutions/01_attention.ipynb']:\n"
-        "    try:\n        open(p, 'a').write('# pwned')\n    except Exception as e:\n        print('blocked:', type(e).__name__)"]), 0),
+    "writes_grader_files": (
+        lambda: with_cells(
+            BLANK,
+            [
+                "import glob, os\n"
+                "for p in glob.glob('/tmp/**/grades.csv', recursive=True) + glob.glob('/tmp/**/*.json', recursive=True):\n"
+                "    try:\n        open(p, 'w').write('pwned')\n    except Exception:\n        pass\n"
+                f"for p in ['{sandbox.ROOT}/autograder/checks/attention.py', '{sandbox.ROOT}/solutions/01_attention.ipynb']:\n"
+                "    try:\n        open(p, 'a').write('# pwned')\n    except Exception as e:\n        print('blocked:', type(e).__name__)"
+            ],
+        ),
+        0,
+    ),
     "os_exit_in_an_answer": (lambda: fill(LESSON, OK | {"causal_mask_answer": "import os\nos._exit(3)"}), 9),
-    "sigkill_self": (lambda: with_cells(OK, ["import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"], where="end"), 10),
-    "memory_bomb": (lambda: with_cells(OK, ["blocks = []\nwhile True:\n    blocks.append(bytearray(256 * 2**20))"],
-                                       where="end"), 10),
-    "fork_many": (lambda: with_cells(OK, ["import os, time\nn = 0\ntry:\n    for _ in range(5000):\n"
-                                          "        if os.fork() == 0:\n            time.sleep(60)\n            os._exit(0)\n"
-                                          "        n += 1\nexcept OSError as e:\n    print('fork refused after', n)"],
-                                     where="end"), 10),
-    "uses_multiprocessing": (lambda: with_cells(OK, ["import multiprocessing as mp\n"
-                                                     "with mp.get_context('fork').Pool(2) as pool:\n"
-                                                     "    print(sum(pool.map(abs, range(-5, 5))))"], where="end"), 10),
-    "ignores_interrupts": (lambda: with_cells(OK, ["import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                                                   "while True:\n    pass"], where="end"), 10),
+    "sigkill_self": (
+        lambda: with_cells(OK, ["import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"], where="end"),
+        10,
+    ),
+    "memory_bomb": (
+        lambda: with_cells(
+            OK, ["blocks = []\nwhile True:\n    blocks.append(bytearray(256 * 2**20))"], where="end"
+        ),
+        10,
+    ),
+    "fork_many": (
+        lambda: with_cells(
+            OK,
+            [
+                "import os, time\nn = 0\ntry:\n    for _ in range(5000):\n"
+                "        if os.fork() == 0:\n            time.sleep(60)\n            os._exit(0)\n"
+                "        n += 1\nexcept OSError as e:\n    print('fork refused after', n)"
+            ],
+            where="end",
+        ),
+        10,
+    ),
+    "uses_multiprocessing": (
+        lambda: with_cells(
+            OK,
+            [
+                "import multiprocessing as mp\n"
+                "with mp.get_context('fork').Pool(2) as pool:\n"
+                "    print(sum(pool.map(abs, range(-5, 5))))"
+            ],
+            where="end",
+        ),
+        10,
+    ),
+    "ignores_interrupts": (
+        lambda: with_cells(
+            OK,
+            ["import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"],
+            where="end",
+        ),
+        10,
+    ),
     "infinite_loop_cell": (lambda: with_cells(OK, ["while True:\n    pass"], where="end"), 10),
-    "infinite_loop_in_answer": (lambda: fill(LESSON, OK | {"causal_mask_answer":
-                                                           "def causal_mask(seq_len):\n    while True:\n        pass"}), 9),
+    "infinite_loop_in_answer": (
+        lambda: fill(
+            LESSON, OK | {"causal_mask_answer": "def causal_mask(seq_len):\n    while True:\n        pass"}
+        ),
+        9,
+    ),
 }
 
 # Submissions that wreck their own kernel's messaging may lose more than their dishonest part: they
@@ -191,7 +274,8 @@ def test_attack_scores_no_more_than_its_honest_part(graded, name):
     points = sum(r.points for r in g.rows)
     ok = points <= ATTACKS[name][1] if name in DISRUPTIVE else points == ATTACKS[name][1]
     assert ok, f"{name}: got {points}, expected {ATTACKS[name][1]}:\n" + "\n".join(
-        f"  {r.question}: {r.points} {r.status} {r.message[:120]}" for r in g.rows)
+        f"  {r.question}: {r.points} {r.status} {r.message[:120]}" for r in g.rows
+    )
     for r in g.rows:
         if r.status != "passed":
             assert r.message, f"{name}/{r.question}: no message"
@@ -232,7 +316,10 @@ def test_deaths_and_timeouts_are_explained(graded):
 @pytest.mark.skipif(not sandbox.can_isolate(), reason="isolation needs root on Linux")
 def test_sandbox_facts(tmp_path):
     """Inside the sandbox: not root, no network, no secrets visible, no grading variables."""
-    probe = with_cells(OK, [f'''
+    probe = with_cells(
+        OK,
+        [
+            f'''
 import os, socket, json
 facts = {{"uid": os.getuid(), "env": sorted(os.environ), "cwd_files": sorted(os.listdir("."))}}
 for path in ["{sandbox.ROOT}/solutions", "{sandbox.ROOT}/build", "{sandbox.ROOT}/tests", "{tmp_path}"]:
@@ -242,7 +329,10 @@ try:
 except OSError as e:
     facts["net"] = type(e).__name__ + ":" + str(e.errno)
 print("FACTS" + json.dumps(facts))
-'''], where="end")
+'''
+        ],
+        where="end",
+    )
     subs = tmp_path / "class" / "spy"
     subs.mkdir(parents=True)
     nbformat.write(probe, subs / f"{LESSON}.ipynb")
@@ -251,10 +341,15 @@ print("FACTS" + json.dumps(facts))
     page = (out / "feedback" / "spy" / f"{LESSON}.html").read_text()
     import html as _html
     import re
+
     text = _html.unescape(re.sub(r"<[^>]+>", "", page))
     facts = json.loads(re.search(r"FACTS(\{.*?\})\s*$", text, re.M).group(1))
     assert facts["uid"] != 0
     assert not any(v for k, v in facts.items() if k.startswith("sees ")), facts
-    assert facts["net"] != "connected" and "111" not in facts["net"], facts["net"]   # unreachable, not refused
-    assert not any("GRAD" in k.upper() or "NBGRADER" in k.upper() or "JPY" in k.upper() for k in facts["env"]), facts["env"]
-    assert set(facts["cwd_files"]) <= {"kernel.json", ".mpl", ".ipython", ".cache", ".config"} | {f for f in facts["cwd_files"] if f.startswith("kernel-")}
+    assert facts["net"] != "connected" and "111" not in facts["net"], facts["net"]  # unreachable, not refused
+    assert not any(
+        "GRAD" in k.upper() or "NBGRADER" in k.upper() or "JPY" in k.upper() for k in facts["env"]
+    ), facts["env"]
+    assert set(facts["cwd_files"]) <= {"kernel.json", ".mpl", ".ipython", ".cache", ".config"} | {
+        f for f in facts["cwd_files"] if f.startswith("kernel-")
+    }

@@ -4,6 +4,7 @@ The notebooks assert their claims on their own seeds (and nbval re-runs them). H
 experiment code, taken from the solution notebooks' demo cells (their function and class
 definitions only), runs on fresh seeds with the reference answers, with the notebooks' margins.
 """
+
 import ast
 import math
 
@@ -20,10 +21,19 @@ def _definitions(lesson: str) -> dict:
         if cell.cell_type != "code" or "demo" not in tags(cell):
             continue
         tree = ast.parse(cell.source)
-        keep = [node for node in tree.body
-                if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-                or (isinstance(node, ast.Assign) and all(isinstance(n, ast.Constant) for n in ast.walk(node.value)
-                                                          if not isinstance(n, (ast.Tuple, ast.Load))))]
+        keep = [
+            node
+            for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            or (
+                isinstance(node, ast.Assign)
+                and all(
+                    isinstance(n, ast.Constant)
+                    for n in ast.walk(node.value)
+                    if not isinstance(n, (ast.Tuple, ast.Load))
+                )
+            )
+        ]
         exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{lesson} demo>", "exec"), ns)
     return ns
 
@@ -76,8 +86,16 @@ def test_activation_std_through_50_relu_layers(lesson05):
     for seed in (30, 31):
         stds = {s: lesson05["activation_stds"](s, seed)[None] for s in ("kaiming", "xavier", "small")}
         f = {s: lesson05["per_layer_factor"](v).item() for s, v in stds.items()}
-        assert abs(f["kaiming"] - 1) < 0.03 and abs(f["xavier"] - 2 ** -0.5) < 0.02 and abs(f["small"] - 0.16) < 0.01, f
-        assert 0.1 < stds["kaiming"][0, -1] < 10 and 1e-9 < stds["xavier"][0, -1] < 1e-6 and stds["small"][0, -1] < 1e-35
+        assert (
+            abs(f["kaiming"] - 1) < 0.03
+            and abs(f["xavier"] - 2**-0.5) < 0.02
+            and abs(f["small"] - 0.16) < 0.01
+        ), f
+        assert (
+            0.1 < stds["kaiming"][0, -1] < 10
+            and 1e-9 < stds["xavier"][0, -1] < 1e-6
+            and stds["small"][0, -1] < 1e-35
+        )
 
 
 def test_gpt2_residual_scaling(lesson05):

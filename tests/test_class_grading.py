@@ -1,4 +1,5 @@
 """Class-scale grading: LMS exports, zips, resuming after a kill, skipped demo cells, the report."""
+
 import csv
 import os
 import shutil
@@ -66,8 +67,9 @@ def test_interrupted_grading_resumes_and_loses_nothing(small_class, tmp_path):
     resumed = tmp_path / "resumed"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "autograder", "grade", str(root), "--out", str(resumed), "--workers", "1"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     state = resumed / ".state"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list(state.glob("*.json"))) < 2:
@@ -85,14 +87,28 @@ def test_interrupted_grading_resumes_and_loses_nothing(small_class, tmp_path):
 def test_progress_is_plain_lines_off_a_terminal(small_class, tmp_path):
     """Without a terminal, does grading log one plain line per notebook with counts and ETA?"""
     root, _ = small_class
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(root), "--out", str(tmp_path / "o"),
-                           "--workers", "2"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            str(root),
+            "--out",
+            str(tmp_path / "o"),
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0
     lines = [l for l in proc.stderr.splitlines() if l.startswith("graded ")]
     assert len(lines) == 6 and all("eta" in l for l in lines), proc.stderr
     assert "\r" not in proc.stderr
-    assert "alice" in proc.stdout and "01_attention" in proc.stdout   # the final table
+    assert "alice" in proc.stdout and "01_attention" in proc.stdout  # the final table
 
 
 @pytest.mark.parametrize("lesson", course.lessons())
@@ -111,6 +127,7 @@ def test_demo_cells_are_skipped_and_nothing_graded_needs_them(lesson):
             if course.nbgrader_meta(cell).get("solution") or "setup" in course.tags(cell):
                 exec(compile(cell.source, f"<{lesson}:{i}>", "exec"), ns)
     from autograder import checks
+
     module = checks.for_lesson(lesson)
     for name in graded_names:
         module.check(name, ns, hidden=True)
@@ -120,16 +137,27 @@ def test_report_has_plots_and_numbers(small_class):
     """Does the class report hold its plots and the same numbers as CSV?"""
     _, out = small_class
     report = out / "report"
-    from autograder.report import write_report
-    from autograder.classroom import _graded_from_json
     import json
+
+    from autograder.classroom import _graded_from_json
+    from autograder.report import write_report
+
     graded = [_graded_from_json(json.loads(p.read_text())) for p in sorted((out / ".state").glob("*.json"))]
     write_report(out, graded)
-    for name in ("index.html", "scores.png", "pass_rates.png", "scores.csv", "pass_rates.csv", "mistakes.csv"):
+    for name in (
+        "index.html",
+        "scores.png",
+        "pass_rates.png",
+        "scores.csv",
+        "pass_rates.csv",
+        "mistakes.csv",
+    ):
         assert (report / name).exists(), name
     rates = list(csv.DictReader(open(report / "pass_rates.csv")))
     alice_bob_erin = {r["question"]: r for r in rates if r["lesson"] == "01_attention"}
-    assert alice_bob_erin["causal_mask"]["passed"] == "1" and alice_bob_erin["causal_mask"]["submitted"] == "3"
+    assert (
+        alice_bob_erin["causal_mask"]["passed"] == "1" and alice_bob_erin["causal_mask"]["submitted"] == "3"
+    )
     mistakes = (report / "mistakes.csv").read_text()
     assert "polarity" in mistakes
 
@@ -137,6 +165,7 @@ def test_report_has_plots_and_numbers(small_class):
 def test_cold_kernels_grade_like_warm_ones(small_class, tmp_path):
     """Do kernels started from scratch give the same grades as kernels forked from the warm zygote?"""
     from autograder import sandbox
+
     root, out = small_class
     cold = tmp_path / "cold"
     grade_class(root, cold, workers=2, quiet=True, limits=sandbox.Limits(warm_kernels=False))
@@ -145,7 +174,8 @@ def test_cold_kernels_grade_like_warm_ones(small_class, tmp_path):
 
 def test_report_plots_open_in_a_browser(small_class, chromium):
     """Does the report page load in Chromium with every plot drawn and nothing fetched from outside?"""
-    from browser import NetworkLog, serve, screenshot_path
+    from browser import NetworkLog, screenshot_path, serve
+
     _, out = small_class
     with serve(out / "report") as base:
         page = chromium.new_page(viewport={"width": 1100, "height": 900})
@@ -158,4 +188,4 @@ def test_report_plots_open_in_a_browser(small_class, chromium):
         page.close()
     assert len(sizes) >= 2 and all(w > 0 for w in sizes), sizes
     assert not log.external and not log.failed, (log.external, log.failed)
-    assert "polarity" in text          # erin's mistake, from the actual grades
+    assert "polarity" in text  # erin's mistake, from the actual grades

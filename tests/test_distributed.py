@@ -6,6 +6,7 @@ loopback) as the gradebook and a local Dask cluster of worker processes as the g
 - a worker killed mid-task loses no submission;
 - a scheduler that disappears stops the command with a clear error, and the same command resumes.
 """
+
 import csv
 import glob
 import json
@@ -27,7 +28,7 @@ from autograder.classroom import _graded_to_json, grade_class
 from autograder.distributed import SchedulerLost, sweep_dead_workers
 from autograder.examples.build import CLASS
 
-STUDENTS = ("alice", "bob", "carol")            # a right answer, wrong ones, partly right ones
+STUDENTS = ("alice", "bob", "carol")  # a right answer, wrong ones, partly right ones
 LESSONS = ("01_attention", "02_layernorm")
 
 
@@ -43,13 +44,17 @@ def _free_port() -> int:
 
 def _postgres_bindir() -> Path:
     """Debian's PostgreSQL binaries, installed from the distribution's packages when missing."""
+
     def found():
         hits = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[4]))
         return Path(hits[-1]).parent if hits else None
+
     if found() is None:
         if os.geteuid() != 0 or not shutil.which("apt-get"):
-            pytest.fail("PostgreSQL is not installed and cannot be installed here (needs root and apt-get): "
-                        "run `apt-get install postgresql` (Debian/Ubuntu) first")
+            pytest.fail(
+                "PostgreSQL is not installed and cannot be installed here (needs root and apt-get): "
+                "run `apt-get install postgresql` (Debian/Ubuntu) first"
+            )
         # the package would start a system cluster: forbid service starts while it installs
         policy = Path("/usr/sbin/policy-rc.d")
         created = not policy.exists()
@@ -57,9 +62,14 @@ def _postgres_bindir() -> Path:
             policy.write_text("#!/bin/sh\nexit 101\n")
             policy.chmod(0o755)
         try:
-            proc = subprocess.run("apt-get update -qq && apt-get install -y -qq postgresql", shell=True,
-                                  env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-                                  capture_output=True, text=True, timeout=1200)
+            proc = subprocess.run(
+                "apt-get update -qq && apt-get install -y -qq postgresql",
+                shell=True,
+                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+                capture_output=True,
+                text=True,
+                timeout=1200,
+            )
         finally:
             if created:
                 policy.unlink()
@@ -74,8 +84,9 @@ def postgres():
     bindir = _postgres_bindir()
     root = Path(tempfile.mkdtemp(prefix="tbb-pg-"))
     as_user = []
-    if os.geteuid() == 0:   # PostgreSQL refuses to run as root: run it as the postgres user
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root: run it as the postgres user
         import pwd
+
         try:
             pw = pwd.getpwnam("postgres")
         except KeyError:
@@ -86,8 +97,14 @@ def postgres():
     data, log = root / "data", root / "server.log"
 
     def run(*cmd, **kw):
-        return subprocess.run(as_user + [str(bindir / cmd[0]), *cmd[1:]], capture_output=True, text=True,
-                              cwd=root, timeout=120, **kw)
+        return subprocess.run(
+            as_user + [str(bindir / cmd[0]), *cmd[1:]],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            timeout=120,
+            **kw,
+        )
 
     proc = run("initdb", "-D", str(data), "-A", "trust", "-U", "tbb", "-E", "UTF8", "--locale=C", "--no-sync")
     if proc.returncode != 0:
@@ -95,11 +112,14 @@ def postgres():
     opts = f"-h 127.0.0.1 -p {port} -k {root} -F -c max_connections=200"
     proc = run("pg_ctl", "-D", str(data), "-l", str(log), "-o", opts, "-w", "-t", "60", "start")
     if proc.returncode != 0:
-        pytest.fail(f"pg_ctl start failed:\n{proc.stdout}\n{proc.stderr}\n{log.read_text() if log.exists() else ''}")
+        pytest.fail(
+            f"pg_ctl start failed:\n{proc.stdout}\n{proc.stderr}\n{log.read_text() if log.exists() else ''}"
+        )
     server = f"postgresql+psycopg2://tbb@127.0.0.1:{port}"
 
     def create_database(name: str) -> str:
         import psycopg2
+
         conn = psycopg2.connect(host="127.0.0.1", port=port, user="tbb", dbname="postgres")
         conn.autocommit = True
         with conn.cursor() as cur:
@@ -122,8 +142,15 @@ def postgres():
 @pytest.fixture(scope="session")
 def dask_cluster():
     from distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           host="127.0.0.1", silence_logs=40)
+
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        host="127.0.0.1",
+        silence_logs=40,
+    )
     client = Client(cluster, set_as_default=False)
     client.wait_for_workers(2, timeout=120)
     try:
@@ -131,7 +158,7 @@ def dask_cluster():
     finally:
         client.close()
         cluster.close()
-        sweep_dead_workers()     # workers the nanny had to kill leave their folders
+        sweep_dead_workers()  # workers the nanny had to kill leave their folders
 
 
 @pytest.fixture(scope="session")
@@ -158,6 +185,7 @@ def _rows(path):
 
 def _count(db_url: str, table: str) -> int:
     from sqlalchemy import create_engine, text
+
     engine = create_engine(db_url)
     try:
         with engine.connect() as conn:
@@ -171,10 +199,12 @@ def _check_gradebook(db_url: str, local_out: Path, submissions: int) -> None:
     expected = gradebook.scores(gradebook.default_url(local_out))
     got = gradebook.scores(db_url)
     wrong = {k: (got.get(k), v) for k, v in expected.items() if got.get(k) != v}
-    assert not wrong and set(got) == set(expected), f"gradebook scores (got, expected): {wrong or set(got) ^ set(expected)}"
+    assert not wrong and set(got) == set(expected), (
+        f"gradebook scores (got, expected): {wrong or set(got) ^ set(expected)}"
+    )
     assert _count(db_url, "submitted_assignment") == submissions
     assert _count(db_url, "grade") == len(expected), "duplicate grade rows"
-    with gradebook.open_gradebook(db_url) as gb:     # nbgrader's own totals: nothing added twice
+    with gradebook.open_gradebook(db_url) as gb:  # nbgrader's own totals: nothing added twice
         for row in _rows(local_out / "summary.csv"):
             sub = gb.find_submission(row["lesson"], row["student"])
             assert sub.score == float(row["points"]), f"{row['student']}/{row['lesson']}: total {sub.score}"
@@ -184,8 +214,9 @@ def _check_gradebook(db_url: str, local_out: Path, submissions: int) -> None:
 # the tests
 
 
-def test_postgres_and_dask_give_the_same_grades_as_sqlite_locally(postgres, dask_cluster, local_run,
-                                                                  small_class, tmp_path):
+def test_postgres_and_dask_give_the_same_grades_as_sqlite_locally(
+    postgres, dask_cluster, local_run, small_class, tmp_path
+):
     """Is grades.csv byte for byte the local SQLite run's when PostgreSQL and Dask do the work?"""
     local_out, _ = local_run
     cluster, _ = dask_cluster
@@ -227,10 +258,16 @@ def test_concurrent_graders_share_one_postgres_gradebook(postgres, local_run, tm
     db_url = create_database("concurrent")
     results = tmp_path / "results.json"
     results.write_text(json.dumps([_graded_to_json(g) for g in result["graded"]]))
-    start = time.time() + 6      # past the import time of every process: they start together
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, db_url, str(results), str(start), str(seed)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for seed in range(4)]
+    start = time.time() + 6  # past the import time of every process: they start together
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, db_url, str(results), str(start), str(seed)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for seed in range(4)
+    ]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
     for p, text in zip(procs, outputs):
         assert p.returncode == 0, f"a grader failed:\n{text[-3000:]}"
@@ -270,15 +307,17 @@ def test_killed_worker_loses_no_submission(postgres, dask_cluster, local_run, sm
     assert killed, "no worker was busy to be killed: the test did not test anything"
     assert (out / "grades.csv").read_text() == (local_out / "grades.csv").read_text()
     _check_gradebook(db_url, local_out, len(STUDENTS) * len(LESSONS))
-    sweep_dead_workers()                       # the killed worker's kernel and folder
-    client.wait_for_workers(2, timeout=120)   # the nanny restarts it for the next test
+    sweep_dead_workers()  # the killed worker's kernel and folder
+    client.wait_for_workers(2, timeout=120)  # the nanny restarts it for the next test
 
 
-def test_lost_scheduler_stops_clearly_and_the_same_command_resumes(postgres, dask_cluster, local_run,
-                                                                   small_class, tmp_path):
+def test_lost_scheduler_stops_clearly_and_the_same_command_resumes(
+    postgres, dask_cluster, local_run, small_class, tmp_path
+):
     """When the scheduler is killed mid-run, does grading stop with a clear error, and does running
     it again grade only what is missing, with the same grades and nothing counted twice?"""
     import dask
+
     local_out, _ = local_run
     cluster, _ = dask_cluster
     _, create_database = postgres
@@ -288,12 +327,30 @@ def test_lost_scheduler_stops_clearly_and_the_same_command_resumes(postgres, das
     address = f"tcp://127.0.0.1:{port}"
     dask_bin = Path(sys.executable).parent / "dask"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    scheduler = subprocess.Popen([str(dask_bin), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                  "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    worker = subprocess.Popen([str(dask_bin), "worker", address, "--nthreads", "1", "--nworkers", "1",
-                               "--no-dashboard", "--death-timeout", "10"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                              start_new_session=True)
+    scheduler = subprocess.Popen(
+        [str(dask_bin), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    worker = subprocess.Popen(
+        [
+            str(dask_bin),
+            "worker",
+            address,
+            "--nthreads",
+            "1",
+            "--nworkers",
+            "1",
+            "--no-dashboard",
+            "--death-timeout",
+            "10",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
 
     def kill_scheduler():
         deadline = time.time() + 240
@@ -324,7 +381,9 @@ def test_lost_scheduler_stops_clearly_and_the_same_command_resumes(postgres, das
     grade_class(small_class, out, db_url=db_url, scheduler=cluster.scheduler_address, quiet=True)
     again = {p.name: p.stat().st_mtime_ns for p in (out / ".state").glob("*.json")}
     assert len(again) == total
-    assert all(again[name] == mtime for name, mtime in first.items()), "a finished submission was graded again"
+    assert all(again[name] == mtime for name, mtime in first.items()), (
+        "a finished submission was graded again"
+    )
     assert (out / "grades.csv").read_text() == (local_out / "grades.csv").read_text()
     _check_gradebook(db_url, local_out, total)
 
@@ -336,10 +395,12 @@ def test_a_worker_with_other_solutions_is_refused(dask_cluster, small_class, tmp
 
     def stale():
         import autograder.distributed as d
+
         d._version = "0000stale0000000"
 
     def fresh():
         import autograder.distributed as d
+
         d._version = None
 
     cluster, client = dask_cluster

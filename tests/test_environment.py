@@ -1,4 +1,5 @@
 """Do environment.yml and requirements.txt name the same packages at the same versions?"""
+
 import re
 from pathlib import Path
 
@@ -20,7 +21,9 @@ def test_conda_and_pip_agree():
     yml = (ROOT / "environment.yml").read_text().split("- pip:", 1)[1]
     conda = _pins(yml.splitlines())
     assert pip, "requirements.txt pins nothing"
-    assert pip == conda, f"requirements.txt vs environment.yml differ: {set(pip.items()) ^ set(conda.items())}"
+    assert pip == conda, (
+        f"requirements.txt vs environment.yml differ: {set(pip.items()) ^ set(conda.items())}"
+    )
 
 
 def test_torch_is_pinned_to_the_cpu_wheel_on_disk():

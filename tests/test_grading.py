@@ -1,5 +1,6 @@
 """Does grading give exactly the expected grades, catch every classic mistake, and accept correct
 answers written differently? (The real pipeline: nbgrader gradebook, sandboxed kernels.)"""
+
 import csv
 import shutil
 
@@ -33,18 +34,25 @@ def test_bundled_class_is_up_to_date(tmp_path):
     for path in sorted(fresh.rglob("*.ipynb")):
         committed = CLASS / path.relative_to(fresh)
         assert committed.exists() and committed.read_bytes() == path.read_bytes(), (
-            f"{committed} is stale: run `make examples`")
+            f"{committed} is stale: run `make examples`"
+        )
 
 
 def test_example_class_gets_expected_grades(example_grades):
     """Does every (student, lesson, question) get exactly the points expected_grades.csv says?"""
     out, _ = example_grades
-    got = {(r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"]))
-           for r in _read(out / "grades.csv")}
-    expected = {(r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"]))
-                for r in _read(EXPECTED)}
+    got = {
+        (r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"]))
+        for r in _read(out / "grades.csv")
+    }
+    expected = {
+        (r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"]))
+        for r in _read(EXPECTED)
+    }
     wrong = {k: (got.get(k), v) for k, v in expected.items() if got.get(k) != v}
-    assert not wrong, "got vs expected (points, max):\n" + "\n".join(f"{k}: {g} vs {e}" for k, (g, e) in wrong.items())
+    assert not wrong, "got vs expected (points, max):\n" + "\n".join(
+        f"{k}: {g} vs {e}" for k, (g, e) in wrong.items()
+    )
     assert set(got) == set(expected), f"unexpected rows: {set(got) ^ set(expected)}"
 
 
@@ -68,7 +76,9 @@ def test_output_files_follow_the_contract(example_grades):
         if r["status"] != "passed":
             assert r["message"], f"no message for {r}"
     students = {p.name for p in CLASS.iterdir()}
-    assert {r["student"] for r in _read(out / "summary.csv")} == students, "a student is missing from summary.csv"
+    assert {r["student"] for r in _read(out / "summary.csv")} == students, (
+        "a student is missing from summary.csv"
+    )
     for r in _read(out / "summary.csv"):
         if r["lesson"] and r["status"] != "ungradable":
             assert (out / "feedback" / r["student"] / f"{r['lesson']}.html").exists()
@@ -101,6 +111,7 @@ def test_grading_twice_gives_the_same_grades(example_grades, tmp_path):
 def test_gradebook_holds_the_same_scores(example_grades):
     """Are the scores in nbgrader's gradebook the ones in grades.csv?"""
     from autograder.gradebook import scores
+
     out, result = example_grades
     db = scores(result["db_url"])
     for r in _read(out / "grades.csv"):

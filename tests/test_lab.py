@@ -5,6 +5,7 @@ notebooks/; the student notebook of lesson 01 is opened and run (its first self-
 the unfinished exercise), the nbgrader Validate button must be in the notebook toolbar, and a
 notebook with the example answers filled in must validate through that button.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,10 @@ JUPYTER = Path(sys.executable).parent / "jupyter"
 # can be found), and no news or update check (nothing fetched from outside).
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"checkForUpdates": False,
-                                                                        "fetchNews": "false"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "checkForUpdates": False,
+        "fetchNews": "false",
+    },
 }
 
 
@@ -42,8 +45,11 @@ KERNEL_IDLE = re.compile(r"^(?!No Kernel).+ \| Idle$")
 
 def first_graded_name(nb: dict) -> str:
     """The first self-check of a notebook (its grade_id is the graded name)."""
-    return next(c["metadata"]["nbgrader"]["grade_id"] for c in nb["cells"]
-                if c["metadata"].get("nbgrader", {}).get("grade") and not c["metadata"]["nbgrader"].get("solution"))
+    return next(
+        c["metadata"]["nbgrader"]["grade_id"]
+        for c in nb["cells"]
+        if c["metadata"].get("nbgrader", {}).get("grade") and not c["metadata"]["nbgrader"].get("solution")
+    )
 
 
 def with_answers(nb: dict, answers: dict) -> dict:
@@ -89,11 +95,24 @@ def lab(tmp_path_factory):
         path.write_text(json.dumps(value), encoding="utf-8")
 
     port, token = free_port(), secrets.token_hex(16)
-    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(work / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(work / "workspaces"), JUPYTER_RUNTIME_DIR=str(work / "runtime"))
-    cmd = [str(JUPYTER), "lab", f"--notebook-dir={notebooks}", "--no-browser", "--ip=127.0.0.1",
-           f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    env = dict(
+        os.environ,
+        JUPYTERLAB_SETTINGS_DIR=str(work / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(work / "workspaces"),
+        JUPYTER_RUNTIME_DIR=str(work / "runtime"),
+    )
+    cmd = [
+        str(JUPYTER),
+        "lab",
+        f"--notebook-dir={notebooks}",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
     if os.getuid() == 0:
         cmd.append("--allow-root")
     log = (work / "lab.log").open("w")
@@ -122,8 +141,10 @@ def open_notebook(browser, lab, path: str):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     log = NetworkLog.attach(page)
     # a workspace of its own (reset): no tab of an earlier test is restored next to this one
-    page.goto(f"{base}/lab/workspaces/{secrets.token_hex(4)}/tree/{path}?reset&token={token}",
-              wait_until="domcontentloaded")
+    page.goto(
+        f"{base}/lab/workspaces/{secrets.token_hex(4)}/tree/{path}?reset&token={token}",
+        wait_until="domcontentloaded",
+    )
     # the status bar names the kernel once it runs ("No Kernel | Initializing" before)
     page.locator(".jp-StatusBar-Widget").get_by_text(KERNEL_IDLE).wait_for(timeout=90_000)
     tab = page.locator(".jp-mod-current.lm-TabBar-tab[title*='Path: ']").first
@@ -149,7 +170,8 @@ def test_lab_runs_the_student_notebook_and_self_check_reports_unfinished(browser
         report = page.locator(".jp-OutputArea-output", has_text="not done yet").first
         report.wait_for(timeout=120_000)
         assert f"{name}: not done yet" in report.inner_text(), (
-            f"the first 'not done yet' report is not about the first exercise {name}: {report.inner_text()[:300]}")
+            f"the first 'not done yet' report is not about the first exercise {name}: {report.inner_text()[:300]}"
+        )
         report.scroll_into_view_if_needed()
         page.screenshot(path=str(screenshot_path(f"lab-{LESSON}-self-check")))
         # the same unfinished notebook does not pass nbgrader's Validate
@@ -157,7 +179,8 @@ def test_lab_runs_the_student_notebook_and_self_check_reports_unfinished(browser
         verdict = page.locator(".validation-success, .validation-failed").first
         verdict.wait_for(timeout=150_000)
         assert "not done yet" in verdict.inner_text(), (
-            f"Validate on the unfinished notebook should list the exercises not done yet: {verdict.inner_text()[:500]}")
+            f"Validate on the unfinished notebook should list the exercises not done yet: {verdict.inner_text()[:500]}"
+        )
         assert not log.external, f"JupyterLab requested outside 127.0.0.1: {log.external}"
     finally:
         page.close()

@@ -1,5 +1,6 @@
 """Do the checks pass every reference answer, name every classic mistake, and accept correct
 answers written differently? (In-process: the same checks the notebooks' test cells call.)"""
+
 import pytest
 
 from autograder import checks

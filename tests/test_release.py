@@ -1,4 +1,5 @@
 """Are the student notebooks what nbgrader makes of the solutions, with nothing leaked?"""
+
 import nbformat
 import pytest
 
@@ -11,7 +12,8 @@ LESSONS = course.lessons()
 def test_student_notebook_in_sync_with_solution(lesson):
     """Is notebooks/<lesson>.ipynb byte-identical to a fresh `make release`?"""
     assert course.student_version_in_sync(lesson), (
-        f"notebooks/{lesson}.ipynb drifted from solutions/{lesson}.ipynb: run `make release`")
+        f"notebooks/{lesson}.ipynb drifted from solutions/{lesson}.ipynb: run `make release`"
+    )
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -5,6 +5,7 @@ The site is built once (site/build.py, as `make book` does) into a temporary fol
 fail, all math is typeset, every image loads, reference answers stay hidden until their toggle is
 clicked, hidden tests never reach the page. Screenshots go to build/artifacts/.
 """
+
 from __future__ import annotations
 
 import json
@@ -66,8 +67,12 @@ def solution_cells(nb) -> list:
 
 
 def image_outputs(nb) -> int:
-    return sum(any(k.startswith("image/") for k in o.get("data", {}))
-               for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    return sum(
+        any(k.startswith("image/") for k in o.get("data", {}))
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+    )
 
 
 @pytest.fixture(scope="session")
@@ -75,8 +80,13 @@ def site(tmp_path_factory) -> Path:
     """The site, built once from solutions/ exactly as `make book` builds it."""
     require_chromium()
     out = tmp_path_factory.mktemp("book") / "site"
-    done = subprocess.run([sys.executable, str(ROOT / "site" / "build.py"), "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "site" / "build.py"), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, f"site/build.py failed:\n{done.stdout}\n{done.stderr}"
     return out
 
@@ -115,8 +125,11 @@ def open_page(browser_context, base_url):
 
 def test_every_built_page_is_checked(site):
     """Does the browser test visit every page the build produced?"""
-    built = sorted(str(p.relative_to(site).with_suffix("")) for p in site.rglob("*.html")
-                   if not p.relative_to(site).parts[0].startswith("_"))
+    built = sorted(
+        str(p.relative_to(site).with_suffix(""))
+        for p in site.rglob("*.html")
+        if not p.relative_to(site).parts[0].startswith("_")
+    )
     assert built == sorted(PAGES), f"pages built: {built}; pages the test opens: {sorted(PAGES)}"
 
 
@@ -139,12 +152,14 @@ def test_page_loads_offline_with_math_and_images(open_page, name):
         nb = lesson_nb(name.split("/")[1])
         plots = image_outputs(nb)
         assert len(state["images"]) >= plots, (
-            f"{name}: {len(state['images'])} images on the page, the notebook stores {plots} plots")
+            f"{name}: {len(state['images'])} images on the page, the notebook stores {plots} plots"
+        )
         has_math = any("$" in c.source for c in nb.cells if c.cell_type == "markdown")
         if has_math:
             assert state["math"] > 0 and state["typeset"] >= state["math"], (
                 f"{name}: the lesson writes math but the page shows {state['typeset']} typeset formulas "
-                f"for {state['math']} math elements")
+                f"for {state['math']} math elements"
+            )
         if plots and has_math:
             figure = page.locator(".cell_output img").first
             figure.scroll_into_view_if_needed()
@@ -162,11 +177,14 @@ def test_index_lists_every_lesson_with_what_it_teaches(open_page):
         assert link.count() >= 1, f"index: no link to lessons/{lesson}.html"
         first = next(c.source for c in lesson_nb(lesson).cells if c.cell_type == "markdown")
         title = next(line[2:].strip() for line in first.splitlines() if line.startswith("# "))
-        assert title.replace("`", "") in link.first.inner_text(), f"index: the link to {lesson} does not read {title!r}"
+        assert title.replace("`", "") in link.first.inner_text(), (
+            f"index: the link to {lesson} does not read {title!r}"
+        )
         paragraphs = [b for b in re.split(r"\n\s*\n", first) if b.strip() and not b.lstrip().startswith("#")]
         words = re.sub(r"[`*$\\]", "", paragraphs[0]).split()[:6]
         assert " ".join(words) in " ".join(state["text"].split()), (
-            f"index: the summary of {lesson} (its first paragraph, starting {' '.join(words)!r}) is missing")
+            f"index: the summary of {lesson} (its first paragraph, starting {' '.join(words)!r}) is missing"
+        )
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -195,8 +213,13 @@ def test_hidden_tests_and_markers_removed(open_page, lesson):
         assert marker not in text, f"{lesson}: the page shows {marker!r}"
     nb = lesson_nb(lesson)
     visible = "\n".join(HIDDEN_BLOCK.sub("", c.source) for c in nb.cells)
-    hidden = {line.strip() for c in nb.cells if c.cell_type == "code"
-              for block in HIDDEN_BLOCK.findall(c.source) for line in block.splitlines()}
+    hidden = {
+        line.strip()
+        for c in nb.cells
+        if c.cell_type == "code"
+        for block in HIDDEN_BLOCK.findall(c.source)
+        for line in block.splitlines()
+    }
     leaked = [line for line in hidden if line and line not in visible and line in text]
     assert not leaked, f"{lesson}: hidden test code on the page: {leaked[:5]}"
 
@@ -210,4 +233,6 @@ def test_student_notebook_download(open_page, base_url, lesson):
     response = page.request.get(f"{base_url}/lessons/{link.first.get_attribute('href')}")
     assert response.ok, f"{lesson}: the student notebook link answers HTTP {response.status}"
     expected = json.loads((NOTEBOOKS / f"{lesson}.ipynb").read_text(encoding="utf-8"))
-    assert response.json() == expected, f"{lesson}: the downloadable notebook differs from notebooks/{lesson}.ipynb"
+    assert response.json() == expected, (
+        f"{lesson}: the downloadable notebook differs from notebooks/{lesson}.ipynb"
+    )

@@ -1,4 +1,5 @@
 """One check module per lesson; `LESSONS` maps a lesson id to its module name."""
+
 import importlib
 
 LESSONS = {

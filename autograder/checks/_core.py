@@ -11,14 +11,16 @@ to decide. The same case runs two ways:
 So whatever a submission does to torch, numpy or IPython inside its kernel can change only its own
 answers, never a comparison.
 """
+
 from __future__ import annotations
 
 import base64
 import json
 import math
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -43,9 +45,16 @@ class AnswerError(CheckFailure):
 # The wire: JSON values, tensors as dtype/shape/base64 bytes
 
 _DTYPES = {
-    "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
-    "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
-    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int64": torch.int64,
+    "int32": torch.int32,
+    "int16": torch.int16,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
 }
 _DTYPE_NAMES = {v: k for k, v in _DTYPES.items()}
 MAX_WIRE_ELEMENTS = 2_000_000  # a forged or runaway output cannot make the grader allocate more
@@ -110,6 +119,7 @@ def decode(data: Any) -> Any:
 @dataclass(frozen=True)
 class Unsupported:
     """An output that is not a tensor, number, string or sequence of them."""
+
     type_name: str
 
     def __repr__(self):
@@ -132,16 +142,26 @@ def let(out: str, value: Any) -> dict:
 def new(out: str, cls: str, *args, state: dict | None = None, dtype=None, **kwargs) -> dict:
     """Instantiate `cls` (a graded class name, or a dotted `torch.` path), move it to `dtype`,
     then load `state` (a dict of tensors)."""
-    return {"op": "new", "out": out, "cls": cls, "args": [_arg(a) for a in args],
-            "kwargs": {k: _arg(v) for k, v in kwargs.items()},
-            "dtype": None if dtype is None else _DTYPE_NAMES[dtype],
-            "state": None if state is None else {k: encode(v) for k, v in state.items()}}
+    return {
+        "op": "new",
+        "out": out,
+        "cls": cls,
+        "args": [_arg(a) for a in args],
+        "kwargs": {k: _arg(v) for k, v in kwargs.items()},
+        "dtype": None if dtype is None else _DTYPE_NAMES[dtype],
+        "state": None if state is None else {k: encode(v) for k, v in state.items()},
+    }
 
 
 def call(out: str, fn: str | dict, *args, **kwargs) -> dict:
     """Call a graded name (a string) or a bound value (`ref(...)`, e.g. a module) with arguments."""
-    return {"op": "call", "out": out, "fn": fn, "args": [_arg(a) for a in args],
-            "kwargs": {k: _arg(v) for k, v in kwargs.items()}}
+    return {
+        "op": "call",
+        "out": out,
+        "fn": fn,
+        "args": [_arg(a) for a in args],
+        "kwargs": {k: _arg(v) for k, v in kwargs.items()},
+    }
 
 
 def seed(value: int) -> dict:
@@ -188,8 +208,9 @@ def run_steps(steps: list, outputs: list, namespace: dict) -> dict:
                 torch.manual_seed(step["seed"])
             elif op == "new":
                 cls = _lookup_class(step["cls"], namespace)
-                obj = cls(*[resolve(a) for a in step["args"]],
-                          **{k: resolve(v) for k, v in step["kwargs"].items()})
+                obj = cls(
+                    *[resolve(a) for a in step["args"]], **{k: resolve(v) for k, v in step["kwargs"].items()}
+                )
                 if step.get("dtype"):
                     obj = obj.to(_DTYPES[step["dtype"]])
                 if step["state"] is not None:
@@ -204,8 +225,9 @@ def run_steps(steps: list, outputs: list, namespace: dict) -> dict:
                     fn = namespace[fn]
                 else:
                     fn = resolve(fn)
-                env[step["out"]] = fn(*[resolve(a) for a in step["args"]],
-                                      **{k: resolve(v) for k, v in step["kwargs"].items()})
+                env[step["out"]] = fn(
+                    *[resolve(a) for a in step["args"]], **{k: resolve(v) for k, v in step["kwargs"].items()}
+                )
             else:
                 raise ValueError(f"unknown step {op!r}")
         except NotImplementedError:
@@ -213,8 +235,11 @@ def run_steps(steps: list, outputs: list, namespace: dict) -> dict:
         except Exception as exc:  # the student's code raised: report it, never crash the runner
             tb = traceback.extract_tb(exc.__traceback__)
             where = f" (line {tb[-1].lineno})" if tb else ""
-            return {"error": f"{type(exc).__name__}: {exc}{where}"[:2000], "not_implemented": False,
-                    "step": i}
+            return {
+                "error": f"{type(exc).__name__}: {exc}{where}"[:2000],
+                "not_implemented": False,
+                "step": i,
+            }
     result = {}
     for name in outputs:
         value = env.get(name.split(".")[0])
@@ -236,11 +261,12 @@ def run_steps(steps: list, outputs: list, namespace: dict) -> dict:
 @dataclass
 class Case:
     """One input for one question. `steps`/`outputs` travel to the kernel; `facts` stay here."""
-    label: str                      # e.g. "q (2, 3, 5, 8) float32, mask=causal": shown on failure
+
+    label: str  # e.g. "q (2, 3, 5, 8) float32, mask=causal": shown on failure
     steps: list
     outputs: list
     facts: dict = field(default_factory=dict)
-    size: int = 0                   # smaller cases are judged first: the first failure is the smallest
+    size: int = 0  # smaller cases are judged first: the first failure is the smallest
 
     def wire(self) -> dict:
         return {"steps": self.steps, "outputs": self.outputs}
@@ -249,18 +275,21 @@ class Case:
 @dataclass
 class Question:
     """A graded question: its cases (visible and hidden) and the judge that decides each one."""
+
     name: str
-    cases: Callable[[bool], list]            # cases(hidden) -> list[Case]
-    judge: Callable[[Case, dict], None]      # raises CheckFailure
-    needs: tuple = ()                        # the graded names it calls
+    cases: Callable[[bool], list]  # cases(hidden) -> list[Case]
+    judge: Callable[[Case, dict], None]  # raises CheckFailure
+    needs: tuple = ()  # the graded names it calls
 
 
 def judge_result(question: Question, case: Case, result: dict) -> None:
     """Turn one wire result into a verdict (raises CheckFailure/NotDone/AnswerError)."""
     if "error" in result:
         if result.get("not_implemented"):
-            raise NotDone(f"{question.name}: not done yet. It still raises NotImplementedError: "
-                          f"replace the stub in its answer cell with your code.")
+            raise NotDone(
+                f"{question.name}: not done yet. It still raises NotImplementedError: "
+                f"replace the stub in its answer cell with your code."
+            )
         raise AnswerError(f"{question.name} raised {result['error']}\n  on input: {case.label}")
     outputs = {}
     for name in case.outputs:
@@ -307,8 +336,9 @@ def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
     if not isinstance(got, torch.Tensor):
         raise CheckFailure(f"{what} should be a tensor, got {got!r}")
     if shape is not None and tuple(got.shape) != tuple(shape):
-        raise CheckFailure(f"{what} has the wrong shape.\n  got:      {tuple(got.shape)}\n"
-                           f"  expected: {tuple(shape)}")
+        raise CheckFailure(
+            f"{what} has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: {tuple(shape)}"
+        )
     if dtype is not None and got.dtype != dtype:
         raise CheckFailure(f"{what} has the wrong dtype.\n  got:      {got.dtype}\n  expected: {dtype}")
     return got
@@ -317,7 +347,9 @@ def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
 def expect_dtype(got: torch.Tensor, dtype, what: str) -> None:
     """Graded functions keep their input's dtype (float32 in, float32 out)."""
     if got.dtype != dtype:
-        raise CheckFailure(f"{what} should keep the input dtype.\n  got:      {got.dtype}\n  expected: {dtype}")
+        raise CheckFailure(
+            f"{what} should keep the input dtype.\n  got:      {got.dtype}\n  expected: {dtype}"
+        )
 
 
 def close(got: torch.Tensor, expected: torch.Tensor, rtol=None, atol=None) -> bool:
@@ -345,11 +377,14 @@ def assert_close(got: Any, expected: torch.Tensor, what: str, hint: str = "", rt
         diff = (g - e).abs().nan_to_num(nan=float("inf"))
         flat = int(diff.reshape(-1).argmax())
         idx = np.unravel_index(flat, tuple(diff.shape)) if diff.dim() else ()
-        detail = (f"largest difference {float(diff.reshape(-1)[flat]):.3g} at index "
-                  f"{tuple(int(i) for i in idx)}: got {float(g.reshape(-1)[flat]):.6g}, "
-                  f"expected {float(e.reshape(-1)[flat]):.6g}")
-    msg = (f"{what} is not what it should be.\n  got:      {_fmt(got)}\n  expected: {_fmt(expected)}\n"
-           f"  {detail}")
+        detail = (
+            f"largest difference {float(diff.reshape(-1)[flat]):.3g} at index "
+            f"{tuple(int(i) for i in idx)}: got {float(g.reshape(-1)[flat]):.6g}, "
+            f"expected {float(e.reshape(-1)[flat]):.6g}"
+        )
+    msg = (
+        f"{what} is not what it should be.\n  got:      {_fmt(got)}\n  expected: {_fmt(expected)}\n  {detail}"
+    )
     if hint:
         msg += f"\n  hint: {hint}"
     raise CheckFailure(msg)

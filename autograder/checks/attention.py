@@ -4,6 +4,7 @@ Each graded name has cases (small first; hidden ones add seeds, dtypes and shape
 compares with torch's own ops and, on a mismatch, recognises the classic mistakes of
 shared/MISTAKES.md by recomputing them ("your output equals softmax over the queries ...").
 """
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,20 @@ import math
 import torch
 
 from . import _core
-from ._core import Case, CheckFailure, Question, assert_close, call, diagnose, expect_tensor, gen, let, new, rand, ref
+from ._core import (
+    Case,
+    CheckFailure,
+    Question,
+    assert_close,
+    call,
+    diagnose,
+    expect_tensor,
+    gen,
+    let,
+    new,
+    rand,
+    ref,
+)
 
 LESSON = "01_attention"
 
@@ -22,11 +36,11 @@ LESSON = "01_attention"
 def ref_weights(q, k, mask=None, scale=None, softmax_dim=-1, masked_value=-math.inf):
     q, k = q.double(), k.double()
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    scores = q @ k.transpose(-2, -1) * scale                            # (..., Lq, Lk)
+    scores = q @ k.transpose(-2, -1) * scale  # (..., Lq, Lk)
     if mask is not None:
         scores = scores.masked_fill(~mask, masked_value)
     w = torch.softmax(scores, dim=softmax_dim)
-    return torch.nan_to_num(w, nan=0.0)                                   # fully masked row -> 0
+    return torch.nan_to_num(w, nan=0.0)  # fully masked row -> 0
 
 
 def ref_sdpa(q, k, v, mask=None, **mistake):
@@ -40,7 +54,7 @@ def ref_causal_mask(n):
 
 def ref_split_heads(x, h):
     b, l, d = x.shape
-    return x.view(b, l, h, d // h).transpose(1, 2)                         # (B, L, H, dh) -> (B, H, L, dh)
+    return x.view(b, l, h, d // h).transpose(1, 2)  # (B, L, H, dh) -> (B, H, L, dh)
 
 
 def ref_merge_heads(x):
@@ -51,18 +65,23 @@ def ref_merge_heads(x):
 # ---------------------------------------------------------------------------------------------
 # scaled_dot_product_attention
 
+
 def _sdpa_cases(hidden):
     # (batch dims, Lq, Lk, d_k, d_v, mask kind, dtype)
-    shapes = [((2,), 3, 5, 8, 6, None, torch.float32),
-              ((2, 3), 5, 4, 16, 7, "random", torch.float32),
-              ((3,), 6, 6, 12, 5, "causal", torch.float64),
-              ((2, 2), 4, 7, 9, 3, "dead_row", torch.float32)]
+    shapes = [
+        ((2,), 3, 5, 8, 6, None, torch.float32),
+        ((2, 3), 5, 4, 16, 7, "random", torch.float32),
+        ((3,), 6, 6, 12, 5, "causal", torch.float64),
+        ((2, 2), 4, 7, 9, 3, "dead_row", torch.float32),
+    ]
     seeds = [0]
     if hidden:
-        shapes = [((3, 2), 7, 9, 32, 10, "broadcast", torch.float64),
-                  ((4,), 9, 9, 24, 11, "causal", torch.float32),
-                  ((2, 3), 6, 8, 20, 13, "dead_row", torch.float64),
-                  ((5,), 8, 11, 64, 6, None, torch.float32)]
+        shapes = [
+            ((3, 2), 7, 9, 32, 10, "broadcast", torch.float64),
+            ((4,), 9, 9, 24, 11, "causal", torch.float32),
+            ((2, 3), 6, 8, 20, 13, "dead_row", torch.float64),
+            ((5,), 8, 11, 64, 6, None, torch.float32),
+        ]
         seeds = [1, 2]
     cases = []
     for s in seeds:
@@ -78,21 +97,33 @@ def _sdpa_cases(hidden):
                 mask = torch.rand(*bd, lq, lk, generator=g) > 0.4
                 mask[..., 0] = True
                 if mk == "dead_row":
-                    mask[..., 1, :] = False                               # a query with no allowed key
+                    mask[..., 1, :] = False  # a query with no allowed key
             elif mk == "broadcast":
-                mask = (torch.rand(lq, lk, generator=g) > 0.3)
+                mask = torch.rand(lq, lk, generator=g) > 0.3
                 mask[:, 0] = True
             steps = [let("q", q), let("k", k), let("v", v)]
             if mask is None:
                 steps.append(call("out", "scaled_dot_product_attention", ref("q"), ref("k"), ref("v")))
             else:
-                steps += [let("mask", mask),
-                          call("out", "scaled_dot_product_attention", ref("q"), ref("k"), ref("v"),
-                               mask=ref("mask"))]
-            label = (f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {dt}, "
-                     f"mask={mk if mk is None else tuple(mask.shape)} ({mk or 'none'}), seed {s}")
-            cases.append(Case(label, steps, ["out", "q", "k", "v"] + (["mask"] if mask is not None else []),
-                              facts=dict(q=q, k=k, v=v, mask=mask), size=q.numel() + k.numel()))
+                steps += [
+                    let("mask", mask),
+                    call(
+                        "out", "scaled_dot_product_attention", ref("q"), ref("k"), ref("v"), mask=ref("mask")
+                    ),
+                ]
+            label = (
+                f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {dt}, "
+                f"mask={mk if mk is None else tuple(mask.shape)} ({mk or 'none'}), seed {s}"
+            )
+            cases.append(
+                Case(
+                    label,
+                    steps,
+                    ["out", "q", "k", "v"] + (["mask"] if mask is not None else []),
+                    facts=dict(q=q, k=k, v=v, mask=mask),
+                    size=q.numel() + k.numel(),
+                )
+            )
     return cases
 
 
@@ -101,44 +132,71 @@ def _sdpa_judge(case, out):
     q, k, v, mask = f["q"], f["k"], f["v"], f["mask"]
     res = out["out"]
     if not isinstance(res, (tuple, list)) or len(res) != 2:
-        raise CheckFailure("scaled_dot_product_attention should return a pair (output, weights), "
-                           f"got {type(res).__name__}")
+        raise CheckFailure(
+            f"scaled_dot_product_attention should return a pair (output, weights), got {type(res).__name__}"
+        )
     output, weights = res
     exp_out, exp_w = ref_sdpa(q, k, v, mask)
     expect_tensor(weights, "weights", shape=exp_w.shape)
     expect_tensor(output, "output", shape=exp_out.shape)
     if weights.dtype != q.dtype or output.dtype != q.dtype:
-        raise CheckFailure(f"output and weights should keep the input dtype.\n  got:      "
-                           f"{output.dtype}, {weights.dtype}\n  expected: {q.dtype}")
+        raise CheckFailure(
+            f"output and weights should keep the input dtype.\n  got:      "
+            f"{output.dtype}, {weights.dtype}\n  expected: {q.dtype}"
+        )
     if torch.isnan(weights).any() or torch.isnan(output).any():
-        raise CheckFailure("your result contains NaN. A query row whose keys are all masked gives "
-                           "softmax(-inf, ..., -inf) = NaN.\n  hint: a fully masked row must give weights 0 "
-                           "and output 0: e.g. torch.nan_to_num the weights, or zero the rows with "
-                           "mask.any(-1) == False")
+        raise CheckFailure(
+            "your result contains NaN. A query row whose keys are all masked gives "
+            "softmax(-inf, ..., -inf) = NaN.\n  hint: a fully masked row must give weights 0 "
+            "and output 0: e.g. torch.nan_to_num the weights, or zero the rows with "
+            "mask.any(-1) == False"
+        )
     d = q.shape[-1]
-    hint = diagnose(weights, [
-        ("the scores are not scaled: divide q @ k^T by sqrt(d_k)",
-         lambda: ref_weights(q, k, mask, scale=1.0)),
-        ("the scores are divided by d_k: divide by sqrt(d_k), the std of q.k",
-         lambda: ref_weights(q, k, mask, scale=1.0 / d)),
-        ("your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim",
-         lambda: ref_weights(q, k, mask, softmax_dim=-2)),
-        ("the mask polarity is inverted: True means 'may attend', so fill the scores where the mask "
-         "is False with -inf", lambda: ref_weights(q, k, None if mask is None else ~mask)),
-        ("masked scores are set to 0 instead of -inf: exp(0) = 1 still gives masked keys weight; "
-         "use float('-inf')", lambda: ref_weights(q, k, mask, masked_value=0.0)),
-    ])
+    hint = diagnose(
+        weights,
+        [
+            (
+                "the scores are not scaled: divide q @ k^T by sqrt(d_k)",
+                lambda: ref_weights(q, k, mask, scale=1.0),
+            ),
+            (
+                "the scores are divided by d_k: divide by sqrt(d_k), the std of q.k",
+                lambda: ref_weights(q, k, mask, scale=1.0 / d),
+            ),
+            (
+                "your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim",
+                lambda: ref_weights(q, k, mask, softmax_dim=-2),
+            ),
+            (
+                "the mask polarity is inverted: True means 'may attend', so fill the scores where the mask "
+                "is False with -inf",
+                lambda: ref_weights(q, k, None if mask is None else ~mask),
+            ),
+            (
+                "masked scores are set to 0 instead of -inf: exp(0) = 1 still gives masked keys weight; "
+                "use float('-inf')",
+                lambda: ref_weights(q, k, mask, masked_value=0.0),
+            ),
+        ],
+    )
     assert_close(weights, exp_w.to(weights.dtype), "weights", hint)
-    assert_close(output, exp_out.to(output.dtype), "output",
-                 "weights are right but output is not: it should be weights @ v")
+    assert_close(
+        output,
+        exp_out.to(output.dtype),
+        "output",
+        "weights are right but output is not: it should be weights @ v",
+    )
     for name in ("q", "k", "v", "mask"):
         if name in out and not _core.close(out[name], f[name]):
-            raise CheckFailure(f"scaled_dot_product_attention modified its input {name} in place: "
-                               "use out-of-place ops (masked_fill, not masked_fill_)")
+            raise CheckFailure(
+                f"scaled_dot_product_attention modified its input {name} in place: "
+                "use out-of-place ops (masked_fill, not masked_fill_)"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
 # causal_mask, padding_mask
+
 
 def _causal_cases(hidden):
     ns = [1, 4, 7] if not hidden else [2, 13, 33]
@@ -149,14 +207,24 @@ def _causal_judge(case, out):
     n = case.facts["n"]
     m = expect_tensor(out["m"], "causal_mask(seq_len)", shape=(n, n), dtype=torch.bool)
     exp = ref_causal_mask(n)
-    hint = diagnose(m.float(), [
-        ("True above the diagonal means 'may attend to the future': use torch.tril, not triu",
-         lambda: torch.triu(torch.ones(n, n)) ),
-        ("True strictly above the diagonal is the inverse of the causal mask: token i may attend "
-         "to 0..i (torch.tril)", lambda: torch.triu(torch.ones(n, n), diagonal=1)),
-        ("the diagonal is missing: a token may attend to itself (tril with diagonal=0)",
-         lambda: torch.tril(torch.ones(n, n), diagonal=-1)),
-    ])
+    hint = diagnose(
+        m.float(),
+        [
+            (
+                "True above the diagonal means 'may attend to the future': use torch.tril, not triu",
+                lambda: torch.triu(torch.ones(n, n)),
+            ),
+            (
+                "True strictly above the diagonal is the inverse of the causal mask: token i may attend "
+                "to 0..i (torch.tril)",
+                lambda: torch.triu(torch.ones(n, n), diagonal=1),
+            ),
+            (
+                "the diagonal is missing: a token may attend to itself (tril with diagonal=0)",
+                lambda: torch.tril(torch.ones(n, n), diagonal=-1),
+            ),
+        ],
+    )
     assert_close(m, exp, "causal_mask", hint)
 
 
@@ -165,9 +233,15 @@ def _padding_cases(hidden):
     cases = []
     for lengths, max_len in specs:
         lt = torch.tensor(lengths, dtype=torch.long)
-        cases.append(Case(f"lengths={lengths}, max_len={max_len}",
-                          [let("lengths", lt), call("m", "padding_mask", ref("lengths"), max_len)],
-                          ["m", "lengths"], facts=dict(lengths=lt, max_len=max_len), size=len(lengths) * max_len))
+        cases.append(
+            Case(
+                f"lengths={lengths}, max_len={max_len}",
+                [let("lengths", lt), call("m", "padding_mask", ref("lengths"), max_len)],
+                ["m", "lengths"],
+                facts=dict(lengths=lt, max_len=max_len),
+                size=len(lengths) * max_len,
+            )
+        )
     return cases
 
 
@@ -175,24 +249,37 @@ def _padding_judge(case, out):
     lengths, max_len = case.facts["lengths"], case.facts["max_len"]
     exp = torch.arange(max_len)[None, :] < lengths[:, None]
     m = expect_tensor(out["m"], "padding_mask(lengths, max_len)", shape=exp.shape, dtype=torch.bool)
-    hint = diagnose(m.float(), [("the polarity is inverted: True marks real tokens (position < length)",
-                                 lambda: (~exp).float()),
-                                ("off by one: position p is real when p < length (not <=)",
-                                 lambda: (torch.arange(max_len)[None, :] <= lengths[:, None]).float())])
+    hint = diagnose(
+        m.float(),
+        [
+            ("the polarity is inverted: True marks real tokens (position < length)", lambda: (~exp).float()),
+            (
+                "off by one: position p is real when p < length (not <=)",
+                lambda: (torch.arange(max_len)[None, :] <= lengths[:, None]).float(),
+            ),
+        ],
+    )
     assert_close(m, exp, "padding_mask", hint)
 
 
 # ---------------------------------------------------------------------------------------------
 # split_heads, merge_heads
 
+
 def _split_cases(hidden):
     specs = [(2, 3, 8, 2), (3, 5, 12, 4)] if not hidden else [(4, 7, 30, 5), (1, 9, 16, 8), (2, 6, 21, 3)]
     cases = []
     for b, l, d, h in specs:
         x = rand(b, l, d, generator=gen(b * 100 + l * 10 + d), mean=1.0, std=2.0)
-        cases.append(Case(f"x {tuple(x.shape)}, n_heads={h}",
-                          [let("x", x), call("s", "split_heads", ref("x"), h), call("m", "merge_heads", ref("s"))],
-                          ["s", "x"], facts=dict(x=x, h=h), size=x.numel()))
+        cases.append(
+            Case(
+                f"x {tuple(x.shape)}, n_heads={h}",
+                [let("x", x), call("s", "split_heads", ref("x"), h), call("m", "merge_heads", ref("s"))],
+                ["s", "x"],
+                facts=dict(x=x, h=h),
+                size=x.numel(),
+            )
+        )
     return cases
 
 
@@ -201,12 +288,21 @@ def _split_judge(case, out):
     exp = ref_split_heads(x, h)
     s = expect_tensor(out["s"], "split_heads(x, n_heads)", shape=exp.shape)
     b, l, d = x.shape
-    hint = diagnose(s, [("you reshaped (B, L, d) straight to (B, H, L, d_head): that mixes tokens "
-                         "into heads. View as (B, L, H, d_head), then transpose(1, 2)",
-                         lambda: x.reshape(b, h, l, d // h)),
-                        ("head h should hold features h*d_head:(h+1)*d_head; yours interleaves them "
-                         "(view as (B, L, H, d_head), not (B, L, d_head, H))",
-                         lambda: x.view(b, l, d // h, h).permute(0, 3, 1, 2))])
+    hint = diagnose(
+        s,
+        [
+            (
+                "you reshaped (B, L, d) straight to (B, H, L, d_head): that mixes tokens "
+                "into heads. View as (B, L, H, d_head), then transpose(1, 2)",
+                lambda: x.reshape(b, h, l, d // h),
+            ),
+            (
+                "head h should hold features h*d_head:(h+1)*d_head; yours interleaves them "
+                "(view as (B, L, H, d_head), not (B, L, d_head, H))",
+                lambda: x.view(b, l, d // h, h).permute(0, 3, 1, 2),
+            ),
+        ],
+    )
     assert_close(s, exp, "split_heads", hint)
     if not _core.close(out["x"], x):
         raise CheckFailure("split_heads modified its input in place")
@@ -217,9 +313,15 @@ def _merge_cases(hidden):
     cases = []
     for b, h, l, dh in specs:
         x = rand(b, h, l, dh, generator=gen(b * 1000 + h * 100 + l), mean=-1.0, std=0.5)
-        cases.append(Case(f"x {tuple(x.shape)}",
-                          [let("x", x), call("m", "merge_heads", ref("x"))],
-                          ["m"], facts=dict(x=x), size=x.numel()))
+        cases.append(
+            Case(
+                f"x {tuple(x.shape)}",
+                [let("x", x), call("m", "merge_heads", ref("x"))],
+                ["m"],
+                facts=dict(x=x),
+                size=x.numel(),
+            )
+        )
     return cases
 
 
@@ -228,13 +330,22 @@ def _merge_judge(case, out):
     b, h, l, dh = x.shape
     exp = ref_merge_heads(x)
     m = expect_tensor(out["m"], "merge_heads(x)", shape=exp.shape)
-    hint = diagnose(m, [("you reshaped (B, H, L, d_head) straight to (B, L, d_model): transpose(1, 2) "
-                         "first, so merge_heads undoes split_heads", lambda: x.reshape(b, l, h * dh))])
+    hint = diagnose(
+        m,
+        [
+            (
+                "you reshaped (B, H, L, d_head) straight to (B, L, d_model): transpose(1, 2) "
+                "first, so merge_heads undoes split_heads",
+                lambda: x.reshape(b, l, h * dh),
+            )
+        ],
+    )
     assert_close(m, exp, "merge_heads", hint)
 
 
 # ---------------------------------------------------------------------------------------------
 # MultiHeadAttention
+
 
 def _mha_state(d, bias, g):
     state = {}
@@ -256,20 +367,23 @@ def ref_mha(state, h, query, key, value, mask=None, scale_dim=None):
         if bias:
             mha.in_proj_bias.copy_(torch.cat([state[f"w_{n}.bias"] for n in "qkv"]))
             mha.out_proj.bias.copy_(state["w_o.bias"])
-    if scale_dim is not None:   # a mistake model: scores scaled by 1/sqrt(scale_dim)
+    if scale_dim is not None:  # a mistake model: scores scaled by 1/sqrt(scale_dim)
         return _manual_mha(state, h, query, key, value, mask, scale_dim)
     attn_mask = None
     if mask is not None:
-        attn_mask = ~mask                                                   # torch: True = masked out
+        attn_mask = ~mask  # torch: True = masked out
         if attn_mask.dim() == 3:
-            attn_mask = attn_mask.repeat_interleave(h, dim=0)               # (B*H, Lq, Lk)
+            attn_mask = attn_mask.repeat_interleave(h, dim=0)  # (B*H, Lq, Lk)
     with torch.no_grad():
         y, _ = mha(query.double(), key.double(), value.double(), attn_mask=attn_mask, need_weights=False)
     return y
 
 
 def _manual_mha(state, h, query, key, value, mask, scale_dim):
-    lin = lambda x, n: x.double() @ state[f"{n}.weight"].double().T + (state[f"{n}.bias"].double() if f"{n}.bias" in state else 0)
+    lin = lambda x, n: (
+        x.double() @ state[f"{n}.weight"].double().T
+        + (state[f"{n}.bias"].double() if f"{n}.bias" in state else 0)
+    )
     q, k, v = (ref_split_heads(lin(t, n), h) for t, n in ((query, "w_q"), (key, "w_k"), (value, "w_v")))
     m = None if mask is None else (mask if mask.dim() == 2 else mask[:, None])
     o, _ = ref_sdpa(q, k, v, m, scale=1 / math.sqrt(scale_dim))
@@ -278,19 +392,27 @@ def _manual_mha(state, h, query, key, value, mask, scale_dim):
 
 def _mha_cases(hidden):
     # (B, Lq, Lk, d_model, n_heads, bias, mask kind, dtype)
-    specs = [(2, 5, 5, 12, 3, True, None, torch.float32),
-             (3, 4, 6, 16, 4, False, "2d", torch.float64),
-             (2, 6, 6, 8, 2, True, "causal", torch.float32)]
+    specs = [
+        (2, 5, 5, 12, 3, True, None, torch.float32),
+        (3, 4, 6, 16, 4, False, "2d", torch.float64),
+        (2, 6, 6, 8, 2, True, "causal", torch.float32),
+    ]
     if hidden:
-        specs = [(4, 7, 9, 24, 4, True, "3d", torch.float64),
-                 (3, 8, 8, 30, 5, True, "causal", torch.float32),
-                 (2, 3, 10, 32, 8, False, None, torch.float64)]
+        specs = [
+            (4, 7, 9, 24, 4, True, "3d", torch.float64),
+            (3, 8, 8, 30, 5, True, "causal", torch.float32),
+            (2, 3, 10, 32, 8, False, None, torch.float64),
+        ]
     cases = []
     for i, (b, lq, lk, d, h, bias, mk, dt) in enumerate(specs):
         g = gen(7000 + 97 * i + 13 * d + (500 if hidden else 0))
         state = {k: v.to(dt) for k, v in _mha_state(d, bias, g).items()}
         query = rand(b, lq, d, dtype=dt, mean=0.5, std=2.0, generator=g)
-        key = query if lq == lk and mk == "causal" else rand(b, lk, d, dtype=dt, mean=-0.5, std=1.5, generator=g)
+        key = (
+            query
+            if lq == lk and mk == "causal"
+            else rand(b, lk, d, dtype=dt, mean=-0.5, std=1.5, generator=g)
+        )
         value = key if key is query else rand(b, lk, d, dtype=dt, mean=1.0, std=1.0, generator=g)
         mask = None
         if mk == "causal":
@@ -301,17 +423,30 @@ def _mha_cases(hidden):
         elif mk == "3d":
             mask = torch.rand(b, lq, lk, generator=g) > 0.3
             mask[..., 0] = True
-        steps = [new("mha", "MultiHeadAttention", d, h, bias=bias, state=state, dtype=dt),
-                 let("query", query), let("key", key), let("value", value)]
+        steps = [
+            new("mha", "MultiHeadAttention", d, h, bias=bias, state=state, dtype=dt),
+            let("query", query),
+            let("key", key),
+            let("value", value),
+        ]
         args = [ref("query"), ref("key"), ref("value")]
         if mask is not None:
             steps += [let("mask", mask), call("y", ref("mha"), *args, mask=ref("mask"))]
         else:
             steps.append(call("y", ref("mha"), *args))
-        label = (f"MultiHeadAttention(d_model={d}, n_heads={h}, bias={bias}), query {tuple(query.shape)}, "
-                 f"key {tuple(key.shape)}, {dt}, mask={mk}")
-        cases.append(Case(label, steps, ["y"], facts=dict(state=state, h=h, query=query, key=key,
-                                                           value=value, mask=mask), size=b * lq * lk * d))
+        label = (
+            f"MultiHeadAttention(d_model={d}, n_heads={h}, bias={bias}), query {tuple(query.shape)}, "
+            f"key {tuple(key.shape)}, {dt}, mask={mk}"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["y"],
+                facts=dict(state=state, h=h, query=query, key=key, value=value, mask=mask),
+                size=b * lq * lk * d,
+            )
+        )
     return cases
 
 
@@ -320,27 +455,46 @@ def _mha_judge(case, out):
     exp = ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], f["mask"])
     y = expect_tensor(out["y"], "MultiHeadAttention output", shape=exp.shape)
     d = f["query"].shape[-1]
-    hint = diagnose(y, [("the scores are scaled by sqrt(d_model); each head has d_head = d_model / n_heads "
-                         "dims, so scale by sqrt(d_head)",
-                         lambda: ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], f["mask"],
-                                         scale_dim=d))])
-    assert_close(y.double(), exp, "MultiHeadAttention output", hint or
-                 "compare step by step: project with w_q/w_k/w_v, split_heads, attention per head, "
-                 "merge_heads, then w_o", rtol=1e-4 if y.dtype == torch.float32 else 1e-7,
-                 atol=1e-4 if y.dtype == torch.float32 else 1e-9)
+    hint = diagnose(
+        y,
+        [
+            (
+                "the scores are scaled by sqrt(d_model); each head has d_head = d_model / n_heads "
+                "dims, so scale by sqrt(d_head)",
+                lambda: ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], f["mask"], scale_dim=d),
+            )
+        ],
+    )
+    assert_close(
+        y.double(),
+        exp,
+        "MultiHeadAttention output",
+        hint
+        or "compare step by step: project with w_q/w_k/w_v, split_heads, attention per head, "
+        "merge_heads, then w_o",
+        rtol=1e-4 if y.dtype == torch.float32 else 1e-7,
+        atol=1e-4 if y.dtype == torch.float32 else 1e-9,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {q.name: q for q in [
-    Question("scaled_dot_product_attention", _sdpa_cases, _sdpa_judge),
-    Question("causal_mask", _causal_cases, _causal_judge),
-    Question("padding_mask", _padding_cases, _padding_judge),
-    Question("split_heads", _split_cases, _split_judge),
-    Question("merge_heads", _merge_cases, _merge_judge),
-    Question("MultiHeadAttention", _mha_cases, _mha_judge,
-             needs=("scaled_dot_product_attention", "split_heads", "merge_heads")),
-]}
+QUESTIONS = {
+    q.name: q
+    for q in [
+        Question("scaled_dot_product_attention", _sdpa_cases, _sdpa_judge),
+        Question("causal_mask", _causal_cases, _causal_judge),
+        Question("padding_mask", _padding_cases, _padding_judge),
+        Question("split_heads", _split_cases, _split_judge),
+        Question("merge_heads", _merge_cases, _merge_judge),
+        Question(
+            "MultiHeadAttention",
+            _mha_cases,
+            _mha_judge,
+            needs=("scaled_dot_product_attention", "split_heads", "merge_heads"),
+        ),
+    ]
+}
 
 
 def check(name: str, namespace: dict, hidden: bool = False) -> None:

@@ -8,6 +8,7 @@ std-of-std is about 0.4%; mean near 0; kurtosis of a normal, not a uniform), the
 the return value (the layer). A wrong std is matched against the classic mistakes: fan_out for
 fan_in (or `weight.shape[0]`, which is out_features), no ReLU gain, the variance passed as the std.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,8 @@ from . import _core
 from ._core import Case, CheckFailure, Question, Unsupported, call, new, ref, seed
 
 LESSON = "05_init"
-STD_RTOL = 0.03          # over 500 seeds x 8 shapes below: largest |std/target - 1| 1.2%, |kurtosis| 0.08
-KURTOSIS_ATOL = 0.3      # excess kurtosis: normal 0, uniform -1.2; its std is ~0.03 on 36,000 weights
+STD_RTOL = 0.03  # over 500 seeds x 8 shapes below: largest |std/target - 1| 1.2%, |kurtosis| 0.08
+KURTOSIS_ATOL = 0.3  # excess kurtosis: normal 0, uniform -1.2; its std is ~0.03 on 36,000 weights
 
 
 def ref_init_std(scheme: str, fan_in: int, fan_out: int) -> float:
@@ -34,29 +35,54 @@ def _candidates(scheme: str, fan_in: int, fan_out: int) -> list:
     """(hint, std) of the classic wrong answers, most specific first."""
     if scheme == "kaiming":
         return [
-            (f"your std is sqrt(2 / fan_out) = sqrt(2 / {fan_out}): Kaiming's default (fan_in mode) uses "
-             f"fan_in = {fan_in}, the number of inputs each output sums over", math.sqrt(2 / fan_out)),
-            ("your std is sqrt(1 / fan_in): the ReLU gain is missing. ReLU zeroes half of the signal, so "
-             "Kaiming doubles the variance: std = sqrt(2 / fan_in)", math.sqrt(1 / fan_in)),
-            ("your std is 2 / sqrt(fan_in): the ReLU gain of 2 multiplies the variance, not the std: "
-             "std = sqrt(2 / fan_in)", 2 / math.sqrt(fan_in)),
+            (
+                f"your std is sqrt(2 / fan_out) = sqrt(2 / {fan_out}): Kaiming's default (fan_in mode) uses "
+                f"fan_in = {fan_in}, the number of inputs each output sums over",
+                math.sqrt(2 / fan_out),
+            ),
+            (
+                "your std is sqrt(1 / fan_in): the ReLU gain is missing. ReLU zeroes half of the signal, so "
+                "Kaiming doubles the variance: std = sqrt(2 / fan_in)",
+                math.sqrt(1 / fan_in),
+            ),
+            (
+                "your std is 2 / sqrt(fan_in): the ReLU gain of 2 multiplies the variance, not the std: "
+                "std = sqrt(2 / fan_in)",
+                2 / math.sqrt(fan_in),
+            ),
             ("you returned the variance 2 / fan_in: the std is its square root", 2 / fan_in),
-            ("this is Xavier's sqrt(2 / (fan_in + fan_out)), not Kaiming's sqrt(2 / fan_in)",
-             math.sqrt(2 / (fan_in + fan_out))),
-            ("this is the bound of Kaiming's *uniform* init, sqrt(6 / fan_in); the normal's std is "
-             "sqrt(2 / fan_in)", math.sqrt(6 / fan_in)),
+            (
+                "this is Xavier's sqrt(2 / (fan_in + fan_out)), not Kaiming's sqrt(2 / fan_in)",
+                math.sqrt(2 / (fan_in + fan_out)),
+            ),
+            (
+                "this is the bound of Kaiming's *uniform* init, sqrt(6 / fan_in); the normal's std is "
+                "sqrt(2 / fan_in)",
+                math.sqrt(6 / fan_in),
+            ),
         ]
     return [
-        ("your std is sqrt(1 / fan_in) (LeCun): Xavier averages the two fans, sqrt(2 / (fan_in + fan_out))",
-         math.sqrt(1 / fan_in)),
-        ("your std is sqrt(1 / fan_out): Xavier averages the two fans, sqrt(2 / (fan_in + fan_out))",
-         math.sqrt(1 / fan_out)),
-        ("you returned the variance 2 / (fan_in + fan_out): the std is its square root",
-         2 / (fan_in + fan_out)),
-        ("this is Kaiming's sqrt(2 / fan_in), not Xavier's sqrt(2 / (fan_in + fan_out))",
-         math.sqrt(2 / fan_in)),
-        ("this is the bound of Xavier's *uniform* init, sqrt(6 / (fan_in + fan_out)); the normal's std "
-         "is sqrt(2 / (fan_in + fan_out))", math.sqrt(6 / (fan_in + fan_out))),
+        (
+            "your std is sqrt(1 / fan_in) (LeCun): Xavier averages the two fans, sqrt(2 / (fan_in + fan_out))",
+            math.sqrt(1 / fan_in),
+        ),
+        (
+            "your std is sqrt(1 / fan_out): Xavier averages the two fans, sqrt(2 / (fan_in + fan_out))",
+            math.sqrt(1 / fan_out),
+        ),
+        (
+            "you returned the variance 2 / (fan_in + fan_out): the std is its square root",
+            2 / (fan_in + fan_out),
+        ),
+        (
+            "this is Kaiming's sqrt(2 / fan_in), not Xavier's sqrt(2 / (fan_in + fan_out))",
+            math.sqrt(2 / fan_in),
+        ),
+        (
+            "this is the bound of Xavier's *uniform* init, sqrt(6 / (fan_in + fan_out)); the normal's std "
+            "is sqrt(2 / (fan_in + fan_out))",
+            math.sqrt(6 / (fan_in + fan_out)),
+        ),
     ]
 
 
@@ -74,15 +100,27 @@ def _as_number(value, what: str) -> float:
 # init_std
 
 _STD_VISIBLE = [("kaiming", 300, 120), ("xavier", 300, 120), ("kaiming", 64, 256), ("xavier", 50, 700)]
-_STD_HIDDEN = [("kaiming", 120, 300), ("kaiming", 1000, 7), ("xavier", 7, 1000), ("xavier", 512, 2048),
-               ("kaiming", 3, 10)]
+_STD_HIDDEN = [
+    ("kaiming", 120, 300),
+    ("kaiming", 1000, 7),
+    ("xavier", 7, 1000),
+    ("xavier", 512, 2048),
+    ("kaiming", 3, 10),
+]
 
 
 def _std_cases(hidden):
     specs = _STD_HIDDEN if hidden else _STD_VISIBLE
-    return [Case(f"init_std({scheme!r}, fan_in={fi}, fan_out={fo})", [call("s", "init_std", scheme, fi, fo)],
-                 ["s"], facts=dict(scheme=scheme, fan_in=fi, fan_out=fo), size=i)
-            for i, (scheme, fi, fo) in enumerate(specs)]
+    return [
+        Case(
+            f"init_std({scheme!r}, fan_in={fi}, fan_out={fo})",
+            [call("s", "init_std", scheme, fi, fo)],
+            ["s"],
+            facts=dict(scheme=scheme, fan_in=fi, fan_out=fo),
+            size=i,
+        )
+        for i, (scheme, fi, fo) in enumerate(specs)
+    ]
 
 
 def _std_judge(case, out):
@@ -91,33 +129,57 @@ def _std_judge(case, out):
     exp = ref_init_std(f["scheme"], f["fan_in"], f["fan_out"])
     if math.isclose(got, exp, rel_tol=1e-6):
         return
-    hint = next((h for h, v in _candidates(f["scheme"], f["fan_in"], f["fan_out"])
-                 if math.isclose(got, v, rel_tol=1e-6)), "")
+    hint = next(
+        (
+            h
+            for h, v in _candidates(f["scheme"], f["fan_in"], f["fan_out"])
+            if math.isclose(got, v, rel_tol=1e-6)
+        ),
+        "",
+    )
     formula = "sqrt(2 / fan_in)" if f["scheme"] == "kaiming" else "sqrt(2 / (fan_in + fan_out))"
-    raise CheckFailure(f"init_std is not what it should be.\n  got:      {got:.6g}\n  expected: {exp:.6g} "
-                       f"= {formula}\n  hint: {hint or 'check the formula in the lesson'}")
+    raise CheckFailure(
+        f"init_std is not what it should be.\n  got:      {got:.6g}\n  expected: {exp:.6g} "
+        f"= {formula}\n  hint: {hint or 'check the formula in the lesson'}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # init_linear_
 
 # (scheme, in_features, out_features, dtype, seed): every layer non-square, >= 36,000 weights
-_LIN_VISIBLE = [("kaiming", 300, 120, torch.float32, 1), ("xavier", 300, 120, torch.float32, 2),
-                ("kaiming", 120, 300, torch.float64, 3)]
-_LIN_HIDDEN = [("xavier", 120, 300, torch.float64, 11), ("kaiming", 500, 96, torch.float32, 12),
-               ("kaiming", 80, 700, torch.float32, 13), ("xavier", 640, 64, torch.float32, 14),
-               ("kaiming", 300, 120, torch.float64, 15)]
+_LIN_VISIBLE = [
+    ("kaiming", 300, 120, torch.float32, 1),
+    ("xavier", 300, 120, torch.float32, 2),
+    ("kaiming", 120, 300, torch.float64, 3),
+]
+_LIN_HIDDEN = [
+    ("xavier", 120, 300, torch.float64, 11),
+    ("kaiming", 500, 96, torch.float32, 12),
+    ("kaiming", 80, 700, torch.float32, 13),
+    ("xavier", 640, 64, torch.float32, 14),
+    ("kaiming", 300, 120, torch.float64, 15),
+]
 
 
 def _lin_cases(hidden):
     specs = _LIN_HIDDEN if hidden else _LIN_VISIBLE
     cases = []
     for scheme, fi, fo, dt, s in specs:
-        steps = [seed(s), new("layer", "torch.nn.Linear", fi, fo, dtype=dt),
-                 call("ret", "init_linear_", ref("layer"), scheme)]
-        cases.append(Case(f"init_linear_(nn.Linear({fi}, {fo}) {dt}, {scheme!r}), torch.manual_seed({s})",
-                          steps, ["layer.weight", "layer.bias", "ret.weight"],
-                          facts=dict(scheme=scheme, fan_in=fi, fan_out=fo, dtype=dt), size=fi * fo))
+        steps = [
+            seed(s),
+            new("layer", "torch.nn.Linear", fi, fo, dtype=dt),
+            call("ret", "init_linear_", ref("layer"), scheme),
+        ]
+        cases.append(
+            Case(
+                f"init_linear_(nn.Linear({fi}, {fo}) {dt}, {scheme!r}), torch.manual_seed({s})",
+                steps,
+                ["layer.weight", "layer.bias", "ret.weight"],
+                facts=dict(scheme=scheme, fan_in=fi, fan_out=fo, dtype=dt),
+                size=fi * fo,
+            )
+        )
     return cases
 
 
@@ -126,13 +188,17 @@ def _lin_judge(case, out):
     fi, fo, scheme, dt = f["fan_in"], f["fan_out"], f["scheme"], f["dtype"]
     w, b, ret_w = out["layer.weight"], out["layer.bias"], out["ret.weight"]
     if isinstance(ret_w, Unsupported):
-        raise CheckFailure("init_linear_ should return the layer it was given (return layer), got "
-                           "something without a .weight (did you forget the return?)")
+        raise CheckFailure(
+            "init_linear_ should return the layer it was given (return layer), got "
+            "something without a .weight (did you forget the return?)"
+        )
     _core.expect_tensor(w, "layer.weight", shape=(fo, fi))
     if w.dtype != dt:
-        raise CheckFailure(f"layer.weight changed dtype.\n  got:      {w.dtype}\n  expected: {dt}\n"
-                           "  hint: fill the existing weight in place (e.g. nn.init.normal_ or "
-                           "weight.normal_) instead of assigning a new tensor")
+        raise CheckFailure(
+            f"layer.weight changed dtype.\n  got:      {w.dtype}\n  expected: {dt}\n"
+            "  hint: fill the existing weight in place (e.g. nn.init.normal_ or "
+            "weight.normal_) instead of assigning a new tensor"
+        )
     exp = ref_init_std(scheme, fi, fo)
     w64 = w.double()
     got_std = float(w64.std())
@@ -143,43 +209,60 @@ def _lin_judge(case, out):
                 hint = h
                 break
         if scheme == "kaiming" and abs(got_std / math.sqrt(2 / fo) - 1) <= STD_RTOL:
-            hint = (f"the std of your weights is sqrt(2 / {fo}) = sqrt(2 / fan_out): nn.Linear({fi}, {fo}).weight "
-                    f"has shape (out_features, in_features) = ({fo}, {fi}), so fan_in = weight.shape[1] = {fi}, "
-                    "not weight.shape[0]. Kaiming's fan_in mode needs fan_in (not fan_out)")
+            hint = (
+                f"the std of your weights is sqrt(2 / {fo}) = sqrt(2 / fan_out): nn.Linear({fi}, {fo}).weight "
+                f"has shape (out_features, in_features) = ({fo}, {fi}), so fan_in = weight.shape[1] = {fi}, "
+                "not weight.shape[0]. Kaiming's fan_in mode needs fan_in (not fan_out)"
+            )
         elif abs(got_std / (1 / math.sqrt(3 * fi)) - 1) <= STD_RTOL:
-            hint = ("layer.weight still has nn.Linear's default init (std 1/sqrt(3 fan_in)): fill the "
-                    "layer's own weight in place")
-        raise CheckFailure(f"the std of layer.weight is not what it should be.\n  got:      {got_std:.5g}\n"
-                           f"  expected: {exp:.5g} (init_std({scheme!r}, fan_in={fi}, fan_out={fo}), within "
-                           f"{STD_RTOL:.0%})\n  hint: {hint or 'draw from N(0, init_std(...)**2) with the layer`s own fans'}")
+            hint = (
+                "layer.weight still has nn.Linear's default init (std 1/sqrt(3 fan_in)): fill the "
+                "layer's own weight in place"
+            )
+        raise CheckFailure(
+            f"the std of layer.weight is not what it should be.\n  got:      {got_std:.5g}\n"
+            f"  expected: {exp:.5g} (init_std({scheme!r}, fan_in={fi}, fan_out={fo}), within "
+            f"{STD_RTOL:.0%})\n  hint: {hint or 'draw from N(0, init_std(...)**2) with the layer`s own fans'}"
+        )
     mean = float(w64.mean())
     if abs(mean) > 6 * exp / math.sqrt(w.numel()):
-        raise CheckFailure(f"the mean of layer.weight should be about 0.\n  got:      {mean:.4g}\n  expected: "
-                           f"0 (within {6 * exp / math.sqrt(w.numel()):.2g})\n  hint: draw from N(0, std**2)")
+        raise CheckFailure(
+            f"the mean of layer.weight should be about 0.\n  got:      {mean:.4g}\n  expected: "
+            f"0 (within {6 * exp / math.sqrt(w.numel()):.2g})\n  hint: draw from N(0, std**2)"
+        )
     z = (w64 - w64.mean()) / w64.std()
     kurt = float(z.pow(4).mean()) - 3.0
     if abs(kurt) > KURTOSIS_ATOL:
         shape = "uniform" if abs(kurt + 1.2) < KURTOSIS_ATOL else "not normal"
-        raise CheckFailure(f"the weights have the right std but are not normally distributed.\n  got:      "
-                           f"excess kurtosis {kurt:.3f} ({shape})\n  expected: 0 (a normal distribution)\n"
-                           "  hint: use a normal draw (nn.init.normal_, weight.normal_), not a uniform "
-                           "one (xavier_uniform_, kaiming_uniform_) or a truncated normal")
+        raise CheckFailure(
+            f"the weights have the right std but are not normally distributed.\n  got:      "
+            f"excess kurtosis {kurt:.3f} ({shape})\n  expected: 0 (a normal distribution)\n"
+            "  hint: use a normal draw (nn.init.normal_, weight.normal_), not a uniform "
+            "one (xavier_uniform_, kaiming_uniform_) or a truncated normal"
+        )
     if isinstance(b, torch.Tensor) and not bool((b == 0).all()):
-        raise CheckFailure(f"layer.bias should be all zeros.\n  got:      {_core._fmt(b)}\n  expected: zeros\n"
-                           "  hint: nn.init.zeros_(layer.bias)")
+        raise CheckFailure(
+            f"layer.bias should be all zeros.\n  got:      {_core._fmt(b)}\n  expected: zeros\n"
+            "  hint: nn.init.zeros_(layer.bias)"
+        )
     if not isinstance(b, torch.Tensor):
         raise CheckFailure(f"layer.bias should stay a tensor of zeros, got {b!r}")
     if not isinstance(ret_w, torch.Tensor) or not torch.equal(ret_w, w):
-        raise CheckFailure("init_linear_ should return the same layer it filled (return layer), but the "
-                           "returned layer's weight differs from layer.weight")
+        raise CheckFailure(
+            "init_linear_ should return the same layer it filled (return layer), but the "
+            "returned layer's weight differs from layer.weight"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {q.name: q for q in [
-    Question("init_std", _std_cases, _std_judge),
-    Question("init_linear_", _lin_cases, _lin_judge, needs=("init_std",)),
-]}
+QUESTIONS = {
+    q.name: q
+    for q in [
+        Question("init_std", _std_cases, _std_judge),
+        Question("init_linear_", _lin_cases, _lin_judge, needs=("init_std",)),
+    ]
+}
 
 
 def check(name: str, namespace: dict, hidden: bool = False) -> None:

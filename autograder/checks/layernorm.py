@@ -9,13 +9,27 @@ sqrt(d/(d-1)), a large eps (0.1) with small-variance rows so "eps outside the sq
 means so "mean subtracted" shows in RMSNorm, B != L != d so a wrong dim shows, random affine
 parameters so a missing or misplaced affine shows, and a small batch N for BatchNorm.
 """
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
 from . import _core
-from ._core import Case, CheckFailure, Question, assert_close, call, diagnose, expect_tensor, gen, let, new, rand, ref
+from ._core import (
+    Case,
+    CheckFailure,
+    Question,
+    assert_close,
+    call,
+    diagnose,
+    expect_tensor,
+    gen,
+    let,
+    new,
+    rand,
+    ref,
+)
 
 LESSON = "02_layernorm"
 
@@ -68,35 +82,50 @@ def _wrong_dims(x):
 
 def _layer_norm_hint(y, x, w, b, eps):
     mistakes = [
-        ("this is the widely copied tutorial LayerNorm: x.std() is the unbiased std (divides by d-1) "
-         "and eps is added outside the sqrt. Use the population variance "
-         "(x.var(-1, unbiased=False, keepdim=True)) and divide by sqrt(var + eps)",
-         lambda: ref_layer_norm(x, w, b, eps, unbiased=True, eps_outside=True)),
-        ("you used the unbiased variance (x.var() / x.std() divide by d-1 by default); LayerNorm uses "
-         "the population variance: x.var(-1, unbiased=False, keepdim=True)",
-         lambda: ref_layer_norm(x, w, b, eps, unbiased=True)),
-        ("eps is added to the std, outside the sqrt: divide by sqrt(var + eps), not sqrt(var) + eps",
-         lambda: ref_layer_norm(x, w, b, eps, eps_outside=True)),
-        ("the affine parameters are ignored: multiply by weight and add bias after normalising",
-         lambda: ref_layer_norm(x, w, b, eps, affine="none")),
-        ("bias is missing: y = x_hat * weight + bias",
-         lambda: ref_layer_norm(x, w, b, eps, affine="w")),
-        ("the affine parameters are applied in the wrong order: (x_hat + bias) * weight; "
-         "it is x_hat * weight + bias",
-         lambda: ref_layer_norm(x, w, b, eps, affine="b_then_w")),
+        (
+            "this is the widely copied tutorial LayerNorm: x.std() is the unbiased std (divides by d-1) "
+            "and eps is added outside the sqrt. Use the population variance "
+            "(x.var(-1, unbiased=False, keepdim=True)) and divide by sqrt(var + eps)",
+            lambda: ref_layer_norm(x, w, b, eps, unbiased=True, eps_outside=True),
+        ),
+        (
+            "you used the unbiased variance (x.var() / x.std() divide by d-1 by default); LayerNorm uses "
+            "the population variance: x.var(-1, unbiased=False, keepdim=True)",
+            lambda: ref_layer_norm(x, w, b, eps, unbiased=True),
+        ),
+        (
+            "eps is added to the std, outside the sqrt: divide by sqrt(var + eps), not sqrt(var) + eps",
+            lambda: ref_layer_norm(x, w, b, eps, eps_outside=True),
+        ),
+        (
+            "the affine parameters are ignored: multiply by weight and add bias after normalising",
+            lambda: ref_layer_norm(x, w, b, eps, affine="none"),
+        ),
+        ("bias is missing: y = x_hat * weight + bias", lambda: ref_layer_norm(x, w, b, eps, affine="w")),
+        (
+            "the affine parameters are applied in the wrong order: (x_hat + bias) * weight; "
+            "it is x_hat * weight + bias",
+            lambda: ref_layer_norm(x, w, b, eps, affine="b_then_w"),
+        ),
     ]
     for dims in _wrong_dims(x):
-        mistakes.append((f"you normalised over dims {dims}: LayerNorm normalises each token over its "
-                         "features, the last dim only (mean(-1, keepdim=True))",
-                         lambda dims=dims: ref_layer_norm(x, w, b, eps, dims=dims)))
+        mistakes.append(
+            (
+                f"you normalised over dims {dims}: LayerNorm normalises each token over its "
+                "features, the last dim only (mean(-1, keepdim=True))",
+                lambda dims=dims: ref_layer_norm(x, w, b, eps, dims=dims),
+            )
+        )
     return diagnose(y, mistakes)
 
 
 def _same_input(out, facts, names, fn_name):
     for name in names:
         if name in out and not _core.close(out[name], facts[name]):
-            raise CheckFailure(f"{fn_name} modified its input {name} in place: use out-of-place ops "
-                               "(x - mean, not x.sub_(mean))")
+            raise CheckFailure(
+                f"{fn_name} modified its input {name} in place: use out-of-place ops "
+                "(x - mean, not x.sub_(mean))"
+            )
 
 
 _expect_dtype = _core.expect_dtype
@@ -116,13 +145,17 @@ def _affine(d, dt, g):
 # layer_norm
 
 # (shape, eps (None = the default 1e-5), x mean, x std, dtype)
-_LN_VISIBLE = [((3, 5, 4), None, 2.0, 3.0, torch.float32),
-               ((2, 6, 7), 0.1, 1.0, 0.2, torch.float64),
-               ((4, 3, 5), 1e-5, -1.5, 2.5, torch.float32)]
-_LN_HIDDEN = [((6, 8), 0.1, 3.0, 0.3, torch.float32),
-              ((2, 3, 5, 6), 1e-5, 0.5, 4.0, torch.float64),
-              ((5, 7, 8), None, 0.01, 0.003, torch.float64),          # variance near the default eps
-              ((3, 9, 16), 0.05, -2.0, 0.25, torch.float32)]
+_LN_VISIBLE = [
+    ((3, 5, 4), None, 2.0, 3.0, torch.float32),
+    ((2, 6, 7), 0.1, 1.0, 0.2, torch.float64),
+    ((4, 3, 5), 1e-5, -1.5, 2.5, torch.float32),
+]
+_LN_HIDDEN = [
+    ((6, 8), 0.1, 3.0, 0.3, torch.float32),
+    ((2, 3, 5, 6), 1e-5, 0.5, 4.0, torch.float64),
+    ((5, 7, 8), None, 0.01, 0.003, torch.float64),  # variance near the default eps
+    ((3, 9, 16), 0.05, -2.0, 0.25, torch.float32),
+]
 
 
 def _ln_cases(hidden):
@@ -133,12 +166,22 @@ def _ln_cases(hidden):
         x = rand(*shape, dtype=dt, mean=mean, std=std, generator=g)
         weight, bias = _affine(shape[-1], dt, g)
         kw = {} if eps is None else {"eps": eps}
-        steps = [let("x", x), let("weight", weight), let("bias", bias),
-                 call("y", "layer_norm", ref("x"), ref("weight"), ref("bias"), **kw)]
+        steps = [
+            let("x", x),
+            let("weight", weight),
+            let("bias", bias),
+            call("y", "layer_norm", ref("x"), ref("weight"), ref("bias"), **kw),
+        ]
         label = f"x {tuple(shape)} {dt} (mean {mean}, std {std}), random weight and bias, eps={'default' if eps is None else eps}"
-        cases.append(Case(label, steps, ["y", "x", "weight", "bias"],
-                          facts=dict(x=x, weight=weight, bias=bias, eps=1e-5 if eps is None else eps),
-                          size=x.numel()))
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["y", "x", "weight", "bias"],
+                facts=dict(x=x, weight=weight, bias=bias, eps=1e-5 if eps is None else eps),
+                size=x.numel(),
+            )
+        )
     return cases
 
 
@@ -149,8 +192,10 @@ def _ln_judge(case, out):
     y = expect_tensor(out["y"], "layer_norm(x, weight, bias)", shape=exp.shape)
     _expect_dtype(y, x.dtype, "layer_norm")
     rtol, atol = _tol(x.dtype)
-    hint = _layer_norm_hint(y, x, w, b, eps) or ("compare step by step: mean and population variance over "
-                                                  "the last dim, (x - mean) / sqrt(var + eps), then * weight + bias")
+    hint = _layer_norm_hint(y, x, w, b, eps) or (
+        "compare step by step: mean and population variance over "
+        "the last dim, (x - mean) / sqrt(var + eps), then * weight + bias"
+    )
     assert_close(y, exp.to(y.dtype), "layer_norm output", hint, rtol=rtol, atol=atol)
     _same_input(out, f, ("x", "weight", "bias"), "layer_norm")
 
@@ -159,12 +204,16 @@ def _ln_judge(case, out):
 # LayerNorm (module)
 
 # (shape, eps (None = default), random state?, x mean, x std, dtype)
-_LNM_VISIBLE = [((2, 3, 4), None, False, 1.0, 2.0, torch.float32),
-                ((3, 4, 6), 0.1, True, 2.0, 0.25, torch.float64),
-                ((4, 5, 7), None, True, 0.01, 0.003, torch.float32)]   # variance near the default eps
-_LNM_HIDDEN = [((5, 6, 8), 1e-3, True, -3.0, 0.05, torch.float64),
-               ((7, 12), None, True, 2.0, 5.0, torch.float32),
-               ((2, 3, 4, 5), 0.1, True, 0.5, 0.2, torch.float32)]
+_LNM_VISIBLE = [
+    ((2, 3, 4), None, False, 1.0, 2.0, torch.float32),
+    ((3, 4, 6), 0.1, True, 2.0, 0.25, torch.float64),
+    ((4, 5, 7), None, True, 0.01, 0.003, torch.float32),
+]  # variance near the default eps
+_LNM_HIDDEN = [
+    ((5, 6, 8), 1e-3, True, -3.0, 0.05, torch.float64),
+    ((7, 12), None, True, 2.0, 5.0, torch.float32),
+    ((2, 3, 4, 5), 0.1, True, 0.5, 0.2, torch.float32),
+]
 
 
 def _lnm_cases(hidden):
@@ -174,21 +223,40 @@ def _lnm_cases(hidden):
         g = gen(2500 + 31 * i + (300 if hidden else 0))
         d = shape[-1]
         x = rand(*shape, dtype=dt, mean=mean, std=std, generator=g)
-        weight, bias = _affine(d, dt, g) if with_state else (torch.ones(d, dtype=dt), torch.zeros(d, dtype=dt))
+        weight, bias = (
+            _affine(d, dt, g) if with_state else (torch.ones(d, dtype=dt), torch.zeros(d, dtype=dt))
+        )
         kw = {} if eps is None else {"eps": eps}
         state = {"weight": weight, "bias": bias} if with_state else None
-        steps = [new("ln", "LayerNorm", d, state=state, dtype=dt, **kw), let("x", x),
-                 call("y", ref("ln"), ref("x"))]
+        steps = [
+            new("ln", "LayerNorm", d, state=state, dtype=dt, **kw),
+            let("x", x),
+            call("y", ref("ln"), ref("x")),
+        ]
         outputs = ["y", "x"]
         if not with_state:
             outputs += ["ln.weight", "ln.bias", "ln.weight.requires_grad", "ln.bias.requires_grad"]
-        label = (f"LayerNorm({d}{'' if eps is None else f', eps={eps}'}), "
-                 f"{'random weight and bias' if with_state else 'fresh parameters'}, x {tuple(shape)} {dt} "
-                 f"(mean {mean}, std {std})")
-        cases.append(Case(label, steps, outputs, facts=dict(x=x, weight=weight, bias=bias,
-                                                            eps=1e-5 if eps is None else eps,
-                                                            default_eps=eps is None, fresh=not with_state),
-                          size=x.numel()))
+        label = (
+            f"LayerNorm({d}{'' if eps is None else f', eps={eps}'}), "
+            f"{'random weight and bias' if with_state else 'fresh parameters'}, x {tuple(shape)} {dt} "
+            f"(mean {mean}, std {std})"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                outputs,
+                facts=dict(
+                    x=x,
+                    weight=weight,
+                    bias=bias,
+                    eps=1e-5 if eps is None else eps,
+                    default_eps=eps is None,
+                    fresh=not with_state,
+                ),
+                size=x.numel(),
+            )
+        )
     return cases
 
 
@@ -197,12 +265,18 @@ def _param_checks(out, prefix, d, dtype, cls, names=("weight", "bias")):
     inits = {"weight": torch.ones(d, dtype=dtype), "bias": torch.zeros(d, dtype=dtype)}
     for name in names:
         p = expect_tensor(out[f"{prefix}.{name}"], f"{cls}.{name}", shape=(d,))
-        assert_close(p, inits[name], f"{cls}.{name} at initialisation",
-                     f"{name} should start as {'ones' if name == 'weight' else 'zeros'}, so a fresh "
-                     f"{cls} is a plain normalisation")
+        assert_close(
+            p,
+            inits[name],
+            f"{cls}.{name} at initialisation",
+            f"{name} should start as {'ones' if name == 'weight' else 'zeros'}, so a fresh "
+            f"{cls} is a plain normalisation",
+        )
         if out[f"{prefix}.{name}.requires_grad"] is not True:
-            raise CheckFailure(f"{cls}.{name} is not a learnable parameter (requires_grad is False): "
-                               f"wrap it in nn.Parameter(...)")
+            raise CheckFailure(
+                f"{cls}.{name} is not a learnable parameter (requires_grad is False): "
+                f"wrap it in nn.Parameter(...)"
+            )
 
 
 def _lnm_judge(case, out):
@@ -216,15 +290,38 @@ def _lnm_judge(case, out):
     _expect_dtype(y, x.dtype, "LayerNorm")
     hint = _layer_norm_hint(y, x, w, b, eps)
     if not hint and f["default_eps"]:
-        hint = diagnose(y, [("the default eps should be 1e-5 (as nn.LayerNorm): __init__(self, d_model, eps=1e-5)",
-                             lambda e=e: ref_layer_norm(x, w, b, e)) for e in (1e-6, 1e-8, 1e-12, 0.0)])
+        hint = diagnose(
+            y,
+            [
+                (
+                    "the default eps should be 1e-5 (as nn.LayerNorm): __init__(self, d_model, eps=1e-5)",
+                    lambda e=e: ref_layer_norm(x, w, b, e),
+                )
+                for e in (1e-6, 1e-8, 1e-12, 0.0)
+            ],
+        )
     if not hint:
-        hint = diagnose(y, [("the eps passed to __init__ is not used: store it (self.eps = eps) and use it "
-                             "in forward", lambda e=e: ref_layer_norm(x, w, b, e)) for e in (1e-5, 1e-6)])
+        hint = diagnose(
+            y,
+            [
+                (
+                    "the eps passed to __init__ is not used: store it (self.eps = eps) and use it in forward",
+                    lambda e=e: ref_layer_norm(x, w, b, e),
+                )
+                for e in (1e-5, 1e-6)
+            ],
+        )
     rtol, atol = _tol(x.dtype)
-    assert_close(y, exp.to(y.dtype), "LayerNorm output", hint or
-                 "the same numbers as nn.LayerNorm with the same weight and bias are expected: normalise "
-                 "over the last dim with self.eps, then * self.weight + self.bias", rtol=rtol, atol=atol)
+    assert_close(
+        y,
+        exp.to(y.dtype),
+        "LayerNorm output",
+        hint
+        or "the same numbers as nn.LayerNorm with the same weight and bias are expected: normalise "
+        "over the last dim with self.eps, then * self.weight + self.bias",
+        rtol=rtol,
+        atol=atol,
+    )
     _same_input(out, f, ("x",), "LayerNorm")
 
 
@@ -232,13 +329,17 @@ def _lnm_judge(case, out):
 # rms_norm
 
 # (shape, eps (None = default 1e-6), x mean, x std, dtype)
-_RMS_VISIBLE = [((3, 5, 4), None, 2.0, 0.5, torch.float32),
-                ((2, 4, 6), 0.1, 0.3, 0.2, torch.float64),
-                ((4, 3, 7), 1e-6, -1.0, 3.0, torch.float32)]
-_RMS_HIDDEN = [((6, 8), 0.05, 1.5, 0.3, torch.float64),
-               ((2, 3, 5, 9), None, -0.5, 2.0, torch.float32),
-               ((5, 7, 16), None, 0.0008, 0.0005, torch.float64),      # mean square near the default eps
-               ((3, 6, 10), 1e-6, 3.0, 1.0, torch.float64)]
+_RMS_VISIBLE = [
+    ((3, 5, 4), None, 2.0, 0.5, torch.float32),
+    ((2, 4, 6), 0.1, 0.3, 0.2, torch.float64),
+    ((4, 3, 7), 1e-6, -1.0, 3.0, torch.float32),
+]
+_RMS_HIDDEN = [
+    ((6, 8), 0.05, 1.5, 0.3, torch.float64),
+    ((2, 3, 5, 9), None, -0.5, 2.0, torch.float32),
+    ((5, 7, 16), None, 0.0008, 0.0005, torch.float64),  # mean square near the default eps
+    ((3, 6, 10), 1e-6, 3.0, 1.0, torch.float64),
+]
 
 
 def _rms_cases(hidden):
@@ -251,29 +352,50 @@ def _rms_cases(hidden):
         kw = {} if eps is None else {"eps": eps}
         steps = [let("x", x), let("weight", weight), call("y", "rms_norm", ref("x"), ref("weight"), **kw)]
         label = f"x {tuple(shape)} {dt} (mean {mean}, std {std}), random weight, eps={'default' if eps is None else eps}"
-        cases.append(Case(label, steps, ["y", "x", "weight"],
-                          facts=dict(x=x, weight=weight, eps=1e-6 if eps is None else eps,
-                                     default_eps=eps is None), size=x.numel()))
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["y", "x", "weight"],
+                facts=dict(x=x, weight=weight, eps=1e-6 if eps is None else eps, default_eps=eps is None),
+                size=x.numel(),
+            )
+        )
     return cases
 
 
 def _rms_hint(y, x, w, eps, default_eps=False):
     mistakes = [
-        ("you subtracted the mean: that is LayerNorm. RMSNorm only re-scales: x / sqrt(mean(x^2) + eps)",
-         lambda: ref_rms_norm(x, w, eps, mean_subtracted=True)),
-        ("eps is added to the rms, outside the sqrt: divide by sqrt(mean(x^2) + eps)",
-         lambda: ref_rms_norm(x, w, eps, eps_outside=True)),
-        ("you used the sum of squares; RMSNorm uses their mean over the last dim: x.pow(2).mean(-1, keepdim=True)",
-         lambda: ref_rms_norm(x, w, eps, use_sum=True)),
-        ("weight is ignored: multiply the normalised x by weight",
-         lambda: ref_rms_norm(x, w, eps, affine=False)),
-        ("you divided by the std (mean subtracted inside the variance): RMSNorm divides by the root mean "
-         "square sqrt(mean(x^2) + eps), with no mean anywhere",
-         lambda: x.double() / (x.double().var(-1, unbiased=False, keepdim=True) + eps).sqrt() * w.double()),
+        (
+            "you subtracted the mean: that is LayerNorm. RMSNorm only re-scales: x / sqrt(mean(x^2) + eps)",
+            lambda: ref_rms_norm(x, w, eps, mean_subtracted=True),
+        ),
+        (
+            "eps is added to the rms, outside the sqrt: divide by sqrt(mean(x^2) + eps)",
+            lambda: ref_rms_norm(x, w, eps, eps_outside=True),
+        ),
+        (
+            "you used the sum of squares; RMSNorm uses their mean over the last dim: x.pow(2).mean(-1, keepdim=True)",
+            lambda: ref_rms_norm(x, w, eps, use_sum=True),
+        ),
+        (
+            "weight is ignored: multiply the normalised x by weight",
+            lambda: ref_rms_norm(x, w, eps, affine=False),
+        ),
+        (
+            "you divided by the std (mean subtracted inside the variance): RMSNorm divides by the root mean "
+            "square sqrt(mean(x^2) + eps), with no mean anywhere",
+            lambda: x.double() / (x.double().var(-1, unbiased=False, keepdim=True) + eps).sqrt() * w.double(),
+        ),
     ]
     if default_eps:
-        mistakes += [("the default eps should be 1e-6: rms_norm(x, weight, eps=1e-6)",
-                      lambda e=e: ref_rms_norm(x, w, e)) for e in (1e-5, 1e-8, 0.0)]
+        mistakes += [
+            (
+                "the default eps should be 1e-6: rms_norm(x, weight, eps=1e-6)",
+                lambda e=e: ref_rms_norm(x, w, e),
+            )
+            for e in (1e-5, 1e-8, 0.0)
+        ]
     return diagnose(y, mistakes)
 
 
@@ -284,7 +406,10 @@ def _rms_judge(case, out):
     y = expect_tensor(out["y"], "rms_norm(x, weight)", shape=exp.shape)
     _expect_dtype(y, x.dtype, "rms_norm")
     rtol, atol = _tol(x.dtype)
-    hint = _rms_hint(y, x, w, eps, f["default_eps"]) or "y = x / sqrt(mean(x^2 over the last dim) + eps) * weight"
+    hint = (
+        _rms_hint(y, x, w, eps, f["default_eps"])
+        or "y = x / sqrt(mean(x^2 over the last dim) + eps) * weight"
+    )
     assert_close(y, exp.to(y.dtype), "rms_norm output", hint, rtol=rtol, atol=atol)
     _same_input(out, f, ("x", "weight"), "rms_norm")
 
@@ -292,11 +417,15 @@ def _rms_judge(case, out):
 # ---------------------------------------------------------------------------------------------
 # RMSNorm (module)
 
-_RMSM_VISIBLE = [((2, 3, 5), None, False, 1.0, 2.0, torch.float32),
-                 ((3, 4, 6), 0.1, True, 0.5, 0.3, torch.float64),
-                 ((4, 5, 8), None, True, 0.0008, 0.0005, torch.float64)]   # mean square near the default eps
-_RMSM_HIDDEN = [((5, 6, 7), 1e-3, True, -2.0, 0.1, torch.float32),
-                ((7, 12), None, True, 3.0, 4.0, torch.float64)]
+_RMSM_VISIBLE = [
+    ((2, 3, 5), None, False, 1.0, 2.0, torch.float32),
+    ((3, 4, 6), 0.1, True, 0.5, 0.3, torch.float64),
+    ((4, 5, 8), None, True, 0.0008, 0.0005, torch.float64),
+]  # mean square near the default eps
+_RMSM_HIDDEN = [
+    ((5, 6, 7), 1e-3, True, -2.0, 0.1, torch.float32),
+    ((7, 12), None, True, 3.0, 4.0, torch.float64),
+]
 
 
 def _rmsm_cases(hidden):
@@ -308,14 +437,31 @@ def _rmsm_cases(hidden):
         x = rand(*shape, dtype=dt, mean=mean, std=std, generator=g)
         weight = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g) if with_state else torch.ones(d, dtype=dt)
         kw = {} if eps is None else {"eps": eps}
-        steps = [new("rn", "RMSNorm", d, state={"weight": weight} if with_state else None, dtype=dt, **kw),
-                 let("x", x), call("y", ref("rn"), ref("x"))]
+        steps = [
+            new("rn", "RMSNorm", d, state={"weight": weight} if with_state else None, dtype=dt, **kw),
+            let("x", x),
+            call("y", ref("rn"), ref("x")),
+        ]
         outputs = ["y", "x"] + ([] if with_state else ["rn.weight", "rn.weight.requires_grad"])
-        label = (f"RMSNorm({d}{'' if eps is None else f', eps={eps}'}), "
-                 f"{'random weight' if with_state else 'fresh weight'}, x {tuple(shape)} {dt} (mean {mean}, std {std})")
-        cases.append(Case(label, steps, outputs, facts=dict(x=x, weight=weight, eps=1e-6 if eps is None else eps,
-                                                            default_eps=eps is None, fresh=not with_state),
-                          size=x.numel()))
+        label = (
+            f"RMSNorm({d}{'' if eps is None else f', eps={eps}'}), "
+            f"{'random weight' if with_state else 'fresh weight'}, x {tuple(shape)} {dt} (mean {mean}, std {std})"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                outputs,
+                facts=dict(
+                    x=x,
+                    weight=weight,
+                    eps=1e-6 if eps is None else eps,
+                    default_eps=eps is None,
+                    fresh=not with_state,
+                ),
+                size=x.numel(),
+            )
+        )
     return cases
 
 
@@ -333,12 +479,25 @@ def _rmsm_judge(case, out):
     _expect_dtype(y, x.dtype, "RMSNorm")
     hint = _rms_hint(y, x, w, eps, f["default_eps"])
     if not hint:
-        hint = diagnose(y, [("the eps passed to __init__ is not used: store it (self.eps = eps) and use it "
-                             "in forward", lambda e=e: ref_rms_norm(x, w, e)) for e in (1e-6, 1e-5)])
+        hint = diagnose(
+            y,
+            [
+                (
+                    "the eps passed to __init__ is not used: store it (self.eps = eps) and use it in forward",
+                    lambda e=e: ref_rms_norm(x, w, e),
+                )
+                for e in (1e-6, 1e-5)
+            ],
+        )
     rtol, atol = _tol(x.dtype)
-    assert_close(y, exp.to(y.dtype), "RMSNorm output", hint or
-                 "the same numbers as nn.RMSNorm(d_model, eps=eps) with the same weight are expected",
-                 rtol=rtol, atol=atol)
+    assert_close(
+        y,
+        exp.to(y.dtype),
+        "RMSNorm output",
+        hint or "the same numbers as nn.RMSNorm(d_model, eps=eps) with the same weight are expected",
+        rtol=rtol,
+        atol=atol,
+    )
     _same_input(out, f, ("x",), "RMSNorm")
 
 
@@ -346,9 +505,23 @@ def _rmsm_judge(case, out):
 # batch_norm
 
 
-def ref_batch_norm(x, rm, rv, w, b, training, momentum, eps, norm_unbiased=False, running_biased=False,
-                   momentum_swapped=False, no_update=False, eval_batch_stats=False, eval_updates=False,
-                   stat_dim=0):
+def ref_batch_norm(
+    x,
+    rm,
+    rv,
+    w,
+    b,
+    training,
+    momentum,
+    eps,
+    norm_unbiased=False,
+    running_biased=False,
+    momentum_swapped=False,
+    no_update=False,
+    eval_batch_stats=False,
+    eval_updates=False,
+    stat_dim=0,
+):
     """F.batch_norm in float64 on copies, or one classic mistake. Returns (y, running_mean, running_var)."""
     x, rm, rv = x.double(), rm.double().clone(), rv.double().clone()
     w, b = w.double(), b.double()
@@ -376,12 +549,16 @@ def _torch_batch_norm(x, rm, rv, w, b, training, momentum, eps):
 
 
 # (N, C, steps: list of (training, momentum or None, eps or None), dtype)
-_BN_VISIBLE = [(5, 3, [(True, None, None)], torch.float32),
-               (6, 4, [(True, 0.3, 1e-5), (True, 0.3, 1e-5), (False, 0.3, 1e-5)], torch.float64),
-               (4, 7, [(False, None, None)], torch.float32)]
-_BN_HIDDEN = [(8, 5, [(True, 0.1, 0.1), (False, 0.1, 0.1)], torch.float32),
-              (3, 6, [(True, 0.5, 1e-5), (True, 0.5, 1e-5), (True, 0.5, 1e-5)], torch.float64),
-              (16, 9, [(True, None, None), (False, None, None)], torch.float64)]
+_BN_VISIBLE = [
+    (5, 3, [(True, None, None)], torch.float32),
+    (6, 4, [(True, 0.3, 1e-5), (True, 0.3, 1e-5), (False, 0.3, 1e-5)], torch.float64),
+    (4, 7, [(False, None, None)], torch.float32),
+]
+_BN_HIDDEN = [
+    (8, 5, [(True, 0.1, 0.1), (False, 0.1, 0.1)], torch.float32),
+    (3, 6, [(True, 0.5, 1e-5), (True, 0.5, 1e-5), (True, 0.5, 1e-5)], torch.float64),
+    (16, 9, [(True, None, None), (False, None, None)], torch.float64),
+]
 
 
 def _bn_cases(hidden):
@@ -400,35 +577,73 @@ def _bn_cases(hidden):
             kw = {} if momentum is None else {"momentum": momentum}
             if eps is not None:
                 kw["eps"] = eps
-            steps += [let(f"x{j}", x),
-                      call(f"y{j}", "batch_norm", ref(f"x{j}"), ref("rm"), ref("rv"), ref("w"), ref("b"),
-                           training, **kw)]
+            steps += [
+                let(f"x{j}", x),
+                call(
+                    f"y{j}",
+                    "batch_norm",
+                    ref(f"x{j}"),
+                    ref("rm"),
+                    ref("rv"),
+                    ref("w"),
+                    ref("b"),
+                    training,
+                    **kw,
+                ),
+            ]
             outputs.append(f"y{j}")
-            trail.append(f"{'train' if training else 'eval'}"
-                         f"{'' if momentum is None else f' momentum={momentum}'}{'' if eps is None else f' eps={eps}'}")
+            trail.append(
+                f"{'train' if training else 'eval'}"
+                f"{'' if momentum is None else f' momentum={momentum}'}{'' if eps is None else f' eps={eps}'}"
+            )
         outputs += ["rm", "rv"] + [f"x{j}" for j in range(len(calls))]
         label = f"x ({n}, {c}) {dt} (mean 2, std 3), random running buffers, weight and bias; calls: {', '.join(trail)}"
-        cases.append(Case(label, steps, outputs, facts=dict(xs=xs, rm=rm, rv=rv, w=w, b=b, calls=calls),
-                          size=n * c * len(calls)))
+        cases.append(
+            Case(
+                label,
+                steps,
+                outputs,
+                facts=dict(xs=xs, rm=rm, rv=rv, w=w, b=b, calls=calls),
+                size=n * c * len(calls),
+            )
+        )
     return cases
 
 
 _BN_MISTAKES = [
-    ("norm_unbiased", "the batch is normalised with the unbiased variance (divides by N-1); F.batch_norm "
-                      "normalises with the biased one, x.var(0, unbiased=False), and uses the unbiased one "
-                      "only to update running_var"),
-    ("running_biased", "running_var is updated with the biased batch variance; PyTorch updates it with the "
-                       "unbiased one: var(0, unbiased=False) * N / (N - 1)"),
-    ("momentum_swapped", "momentum is the weight of the NEW statistic: running = (1 - momentum) * running "
-                         "+ momentum * batch_stat"),
-    ("no_update", "the running buffers were not updated in place: running_mean = ... only rebinds a local "
-                  "name; write into the tensor (running_mean.mul_(1 - momentum).add_(momentum * mean), or "
-                  "running_mean.copy_(...)) under torch.no_grad()"),
-    ("eval_batch_stats", "in eval mode (training=False) normalise with running_mean and running_var, "
-                         "not with the batch statistics"),
+    (
+        "norm_unbiased",
+        "the batch is normalised with the unbiased variance (divides by N-1); F.batch_norm "
+        "normalises with the biased one, x.var(0, unbiased=False), and uses the unbiased one "
+        "only to update running_var",
+    ),
+    (
+        "running_biased",
+        "running_var is updated with the biased batch variance; PyTorch updates it with the "
+        "unbiased one: var(0, unbiased=False) * N / (N - 1)",
+    ),
+    (
+        "momentum_swapped",
+        "momentum is the weight of the NEW statistic: running = (1 - momentum) * running "
+        "+ momentum * batch_stat",
+    ),
+    (
+        "no_update",
+        "the running buffers were not updated in place: running_mean = ... only rebinds a local "
+        "name; write into the tensor (running_mean.mul_(1 - momentum).add_(momentum * mean), or "
+        "running_mean.copy_(...)) under torch.no_grad()",
+    ),
+    (
+        "eval_batch_stats",
+        "in eval mode (training=False) normalise with running_mean and running_var, "
+        "not with the batch statistics",
+    ),
     ("eval_updates", "in eval mode (training=False) the running buffers must not change"),
-    ("stat_dim", "you averaged over the features (dim 1) of each sample: that is LayerNorm. BatchNorm "
-                 "averages each feature (column) over the batch, dim 0"),
+    (
+        "stat_dim",
+        "you averaged over the features (dim 1) of each sample: that is LayerNorm. BatchNorm "
+        "averages each feature (column) over the batch, dim 0",
+    ),
 ]
 
 
@@ -439,16 +654,33 @@ def _bn_judge(case, out):
     def run(**mistake):
         rm, rv, ys = f["rm"], f["rv"], []
         for x, (training, momentum, eps) in zip(f["xs"], calls):
-            y, rm, rv = ref_batch_norm(x, rm, rv, f["w"], f["b"], training, 0.1 if momentum is None else momentum,
-                                       1e-5 if eps is None else eps, **mistake)
+            y, rm, rv = ref_batch_norm(
+                x,
+                rm,
+                rv,
+                f["w"],
+                f["b"],
+                training,
+                0.1 if momentum is None else momentum,
+                1e-5 if eps is None else eps,
+                **mistake,
+            )
             ys.append(y)
         return ys, rm, rv
 
     rm, rv = f["rm"], f["rv"]
     exp_ys = []
     for x, (training, momentum, eps) in zip(f["xs"], calls):
-        y, rm, rv = _torch_batch_norm(x, rm, rv, f["w"], f["b"], training,
-                                      0.1 if momentum is None else momentum, 1e-5 if eps is None else eps)
+        y, rm, rv = _torch_batch_norm(
+            x,
+            rm,
+            rv,
+            f["w"],
+            f["b"],
+            training,
+            0.1 if momentum is None else momentum,
+            1e-5 if eps is None else eps,
+        )
         exp_ys.append(y)
     dt = f["xs"][0].dtype
     rtol, atol = _tol(dt)
@@ -462,31 +694,49 @@ def _bn_judge(case, out):
             hint = diagnose(y, [(hints[k], lambda k=k: mistakes[k][0][j]) for k in hints])
             if not hint and j > 0:
                 hint = "the first call was right: check how the running buffers are updated and used"
-            assert_close(y, exp.to(dt), f"batch_norm output (call {j + 1} of {len(calls)})", hint or
-                         "training: (x - batch mean) / sqrt(biased batch var + eps) * weight + bias; "
-                         "eval: the same with running_mean / running_var", rtol=rtol, atol=atol)
+            assert_close(
+                y,
+                exp.to(dt),
+                f"batch_norm output (call {j + 1} of {len(calls)})",
+                hint
+                or "training: (x - batch mean) / sqrt(biased batch var + eps) * weight + bias; "
+                "eval: the same with running_mean / running_var",
+                rtol=rtol,
+                atol=atol,
+            )
     for name, exp, k in (("running_mean", rm, 1), ("running_var", rv, 2)):
         got = expect_tensor(out["rm" if k == 1 else "rv"], name, shape=exp.shape)
         if not _core.close(got, exp.to(dt), rtol, atol):
             hint = diagnose(got, [(hints[m], lambda m=m: mistakes[m][k]) for m in hints])
-            assert_close(got, exp.to(dt), f"{name} after all calls", hint or
-                         "in training, running = (1 - momentum) * running + momentum * batch statistic "
-                         "(unbiased variance for running_var), updated in place; in eval, unchanged",
-                         rtol=rtol, atol=atol)
+            assert_close(
+                got,
+                exp.to(dt),
+                f"{name} after all calls",
+                hint
+                or "in training, running = (1 - momentum) * running + momentum * batch statistic "
+                "(unbiased variance for running_var), updated in place; in eval, unchanged",
+                rtol=rtol,
+                atol=atol,
+            )
     for j, x in enumerate(f["xs"]):
         if not _core.close(out[f"x{j}"], x):
-            raise CheckFailure("batch_norm modified its input x in place: only the running buffers may change")
+            raise CheckFailure(
+                "batch_norm modified its input x in place: only the running buffers may change"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {q.name: q for q in [
-    Question("layer_norm", _ln_cases, _ln_judge),
-    Question("LayerNorm", _lnm_cases, _lnm_judge),
-    Question("rms_norm", _rms_cases, _rms_judge),
-    Question("RMSNorm", _rmsm_cases, _rmsm_judge),
-    Question("batch_norm", _bn_cases, _bn_judge),
-]}
+QUESTIONS = {
+    q.name: q
+    for q in [
+        Question("layer_norm", _ln_cases, _ln_judge),
+        Question("LayerNorm", _lnm_cases, _lnm_judge),
+        Question("rms_norm", _rms_cases, _rms_judge),
+        Question("RMSNorm", _rmsm_cases, _rmsm_judge),
+        Question("batch_norm", _bn_cases, _bn_judge),
+    ]
+}
 
 
 def check(name: str, namespace: dict, hidden: bool = False) -> None:

@@ -7,6 +7,7 @@ float64 reference of the same stack. A mismatch is matched against the classic w
 (Pre-LN and Post-LN swapped, residual missing, head missing) and the classic wrong tensors for
 `block_grad_norms` (bias grads, reversed order, LayerNorm grads, squared norms, a sum loss).
 """
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,20 @@ import torch
 import torch.nn.functional as F
 
 from . import _core
-from ._core import Case, CheckFailure, Question, assert_close, call, diagnose, expect_tensor, gen, let, new, rand, ref
+from ._core import (
+    Case,
+    CheckFailure,
+    Question,
+    assert_close,
+    call,
+    diagnose,
+    expect_tensor,
+    gen,
+    let,
+    new,
+    rand,
+    ref,
+)
 
 LESSON = "04_pre_post_ln"
 
@@ -37,12 +51,14 @@ def random_state(depth: int, d: int, g: torch.Generator, dtype=torch.float32) ->
     return {k: v.to(dtype) for k, v in state.items()}
 
 
-def ref_forward(state: dict, depth: int, x: torch.Tensor, pre_ln: bool, wiring: str = "right") -> torch.Tensor:
+def ref_forward(
+    state: dict, depth: int, x: torch.Tensor, pre_ln: bool, wiring: str = "right"
+) -> torch.Tensor:
     """The stack's output in float64 (differentiable w.r.t. tensors in `state`). `wiring` models a
     mistake: "no_residual", "no_head", "shared" (block 0's weights in every block)."""
     d = x.shape[-1]
     h = x.double()
-    state = {k: v.double() for k, v in state.items()}      # a no-op (same tensor) for float64 leaves
+    state = {k: v.double() for k, v in state.items()}  # a no-op (same tensor) for float64 leaves
     for i in range(depth):
         j = 0 if wiring == "shared" else i
         ln = lambda t: F.layer_norm(t, (d,), state[f"norms.{j}.weight"], state[f"norms.{j}.bias"], 1e-5)
@@ -60,8 +76,9 @@ def ref_grads(state: dict, depth: int, x: torch.Tensor, pre_ln: bool, loss: str 
     """Gradients of stack(x).pow(2).mean() (or a mistaken loss) w.r.t. every parameter, float64."""
     params = {k: v.detach().double().requires_grad_(True) for k, v in state.items()}
     y = ref_forward(params, depth, x, pre_ln)
-    value = {"mean": lambda: y.pow(2).mean(), "sum": lambda: y.pow(2).sum(),
-             "no_square": lambda: y.mean()}[loss]()
+    value = {"mean": lambda: y.pow(2).mean(), "sum": lambda: y.pow(2).sum(), "no_square": lambda: y.mean()}[
+        loss
+    ]()
     value.backward()
     return {k: p.grad for k, p in params.items()}
 
@@ -75,11 +92,19 @@ def ref_block_grad_norms(state, depth, x, pre_ln, loss="mean", param="linears", 
 # ResidualStack
 
 # (depth, d_model, pre_ln, batch dims, dtype)
-_STACK_VISIBLE = [(3, 10, True, (4,), torch.float64), (3, 10, False, (4,), torch.float64),
-                  (5, 16, True, (2, 3), torch.float32), (5, 16, False, (2, 3), torch.float32)]
-_STACK_HIDDEN = [(7, 24, True, (3, 5), torch.float64), (7, 24, False, (3, 5), torch.float64),
-                 (12, 20, True, (6,), torch.float32), (12, 20, False, (6,), torch.float32),
-                 (2, 33, False, (2, 2, 3), torch.float64)]
+_STACK_VISIBLE = [
+    (3, 10, True, (4,), torch.float64),
+    (3, 10, False, (4,), torch.float64),
+    (5, 16, True, (2, 3), torch.float32),
+    (5, 16, False, (2, 3), torch.float32),
+]
+_STACK_HIDDEN = [
+    (7, 24, True, (3, 5), torch.float64),
+    (7, 24, False, (3, 5), torch.float64),
+    (12, 20, True, (6,), torch.float32),
+    (12, 20, False, (6,), torch.float32),
+    (2, 33, False, (2, 2, 3), torch.float64),
+]
 
 
 def _stack_case(depth, d, pre_ln, batch, dtype, seed, what):
@@ -93,16 +118,25 @@ def _stack_case(depth, d, pre_ln, batch, dtype, seed, what):
     else:
         steps += [call("g", "block_grad_norms", ref("stack"), ref("x")), call("y", ref("stack"), ref("x"))]
         outputs = ["g", "y", "x"]
-    label = (f"ResidualStack(depth={depth}, d_model={d}, pre_ln={pre_ln}) with a random state dict, "
-             f"x {tuple(x.shape)} {dtype}")
-    return Case(label, steps, outputs, facts=dict(state=state, depth=depth, x=x, pre_ln=pre_ln),
-                size=depth * d * x.numel())
+    label = (
+        f"ResidualStack(depth={depth}, d_model={d}, pre_ln={pre_ln}) with a random state dict, "
+        f"x {tuple(x.shape)} {dtype}"
+    )
+    return Case(
+        label,
+        steps,
+        outputs,
+        facts=dict(state=state, depth=depth, x=x, pre_ln=pre_ln),
+        size=depth * d * x.numel(),
+    )
 
 
 def _stack_cases(hidden):
     specs = _STACK_HIDDEN if hidden else _STACK_VISIBLE
-    return [_stack_case(*spec, seed=4000 + 17 * i + (900 if hidden else 0), what="forward")
-            for i, spec in enumerate(specs)]
+    return [
+        _stack_case(*spec, seed=4000 + 17 * i + (900 if hidden else 0), what="forward")
+        for i, spec in enumerate(specs)
+    ]
 
 
 def _tol(dtype):
@@ -116,21 +150,38 @@ def _stack_judge(case, out):
     y = expect_tensor(out["y"], "ResidualStack output", shape=exp.shape)
     _core.expect_dtype(y, x.dtype, "ResidualStack output")
     want, other = ("Pre-LN", "Post-LN") if pre_ln else ("Post-LN", "Pre-LN")
-    hint = diagnose(y, [
-        (f"Pre-LN and Post-LN are swapped: pre_ln={pre_ln} asks for {want}, yours computes {other}. "
-         "Pre-LN is h + linears[i](norms[i](h)) (the norm inside the branch); Post-LN is "
-         "norms[i](h + linears[i](h)) (the norm after the sum)",
-         lambda: ref_forward(state, depth, x, not pre_ln)),
-        ("the residual path is missing: each block adds its branch to h (h + ...), it does not replace h",
-         lambda: ref_forward(state, depth, x, pre_ln, "no_residual")),
-        ("the head is missing: forward(x) = head(h_depth)",
-         lambda: ref_forward(state, depth, x, pre_ln, "no_head")),
-        ("every block uses norms[0] and linears[0]: block i must use norms[i] and linears[i]",
-         lambda: ref_forward(state, depth, x, pre_ln, "shared")),
-    ])
-    assert_close(y.double(), exp, "ResidualStack output", hint or
-                 f"block i is {'h + linears[i](norms[i](h))' if pre_ln else 'norms[i](h + linears[i](h))'}, "
-                 "for i = 0..depth-1, then head(h)", **_tol(x.dtype))
+    hint = diagnose(
+        y,
+        [
+            (
+                f"Pre-LN and Post-LN are swapped: pre_ln={pre_ln} asks for {want}, yours computes {other}. "
+                "Pre-LN is h + linears[i](norms[i](h)) (the norm inside the branch); Post-LN is "
+                "norms[i](h + linears[i](h)) (the norm after the sum)",
+                lambda: ref_forward(state, depth, x, not pre_ln),
+            ),
+            (
+                "the residual path is missing: each block adds its branch to h (h + ...), it does not replace h",
+                lambda: ref_forward(state, depth, x, pre_ln, "no_residual"),
+            ),
+            (
+                "the head is missing: forward(x) = head(h_depth)",
+                lambda: ref_forward(state, depth, x, pre_ln, "no_head"),
+            ),
+            (
+                "every block uses norms[0] and linears[0]: block i must use norms[i] and linears[i]",
+                lambda: ref_forward(state, depth, x, pre_ln, "shared"),
+            ),
+        ],
+    )
+    assert_close(
+        y.double(),
+        exp,
+        "ResidualStack output",
+        hint
+        or f"block i is {'h + linears[i](norms[i](h))' if pre_ln else 'norms[i](h + linears[i](h))'}, "
+        "for i = 0..depth-1, then head(h)",
+        **_tol(x.dtype),
+    )
     if not _core.close(out["x"], x):
         raise CheckFailure("ResidualStack modified its input x in place: use out-of-place ops (h = h + ...)")
 
@@ -138,16 +189,26 @@ def _stack_judge(case, out):
 # ---------------------------------------------------------------------------------------------
 # block_grad_norms
 
-_GRAD_VISIBLE = [(4, 12, True, (5,), torch.float64), (4, 12, False, (5,), torch.float64),
-                 (6, 16, True, (3, 4), torch.float32), (6, 16, False, (3, 4), torch.float32)]
-_GRAD_HIDDEN = [(9, 20, True, (7,), torch.float64), (9, 20, False, (7,), torch.float64),
-                (12, 24, True, (2, 6), torch.float32), (12, 24, False, (2, 6), torch.float32)]
+_GRAD_VISIBLE = [
+    (4, 12, True, (5,), torch.float64),
+    (4, 12, False, (5,), torch.float64),
+    (6, 16, True, (3, 4), torch.float32),
+    (6, 16, False, (3, 4), torch.float32),
+]
+_GRAD_HIDDEN = [
+    (9, 20, True, (7,), torch.float64),
+    (9, 20, False, (7,), torch.float64),
+    (12, 24, True, (2, 6), torch.float32),
+    (12, 24, False, (2, 6), torch.float32),
+]
 
 
 def _grad_cases(hidden):
     specs = _GRAD_HIDDEN if hidden else _GRAD_VISIBLE
-    return [_stack_case(*spec, seed=5000 + 23 * i + (900 if hidden else 0), what="grads")
-            for i, spec in enumerate(specs)]
+    return [
+        _stack_case(*spec, seed=5000 + 23 * i + (900 if hidden else 0), what="grads")
+        for i, spec in enumerate(specs)
+    ]
 
 
 def _grad_judge(case, out):
@@ -156,50 +217,85 @@ def _grad_judge(case, out):
     exp = ref_block_grad_norms(state, depth, x, pre_ln)
     got = out["g"]
     if isinstance(got, (list, tuple)) and all(isinstance(v, (float, torch.Tensor)) for v in got):
-        raise CheckFailure(f"block_grad_norms should return one tensor of shape ({depth},), got a "
-                           f"{type(got).__name__} of {len(got)} values\n  hint: torch.stack the norms")
+        raise CheckFailure(
+            f"block_grad_norms should return one tensor of shape ({depth},), got a "
+            f"{type(got).__name__} of {len(got)} values\n  hint: torch.stack the norms"
+        )
     got = expect_tensor(got, "block_grad_norms(stack, x)")
     if tuple(got.shape) == (depth + 1,):
-        raise CheckFailure(f"block_grad_norms returned {depth + 1} norms, expected {depth} (one per block)."
-                           "\n  hint: only linears[i].weight for i in range(depth): the head is not a block")
+        raise CheckFailure(
+            f"block_grad_norms returned {depth + 1} norms, expected {depth} (one per block)."
+            "\n  hint: only linears[i].weight for i in range(depth): the head is not a block"
+        )
     expect_tensor(got, "block_grad_norms(stack, x)", shape=(depth,))
     fwd = ref_forward(state, depth, x, pre_ln)
     stack_ok = isinstance(out["y"], torch.Tensor) and _core.close(out["y"].double(), fwd, **_tol(x.dtype))
-    hint = diagnose(got.double(), [
-        ("these are the norms of linears[i].bias.grad: take linears[i].weight.grad",
-         lambda: ref_block_grad_norms(state, depth, x, pre_ln, kind="bias")),
-        ("the norms are in reverse order: entry i is block i (linears[i]), from the input to the output",
-         lambda: ref_block_grad_norms(state, depth, x, pre_ln).flip(0)),
-        ("these are the gradients of the LayerNorms (norms[i].weight.grad): take linears[i].weight.grad",
-         lambda: ref_block_grad_norms(state, depth, x, pre_ln, param="norms")),
-        ("these are squared norms: the Frobenius norm is the square root of the sum of squares "
-         "(tensor.norm())", lambda: ref_block_grad_norms(state, depth, x, pre_ln) ** 2),
-        ("the loss is stack(x).pow(2).sum(): use .mean()",
-         lambda: ref_block_grad_norms(state, depth, x, pre_ln, loss="sum")),
-        ("the loss is stack(x).mean(): square first, stack(x).pow(2).mean()",
-         lambda: ref_block_grad_norms(state, depth, x, pre_ln, loss="no_square")),
-        ("these are the norms of the weights themselves, not of their gradients (.weight.grad)",
-         lambda: torch.stack([state[f"linears.{i}.weight"].double().norm() for i in range(depth)])),
-        ("the gradients were accumulated twice (two backward passes?): one forward and one backward",
-         lambda: 2 * ref_block_grad_norms(state, depth, x, pre_ln)),
-    ])
+    hint = diagnose(
+        got.double(),
+        [
+            (
+                "these are the norms of linears[i].bias.grad: take linears[i].weight.grad",
+                lambda: ref_block_grad_norms(state, depth, x, pre_ln, kind="bias"),
+            ),
+            (
+                "the norms are in reverse order: entry i is block i (linears[i]), from the input to the output",
+                lambda: ref_block_grad_norms(state, depth, x, pre_ln).flip(0),
+            ),
+            (
+                "these are the gradients of the LayerNorms (norms[i].weight.grad): take linears[i].weight.grad",
+                lambda: ref_block_grad_norms(state, depth, x, pre_ln, param="norms"),
+            ),
+            (
+                "these are squared norms: the Frobenius norm is the square root of the sum of squares "
+                "(tensor.norm())",
+                lambda: ref_block_grad_norms(state, depth, x, pre_ln) ** 2,
+            ),
+            (
+                "the loss is stack(x).pow(2).sum(): use .mean()",
+                lambda: ref_block_grad_norms(state, depth, x, pre_ln, loss="sum"),
+            ),
+            (
+                "the loss is stack(x).mean(): square first, stack(x).pow(2).mean()",
+                lambda: ref_block_grad_norms(state, depth, x, pre_ln, loss="no_square"),
+            ),
+            (
+                "these are the norms of the weights themselves, not of their gradients (.weight.grad)",
+                lambda: torch.stack([state[f"linears.{i}.weight"].double().norm() for i in range(depth)]),
+            ),
+            (
+                "the gradients were accumulated twice (two backward passes?): one forward and one backward",
+                lambda: 2 * ref_block_grad_norms(state, depth, x, pre_ln),
+            ),
+        ],
+    )
     if not hint and not stack_ok:
-        hint = ("your ResidualStack's forward is not right (see its own self-check): block_grad_norms "
-                "runs your stack, so fix ResidualStack first")
-    assert_close(got.double(), exp, "block_grad_norms(stack, x)", hint or
-                 "one forward and backward of stack(x).pow(2).mean(), then "
-                 "[stack.linears[i].weight.grad.norm() for i in range(depth)], stacked",
-                 rtol=1e-3 if x.dtype != torch.float64 else 1e-6, atol=1e-6 if x.dtype != torch.float64 else 1e-10)
+        hint = (
+            "your ResidualStack's forward is not right (see its own self-check): block_grad_norms "
+            "runs your stack, so fix ResidualStack first"
+        )
+    assert_close(
+        got.double(),
+        exp,
+        "block_grad_norms(stack, x)",
+        hint
+        or "one forward and backward of stack(x).pow(2).mean(), then "
+        "[stack.linears[i].weight.grad.norm() for i in range(depth)], stacked",
+        rtol=1e-3 if x.dtype != torch.float64 else 1e-6,
+        atol=1e-6 if x.dtype != torch.float64 else 1e-10,
+    )
     if not _core.close(out["x"], x):
         raise CheckFailure("block_grad_norms modified its input x in place")
 
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {q.name: q for q in [
-    Question("ResidualStack", _stack_cases, _stack_judge),
-    Question("block_grad_norms", _grad_cases, _grad_judge, needs=("ResidualStack",)),
-]}
+QUESTIONS = {
+    q.name: q
+    for q in [
+        Question("ResidualStack", _stack_cases, _stack_judge),
+        Question("block_grad_norms", _grad_cases, _grad_judge, needs=("ResidualStack",)),
+    ]
+}
 
 
 def check(name: str, namespace: dict, hidden: bool = False) -> None:

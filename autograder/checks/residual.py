@@ -9,6 +9,7 @@ way. "Zero the sublayer" (zero weight and bias) separates the placements: Pre-LN
 identity and Post-LN is LN(x). Dropout is checked without relying on random numbers: in eval mode
 it must do nothing, in training mode with p=1 it must drop everything it wraps.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,7 +18,20 @@ import torch
 import torch.nn.functional as F
 
 from . import _core
-from ._core import Case, CheckFailure, Question, assert_close, call, diagnose, expect_tensor, gen, let, new, rand, ref
+from ._core import (
+    Case,
+    CheckFailure,
+    Question,
+    assert_close,
+    call,
+    diagnose,
+    expect_tensor,
+    gen,
+    let,
+    new,
+    rand,
+    ref,
+)
 
 LESSON = "03_residual"
 
@@ -29,8 +43,10 @@ def _tol(dtype):
 def _linear_state(d_in, d_out, dt, g, zero=False):
     if zero:
         return {"weight": torch.zeros(d_out, d_in, dtype=dt), "bias": torch.zeros(d_out, dtype=dt)}
-    return {"weight": rand(d_out, d_in, dtype=dt, std=1.5 / math.sqrt(d_in), generator=g),
-            "bias": rand(d_out, dtype=dt, mean=0.2, std=0.5, generator=g)}
+    return {
+        "weight": rand(d_out, d_in, dtype=dt, std=1.5 / math.sqrt(d_in), generator=g),
+        "bias": rand(d_out, dtype=dt, mean=0.2, std=0.5, generator=g),
+    }
 
 
 def _lin(x, state, prefix=""):
@@ -58,15 +74,19 @@ def ref_ffn(state, x, act="relu_mid", drop_all=False):
 
 # (input shape, d_ff, dropout, mode, dtype); mode: "fresh" = structure only, "default" = no dropout
 # argument, "eval" = module.eval(), "train" = training mode
-_FFN_VISIBLE = [((2, 3, 6), 10, None, "fresh", torch.float32),
-                ((2, 5, 6), 14, None, "default", torch.float32),
-                ((7, 8), 20, 0.0, "train", torch.float64),
-                ((3, 4, 5), 12, 0.5, "eval", torch.float32),
-                ((2, 3, 6), 9, 1.0, "train", torch.float64)]
-_FFN_HIDDEN = [((2, 3, 4, 10), 24, 0.0, "train", torch.float32),
-               ((5, 7, 12), 40, 0.3, "eval", torch.float64),
-               ((4, 6, 8), 16, 1.0, "train", torch.float32),
-               ((9, 16), 64, None, "default", torch.float64)]
+_FFN_VISIBLE = [
+    ((2, 3, 6), 10, None, "fresh", torch.float32),
+    ((2, 5, 6), 14, None, "default", torch.float32),
+    ((7, 8), 20, 0.0, "train", torch.float64),
+    ((3, 4, 5), 12, 0.5, "eval", torch.float32),
+    ((2, 3, 6), 9, 1.0, "train", torch.float64),
+]
+_FFN_HIDDEN = [
+    ((2, 3, 4, 10), 24, 0.0, "train", torch.float32),
+    ((5, 7, 12), 40, 0.3, "eval", torch.float64),
+    ((4, 6, 8), 16, 1.0, "train", torch.float32),
+    ((9, 16), 64, None, "default", torch.float64),
+]
 
 
 def _ffn_cases(hidden):
@@ -81,27 +101,44 @@ def _ffn_cases(hidden):
         if mode == "fresh":
             steps = [new("ffn", "PositionwiseFeedForward", d, d_ff, **kw)]
             outputs = [f"ffn.{n}" for n in ("w1.weight", "w1.bias", "w2.weight", "w2.bias")]
-            cases.append(Case(f"PositionwiseFeedForward({args}): its layers", steps, outputs,
-                              facts=dict(mode=mode, d=d, d_ff=d_ff), size=0))
+            cases.append(
+                Case(
+                    f"PositionwiseFeedForward({args}): its layers",
+                    steps,
+                    outputs,
+                    facts=dict(mode=mode, d=d, d_ff=d_ff),
+                    size=0,
+                )
+            )
             continue
-        state = {**{f"w1.{k}": v for k, v in _linear_state(d, d_ff, dt, g).items()},
-                 **{f"w2.{k}": v for k, v in _linear_state(d_ff, d, dt, g).items()}}
+        state = {
+            **{f"w1.{k}": v for k, v in _linear_state(d, d_ff, dt, g).items()},
+            **{f"w2.{k}": v for k, v in _linear_state(d_ff, d, dt, g).items()},
+        }
         steps = [new("ffn", "PositionwiseFeedForward", d, d_ff, state=state, dtype=dt, **kw), let("x", x)]
         if mode == "eval":
             steps.append(call("_mode", ref("ffn", "eval")))
         steps.append(call("y", ref("ffn"), ref("x")))
-        label = (f"PositionwiseFeedForward({args}) with random weights, "
-                 f"{'eval mode' if mode == 'eval' else 'training mode'}, x {tuple(shape)} {dt} (mean 0.5, std 2)")
-        cases.append(Case(label, steps, ["y", "x"], facts=dict(mode=mode, p=p, state=state, x=x),
-                          size=x.numel() * d_ff))
+        label = (
+            f"PositionwiseFeedForward({args}) with random weights, "
+            f"{'eval mode' if mode == 'eval' else 'training mode'}, x {tuple(shape)} {dt} (mean 0.5, std 2)"
+        )
+        cases.append(
+            Case(
+                label, steps, ["y", "x"], facts=dict(mode=mode, p=p, state=state, x=x), size=x.numel() * d_ff
+            )
+        )
     return cases
 
 
 _FFN_HINTS = [
     ("relu_after", "the ReLU is applied after w2: it goes between the layers, w2(relu(w1(x)))"),
     ("relu_both", "there is a ReLU after w2 too: the output of w2 is not activated, w2(relu(w1(x)))"),
-    (None, "the ReLU is missing: without it the two linear layers collapse into one linear map; "
-           "use w2(relu(w1(x)))"),
+    (
+        None,
+        "the ReLU is missing: without it the two linear layers collapse into one linear map; "
+        "use w2(relu(w1(x)))",
+    ),
     ("gelu", "that is GELU; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))"),
 ]
 
@@ -110,14 +147,20 @@ def _ffn_judge(case, out):
     f = case.facts
     if f["mode"] == "fresh":
         d, d_ff = f["d"], f["d_ff"]
-        for name, shape in (("w1.weight", (d_ff, d)), ("w1.bias", (d_ff,)), ("w2.weight", (d, d_ff)),
-                            ("w2.bias", (d,))):
+        for name, shape in (
+            ("w1.weight", (d_ff, d)),
+            ("w1.bias", (d_ff,)),
+            ("w2.weight", (d, d_ff)),
+            ("w2.bias", (d,)),
+        ):
             got = out[f"ffn.{name}"]
             if not isinstance(got, torch.Tensor) or tuple(got.shape) != shape:
                 what = got if not isinstance(got, torch.Tensor) else tuple(got.shape)
-                raise CheckFailure(f"PositionwiseFeedForward.{name} is wrong.\n  got:      {what}\n"
-                                   f"  expected: a tensor of shape {shape}\n  hint: w1 = nn.Linear(d_model, d_ff) "
-                                   "and w2 = nn.Linear(d_ff, d_model)")
+                raise CheckFailure(
+                    f"PositionwiseFeedForward.{name} is wrong.\n  got:      {what}\n"
+                    f"  expected: a tensor of shape {shape}\n  hint: w1 = nn.Linear(d_model, d_ff) "
+                    "and w2 = nn.Linear(d_ff, d_model)"
+                )
         return
     state, x, p, mode = f["state"], f["x"], f["p"], f["mode"]
     drop_all = mode == "train" and p == 1.0
@@ -130,26 +173,45 @@ def _ffn_judge(case, out):
         return
     hint = diagnose(y, [(h, lambda a=a: ref_ffn(state, x, act=a, drop_all=drop_all)) for a, h in _FFN_HINTS])
     if not hint and drop_all:
-        hint = diagnose(y, [
-            ("with dropout=1.0 in training mode every hidden unit is dropped, so the output should be "
-             "w2.bias alone; yours did not drop anything: apply self.dropout (an nn.Dropout(dropout)) "
-             "to relu(w1(x))", lambda: ref_ffn(state, x)),
-            ("with dropout=1.0 in training mode the output should be w2.bias alone; yours is 0: the dropout "
-             "goes between the layers, w2(dropout(relu(w1(x)))), not after w2",
-             lambda: torch.zeros_like(exp))])
+        hint = diagnose(
+            y,
+            [
+                (
+                    "with dropout=1.0 in training mode every hidden unit is dropped, so the output should be "
+                    "w2.bias alone; yours did not drop anything: apply self.dropout (an nn.Dropout(dropout)) "
+                    "to relu(w1(x))",
+                    lambda: ref_ffn(state, x),
+                ),
+                (
+                    "with dropout=1.0 in training mode the output should be w2.bias alone; yours is 0: the dropout "
+                    "goes between the layers, w2(dropout(relu(w1(x)))), not after w2",
+                    lambda: torch.zeros_like(exp),
+                ),
+            ],
+        )
     if not hint and mode == "eval":
-        hint = ("in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
-                "F.dropout(h, p, training=self.training)")
+        hint = (
+            "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
+            "F.dropout(h, p, training=self.training)"
+        )
     if not hint and mode == "default":
         hint = "with no dropout argument, dropout should default to 0.0 (no dropout)"
-    assert_close(y, exp.to(y.dtype), "PositionwiseFeedForward output", hint or
-                 "expected w2(dropout(relu(w1(x)))) with the module's own w1 and w2", rtol=rtol, atol=atol)
+    assert_close(
+        y,
+        exp.to(y.dtype),
+        "PositionwiseFeedForward output",
+        hint or "expected w2(dropout(relu(w1(x)))) with the module's own w1 and w2",
+        rtol=rtol,
+        atol=atol,
+    )
 
 
 def _same_input(out, f, what):
     if "x" in out and not _core.close(out["x"], f["x"]):
-        raise CheckFailure(f"{what} modified its input x in place: use out-of-place ops "
-                           "(torch.relu(h), not h.relu_(); nn.Dropout without inplace=True)")
+        raise CheckFailure(
+            f"{what} modified its input x in place: use out-of-place ops "
+            "(torch.relu(h), not h.relu_(); nn.Dropout without inplace=True)"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,7 +225,9 @@ def _sublayer(spec, t):
 
 
 def _ln(t, norm_state):
-    return F.layer_norm(t.double(), (t.shape[-1],), norm_state["weight"].double(), norm_state["bias"].double(), 1e-5)
+    return F.layer_norm(
+        t.double(), (t.shape[-1],), norm_state["weight"].double(), norm_state["bias"].double(), 1e-5
+    )
 
 
 def ref_sublayer_connection(x, norm_state, spec, pre_norm, placement=None, drop_all=False):
@@ -194,19 +258,23 @@ def ref_sublayer_connection(x, norm_state, spec, pre_norm, placement=None, drop_
 # order they are judged: explicit placements first (so a swap is not mistaken for a wrong default),
 # then the zero sublayer, the defaults and dropout.
 # mode: "train" (a fresh module), "eval" (module.eval()); sublayer: "linear", "zero", "linear_tanh"
-_SUB_VISIBLE = [((4, 3, 6), True, 0.0, "train", "linear", torch.float32),
-                ((3, 4, 8), False, 0.0, "train", "linear", torch.float64),
-                ((2, 3, 7), True, 0.0, "train", "zero", torch.float32),
-                ((3, 2, 7), False, 0.0, "train", "zero", torch.float64),
-                ((2, 5, 6), None, None, "train", "linear", torch.float32),
-                ((4, 3, 6), True, 0.5, "eval", "linear", torch.float32),
-                ((2, 4, 5), False, 1.0, "train", "linear", torch.float64),
-                ((3, 5, 6), True, 1.0, "train", "linear", torch.float32)]
-_SUB_HIDDEN = [((4, 6, 10), True, 0.0, "train", "linear_tanh", torch.float64),
-               ((5, 12), False, 0.0, "train", "linear_tanh", torch.float32),
-               ((2, 3, 4, 9), None, None, "train", "zero", torch.float64),
-               ((3, 7, 12), False, 0.3, "eval", "linear", torch.float32),
-               ((6, 5, 11), True, 1.0, "train", "linear_tanh", torch.float64)]
+_SUB_VISIBLE = [
+    ((4, 3, 6), True, 0.0, "train", "linear", torch.float32),
+    ((3, 4, 8), False, 0.0, "train", "linear", torch.float64),
+    ((2, 3, 7), True, 0.0, "train", "zero", torch.float32),
+    ((3, 2, 7), False, 0.0, "train", "zero", torch.float64),
+    ((2, 5, 6), None, None, "train", "linear", torch.float32),
+    ((4, 3, 6), True, 0.5, "eval", "linear", torch.float32),
+    ((2, 4, 5), False, 1.0, "train", "linear", torch.float64),
+    ((3, 5, 6), True, 1.0, "train", "linear", torch.float32),
+]
+_SUB_HIDDEN = [
+    ((4, 6, 10), True, 0.0, "train", "linear_tanh", torch.float64),
+    ((5, 12), False, 0.0, "train", "linear_tanh", torch.float32),
+    ((2, 3, 4, 9), None, None, "train", "zero", torch.float64),
+    ((3, 7, 12), False, 0.3, "eval", "linear", torch.float32),
+    ((6, 5, 11), True, 1.0, "train", "linear_tanh", torch.float64),
+]
 
 
 def _sub_cases(hidden):
@@ -216,17 +284,27 @@ def _sub_cases(hidden):
         g = gen(6000 + 43 * i + (300 if hidden else 0))
         d = shape[-1]
         x = rand(*shape, dtype=dt, mean=1.5, std=3.0, generator=g)
-        norm_state = {"weight": rand(d, dtype=dt, mean=1.5, std=0.5, generator=g),
-                      "bias": rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g)}
+        norm_state = {
+            "weight": rand(d, dtype=dt, mean=1.5, std=0.5, generator=g),
+            "bias": rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g),
+        }
         sub_state = _linear_state(d, d, dt, g, zero=kind == "zero")
         kw = {}
         if p is not None:
             kw["dropout"] = p
         if pre_norm is not None:
             kw["pre_norm"] = pre_norm
-        steps = [new("blk", "SublayerConnection", d, state={f"norm.{k}": v for k, v in norm_state.items()},
-                     dtype=dt, **kw),
-                 new("lin", "torch.nn.Linear", d, d, state=sub_state, dtype=dt)]
+        steps = [
+            new(
+                "blk",
+                "SublayerConnection",
+                d,
+                state={f"norm.{k}": v for k, v in norm_state.items()},
+                dtype=dt,
+                **kw,
+            ),
+            new("lin", "torch.nn.Linear", d, d, state=sub_state, dtype=dt),
+        ]
         if kind == "linear_tanh":
             steps += [new("act", "torch.nn.Tanh"), new("sub", "torch.nn.Sequential", ref("lin"), ref("act"))]
             sub_ref = ref("sub")
@@ -236,16 +314,34 @@ def _sub_cases(hidden):
             steps.append(call("_mode", ref("blk", "eval")))
         steps += [let("x", x), call("y", ref("blk"), ref("x"), sub_ref)]
         args = ", ".join([str(d)] + [f"{k}={v}" for k, v in kw.items()])
-        sub_words = {"linear": "an nn.Linear", "zero": "a zero sublayer (nn.Linear with zero weight and bias)",
-                     "linear_tanh": "nn.Sequential(nn.Linear, nn.Tanh)"}[kind]
-        label = (f"SublayerConnection({args}), random norm weight and bias, "
-                 f"{'eval mode' if mode == 'eval' else 'training mode'}, sublayer = {sub_words}, "
-                 f"x {tuple(shape)} {dt} (mean 1.5, std 3)")
-        cases.append(Case(label, steps, ["y", "x"],
-                          facts=dict(x=x, norm_state=norm_state, spec=(kind, sub_state),
-                                     pre_norm=True if pre_norm is None else pre_norm,
-                                     default_pre_norm=pre_norm is None, p=p, mode=mode, kind=kind),
-                          size=i + (100 if hidden else 0)))
+        sub_words = {
+            "linear": "an nn.Linear",
+            "zero": "a zero sublayer (nn.Linear with zero weight and bias)",
+            "linear_tanh": "nn.Sequential(nn.Linear, nn.Tanh)",
+        }[kind]
+        label = (
+            f"SublayerConnection({args}), random norm weight and bias, "
+            f"{'eval mode' if mode == 'eval' else 'training mode'}, sublayer = {sub_words}, "
+            f"x {tuple(shape)} {dt} (mean 1.5, std 3)"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["y", "x"],
+                facts=dict(
+                    x=x,
+                    norm_state=norm_state,
+                    spec=(kind, sub_state),
+                    pre_norm=True if pre_norm is None else pre_norm,
+                    default_pre_norm=pre_norm is None,
+                    p=p,
+                    mode=mode,
+                    kind=kind,
+                ),
+                size=i + (100 if hidden else 0),
+            )
+        )
     return cases
 
 
@@ -260,50 +356,95 @@ def _sub_judge(case, out):
     if _core.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "SublayerConnection")
         return
-    model = lambda placement, drop=drop_all: ref_sublayer_connection(x, norm_state, spec, pre_norm, placement, drop)
+    model = lambda placement, drop=drop_all: ref_sublayer_connection(
+        x, norm_state, spec, pre_norm, placement, drop
+    )
     this, other = ("Pre-LN", "Post-LN") if pre_norm else ("Post-LN", "Pre-LN")
     zero = f["kind"] == "zero"
     mistakes = [
-        (f"Pre-LN and Post-LN are swapped: pre_norm={pre_norm} asks for {this}, yours computed {other}"
-         + (" (with a zero sublayer, Pre-LN must return x unchanged and Post-LN must return LN(x))" if zero else ""),
-         lambda: model("post" if pre_norm else "pre")),
-        ("the residual path is missing: add the block's input x back"
-         + (" (with a zero sublayer, a Pre-LN block must return x itself)" if zero and pre_norm else ""),
-         lambda: model("pre_no_residual" if pre_norm else "post_no_residual")),
-        ("the residual adds the normalised x: normalise a copy for the sublayer, and add the raw x, "
-         "x + dropout(sublayer(norm(x)))", lambda: model("normed_residual")),
-        ("that is the hybrid placement x + dropout(norm(sublayer(x))); "
-         + ("Pre-LN normalises the sublayer's input: x + dropout(sublayer(norm(x)))" if pre_norm else
-            "Post-LN normalises the sum: norm(x + dropout(sublayer(x)))"), lambda: model("hybrid")),
+        (
+            f"Pre-LN and Post-LN are swapped: pre_norm={pre_norm} asks for {this}, yours computed {other}"
+            + (
+                " (with a zero sublayer, Pre-LN must return x unchanged and Post-LN must return LN(x))"
+                if zero
+                else ""
+            ),
+            lambda: model("post" if pre_norm else "pre"),
+        ),
+        (
+            "the residual path is missing: add the block's input x back"
+            + (" (with a zero sublayer, a Pre-LN block must return x itself)" if zero and pre_norm else ""),
+            lambda: model("pre_no_residual" if pre_norm else "post_no_residual"),
+        ),
+        (
+            "the residual adds the normalised x: normalise a copy for the sublayer, and add the raw x, "
+            "x + dropout(sublayer(norm(x)))",
+            lambda: model("normed_residual"),
+        ),
+        (
+            "that is the hybrid placement x + dropout(norm(sublayer(x))); "
+            + (
+                "Pre-LN normalises the sublayer's input: x + dropout(sublayer(norm(x)))"
+                if pre_norm
+                else "Post-LN normalises the sum: norm(x + dropout(sublayer(x)))"
+            ),
+            lambda: model("hybrid"),
+        ),
     ]
     if f["default_pre_norm"]:
-        mistakes.insert(0, ("pre_norm should default to True (Pre-LN): __init__(self, d_model, dropout=0.0, "
-                            "pre_norm=True)", lambda: model("post")))
-    if drop_all:   # checked first: with p=1 "no residual" and "dropout on everything" both give 0
+        mistakes.insert(
+            0,
+            (
+                "pre_norm should default to True (Pre-LN): __init__(self, d_model, dropout=0.0, "
+                "pre_norm=True)",
+                lambda: model("post"),
+            ),
+        )
+    if drop_all:  # checked first: with p=1 "no residual" and "dropout on everything" both give 0
         mistakes[:0] = [
-            ("with dropout=1.0 in training mode the sublayer's output is entirely dropped, so the block should "
-             f"return {'x' if pre_norm else 'LN(x)'}; yours dropped nothing: apply self.dropout (an "
-             "nn.Dropout(dropout)) to the sublayer's output", lambda: model(None, drop=False)),
-            ("with dropout=1.0 in training mode only the sublayer's output is dropped; yours dropped "
-             "everything: the dropout wraps sublayer(...) only, before the residual is added",
-             lambda: model("drop_everything")),
+            (
+                "with dropout=1.0 in training mode the sublayer's output is entirely dropped, so the block should "
+                f"return {'x' if pre_norm else 'LN(x)'}; yours dropped nothing: apply self.dropout (an "
+                "nn.Dropout(dropout)) to the sublayer's output",
+                lambda: model(None, drop=False),
+            ),
+            (
+                "with dropout=1.0 in training mode only the sublayer's output is dropped; yours dropped "
+                "everything: the dropout wraps sublayer(...) only, before the residual is added",
+                lambda: model("drop_everything"),
+            ),
         ]
     hint = diagnose(y, mistakes)
     if not hint and f["mode"] == "eval":
-        hint = ("in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
-                "F.dropout(h, p, training=self.training)")
-    assert_close(y, exp.to(y.dtype), "SublayerConnection output", hint or
-                 ("expected x + dropout(sublayer(norm(x)))" if pre_norm else
-                  "expected norm(x + dropout(sublayer(x)))") + " with self.norm = nn.LayerNorm(d_model)",
-                 rtol=rtol, atol=atol)
+        hint = (
+            "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
+            "F.dropout(h, p, training=self.training)"
+        )
+    assert_close(
+        y,
+        exp.to(y.dtype),
+        "SublayerConnection output",
+        hint
+        or (
+            "expected x + dropout(sublayer(norm(x)))"
+            if pre_norm
+            else "expected norm(x + dropout(sublayer(x)))"
+        )
+        + " with self.norm = nn.LayerNorm(d_model)",
+        rtol=rtol,
+        atol=atol,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {q.name: q for q in [
-    Question("PositionwiseFeedForward", _ffn_cases, _ffn_judge),
-    Question("SublayerConnection", _sub_cases, _sub_judge),
-]}
+QUESTIONS = {
+    q.name: q
+    for q in [
+        Question("PositionwiseFeedForward", _ffn_cases, _ffn_judge),
+        Question("SublayerConnection", _sub_cases, _sub_judge),
+    ]
+}
 
 
 def check(name: str, namespace: dict, hidden: bool = False) -> None:

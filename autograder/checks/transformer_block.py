@@ -6,6 +6,7 @@ the case sent to the student's module: `nn.TransformerEncoderLayer` / `nn.Transf
 functional model of the block (`ref_block`) with one thing changed, so a hint can say which one.
 The graded names and their behaviour are documented in docs/api/06_transformer_block.md.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,20 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import _core
-from ._core import Case, CheckFailure, Question, assert_close, call, diagnose, expect_tensor, gen, let, new, rand, ref
+from ._core import (
+    Case,
+    CheckFailure,
+    Question,
+    assert_close,
+    call,
+    diagnose,
+    expect_tensor,
+    gen,
+    let,
+    new,
+    rand,
+    ref,
+)
 
 LESSON = "06_transformer_block"
 F64 = torch.float64
@@ -27,23 +41,31 @@ F64 = torch.float64
 def ref_pe(max_len, d_model, base=10000.0, swap=False, pair_index=True, concat=False, multiply=False):
     """The sinusoidal table of Vaswani et al. in float64 (and, with a flag, a classic mistake):
     PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(p / base^(2i/d))."""
-    pos = torch.arange(max_len, dtype=F64)[:, None]                         # (L, 1)
+    pos = torch.arange(max_len, dtype=F64)[:, None]  # (L, 1)
     if pair_index:
-        expo = torch.arange(0, d_model, 2, dtype=F64) / d_model             # 2i/d, one per pair
+        expo = torch.arange(0, d_model, 2, dtype=F64) / d_model  # 2i/d, one per pair
     else:
-        expo = torch.arange(d_model // 2, dtype=F64) / d_model              # i/d: the "2" forgotten
-    freq = base ** expo if multiply else base ** -expo                       # (d/2,)
-    ang = pos * freq                                                          # (L, d/2)
+        expo = torch.arange(d_model // 2, dtype=F64) / d_model  # i/d: the "2" forgotten
+    freq = base**expo if multiply else base**-expo  # (d/2,)
+    ang = pos * freq  # (L, d/2)
     first, second = (torch.cos(ang), torch.sin(ang)) if swap else (torch.sin(ang), torch.cos(ang))
     if concat:
-        return torch.cat([first, second], dim=-1)                            # [sin..., cos...]
-    return torch.stack([first, second], dim=-1).reshape(max_len, d_model)   # interleaved
+        return torch.cat([first, second], dim=-1)  # [sin..., cos...]
+    return torch.stack([first, second], dim=-1).reshape(max_len, d_model)  # interleaved
 
 
 def _pe_cases(hidden):
     specs = [(7, 4), (11, 6), (50, 16)] if not hidden else [(33, 10), (128, 64), (9, 126), (200, 48)]
-    return [Case(f"max_len={n}, d_model={d}", [call("pe", "positional_encoding", n, d)], ["pe"],
-                 facts=dict(n=n, d=d), size=n * d) for n, d in specs]
+    return [
+        Case(
+            f"max_len={n}, d_model={d}",
+            [call("pe", "positional_encoding", n, d)],
+            ["pe"],
+            facts=dict(n=n, d=d),
+            size=n * d,
+        )
+        for n, d in specs
+    ]
 
 
 def _pe_judge(case, out):
@@ -51,25 +73,47 @@ def _pe_judge(case, out):
     exp = ref_pe(n, d)
     pe = expect_tensor(out["pe"], f"positional_encoding({n}, {d})", shape=exp.shape)
     if pe.dtype != torch.float32:
-        raise CheckFailure(f"positional_encoding should return torch's default dtype.\n  got:      {pe.dtype}\n"
-                           f"  expected: torch.float32\n  hint: build the table in float32, or compute in "
-                           f"float64 and finish with .float()")
-    hint = diagnose(pe, [
-        ("sin and cos are swapped: even features 2i hold sin(p * w_i), odd features 2i+1 hold cos(p * w_i)",
-         lambda: ref_pe(n, d, swap=True)),
-        ("the frequency base is 1000: it is 10000, w_i = 1 / 10000^(2i/d_model)",
-         lambda: ref_pe(n, d, base=1000.0)),
-        ("the frequency base is wrong: yours is w_i = 1 / 10000^(i/d_model) with i the pair index; the "
-         "exponent is 2i/d_model (2i is the even feature's index: torch.arange(0, d_model, 2))",
-         lambda: ref_pe(n, d, pair_index=False)),
-        ("the frequency base is applied the wrong way round: w_i = 1 / 10000^(2i/d_model), so divide the "
-         "position by 10000^(2i/d_model)", lambda: ref_pe(n, d, multiply=True)),
-        ("your table has all the sines first, then all the cosines: interleave them, sin in the even "
-         "features 0::2 and cos in the odd features 1::2", lambda: ref_pe(n, d, concat=True)),
-    ])
-    assert_close(pe, exp.float(), f"positional_encoding({n}, {d})",
-                 hint or "check the formula: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same)",
-                 rtol=1e-4, atol=1e-4)   # float32 sin of arguments up to ~200: ~1e-5 rounding
+        raise CheckFailure(
+            f"positional_encoding should return torch's default dtype.\n  got:      {pe.dtype}\n"
+            f"  expected: torch.float32\n  hint: build the table in float32, or compute in "
+            f"float64 and finish with .float()"
+        )
+    hint = diagnose(
+        pe,
+        [
+            (
+                "sin and cos are swapped: even features 2i hold sin(p * w_i), odd features 2i+1 hold cos(p * w_i)",
+                lambda: ref_pe(n, d, swap=True),
+            ),
+            (
+                "the frequency base is 1000: it is 10000, w_i = 1 / 10000^(2i/d_model)",
+                lambda: ref_pe(n, d, base=1000.0),
+            ),
+            (
+                "the frequency base is wrong: yours is w_i = 1 / 10000^(i/d_model) with i the pair index; the "
+                "exponent is 2i/d_model (2i is the even feature's index: torch.arange(0, d_model, 2))",
+                lambda: ref_pe(n, d, pair_index=False),
+            ),
+            (
+                "the frequency base is applied the wrong way round: w_i = 1 / 10000^(2i/d_model), so divide the "
+                "position by 10000^(2i/d_model)",
+                lambda: ref_pe(n, d, multiply=True),
+            ),
+            (
+                "your table has all the sines first, then all the cosines: interleave them, sin in the even "
+                "features 0::2 and cos in the odd features 1::2",
+                lambda: ref_pe(n, d, concat=True),
+            ),
+        ],
+    )
+    assert_close(
+        pe,
+        exp.float(),
+        f"positional_encoding({n}, {d})",
+        hint or "check the formula: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same)",
+        rtol=1e-4,
+        atol=1e-4,
+    )  # float32 sin of arguments up to ~200: ~1e-5 rounding
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,7 +140,7 @@ def layer_state(d, d_ff, g, dtype, prefix=""):
 
 
 def _sub(state, prefix):
-    return {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
 
 
 def _no_grad_f64(module, *args, **kwargs):
@@ -111,8 +155,9 @@ def ref_torch_layer(state, h, x, pad, norm_first):
     """nn.TransformerEncoderLayer with the same weights (float64)."""
     d, d_ff = x.shape[-1], state["linear1.weight"].shape[0]
     with torch.random.fork_rng(devices=[]):
-        layer = nn.TransformerEncoderLayer(d, h, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first,
-                                           dtype=F64)
+        layer = nn.TransformerEncoderLayer(
+            d, h, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=F64
+        )
     layer.load_state_dict({k: v.to(F64) for k, v in state.items()})
     return _no_grad_f64(layer, x.to(F64), src_key_padding_mask=None if pad is None else ~pad)
 
@@ -121,40 +166,75 @@ def ref_torch_encoder(state, h, n_layers, x, pad, norm_first):
     """nn.TransformerEncoder (with a final LayerNorm when Pre-LN) with the same weights (float64)."""
     d, d_ff = x.shape[-1], state["layers.0.linear1.weight"].shape[0]
     with torch.random.fork_rng(devices=[]):
-        layer = nn.TransformerEncoderLayer(d, h, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first,
-                                           dtype=F64)
-        enc = nn.TransformerEncoder(layer, n_layers, norm=nn.LayerNorm(d, dtype=F64) if norm_first else None,
-                                    enable_nested_tensor=False)
+        layer = nn.TransformerEncoderLayer(
+            d, h, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=F64
+        )
+        enc = nn.TransformerEncoder(
+            layer,
+            n_layers,
+            norm=nn.LayerNorm(d, dtype=F64) if norm_first else None,
+            enable_nested_tensor=False,
+        )
     enc.load_state_dict({k: v.to(F64) for k, v in state.items()})
     return _no_grad_f64(enc, x.to(F64), src_key_padding_mask=None if pad is None else ~pad)
 
 
-def ref_block(state, h, x, pad, norm_first, res_attn=True, res_ff=True, act="relu", pad_mode="ok",
-              post_norm_sublayer=False, seq_first=False, swap_norms=False):
+def ref_block(
+    state,
+    h,
+    x,
+    pad,
+    norm_first,
+    res_attn=True,
+    res_ff=True,
+    act="relu",
+    pad_mode="ok",
+    post_norm_sublayer=False,
+    seq_first=False,
+    swap_norms=False,
+):
     """A functional block in float64, used to recompute the classic mistakes. With the defaults it
     equals nn.TransformerEncoderLayer."""
     s = {k: v.to(F64) for k, v in state.items()}
-    if swap_norms:                                      # norm2 used with attention, norm1 with the FFN
-        s = {**s, "norm1.weight": s["norm2.weight"], "norm1.bias": s["norm2.bias"],
-             "norm2.weight": s["norm1.weight"], "norm2.bias": s["norm1.bias"]}
+    if swap_norms:  # norm2 used with attention, norm1 with the FFN
+        s = {
+            **s,
+            "norm1.weight": s["norm2.weight"],
+            "norm1.bias": s["norm2.bias"],
+            "norm2.weight": s["norm1.weight"],
+            "norm2.bias": s["norm1.bias"],
+        }
     x = x.to(F64)
     d = x.shape[-1]
     kpm = None
     if pad is not None and pad_mode == "ok":
-        kpm = ~pad                                      # torch's key_padding_mask: True = ignore
+        kpm = ~pad  # torch's key_padding_mask: True = ignore
     elif pad is not None and pad_mode == "inverted":
         kpm = pad
     ln1 = lambda t: F.layer_norm(t, (d,), s["norm1.weight"], s["norm1.bias"], 1e-5)
     ln2 = lambda t: F.layer_norm(t, (d,), s["norm2.weight"], s["norm2.bias"], 1e-5)
 
     def sa(t):
-        t = t if seq_first else t.transpose(0, 1)      # (B, L, d) -> (L, B, d); seq_first: batch_first forgotten
+        t = t if seq_first else t.transpose(0, 1)  # (B, L, d) -> (L, B, d); seq_first: batch_first forgotten
         y, _ = F.multi_head_attention_forward(
-            t, t, t, d, h,
-            s["self_attn.in_proj_weight"], s["self_attn.in_proj_bias"], None, None, False, 0.0,
-            s["self_attn.out_proj.weight"], s["self_attn.out_proj.bias"], training=False,
-            key_padding_mask=kpm, need_weights=False)
-        return y if seq_first else y.transpose(0, 1)    # (L, B, d) -> (B, L, d)
+            t,
+            t,
+            t,
+            d,
+            h,
+            s["self_attn.in_proj_weight"],
+            s["self_attn.in_proj_bias"],
+            None,
+            None,
+            False,
+            0.0,
+            s["self_attn.out_proj.weight"],
+            s["self_attn.out_proj.bias"],
+            training=False,
+            key_padding_mask=kpm,
+            need_weights=False,
+        )
+        return y if seq_first else y.transpose(0, 1)  # (L, B, d) -> (B, L, d)
 
     def ff(t):
         a = F.linear(t, s["linear1.weight"], s["linear1.bias"])
@@ -165,7 +245,7 @@ def ref_block(state, h, x, pad, norm_first, res_attn=True, res_ff=True, act="rel
     if norm_first:
         x = keep_a * x + sa(ln1(x))
         return keep_f * x + ff(ln2(x))
-    if post_norm_sublayer:                              # x + LN(f(x)): the norm on the wrong side of the sum
+    if post_norm_sublayer:  # x + LN(f(x)): the norm on the wrong side of the sum
         x = keep_a * x + ln1(sa(x))
         return keep_f * x + ln2(ff(x))
     x = ln1(keep_a * x + sa(x))
@@ -175,34 +255,68 @@ def ref_block(state, h, x, pad, norm_first, res_attn=True, res_ff=True, act="rel
 def _block_mistakes(state, h, x, pad, nf, block=ref_block):
     """(hint, output) pairs of the block's classic mistakes, for `diagnose`."""
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
-    m = [("Pre-LN and Post-LN are swapped: norm_first=True is x + sublayer(norm(x)) (Pre-LN), "
-          "norm_first=False is norm(x + sublayer(x)) (Post-LN)",
-          lambda: sel(block(state, h, x, pad, not nf))),
-         ("the residual connection is missing around both sublayers: each sublayer's output is "
-          "added to its input x", lambda: sel(block(state, h, x, pad, nf, res_attn=False, res_ff=False))),
-         ("the residual connection around the attention sublayer is missing: add its input x back",
-          lambda: sel(block(state, h, x, pad, nf, res_attn=False))),
-         ("the residual connection around the feed-forward sublayer is missing: add its input back",
-          lambda: sel(block(state, h, x, pad, nf, res_ff=False))),
-         ("the ReLU between linear1 and linear2 is missing: FFN(x) = linear2(relu(linear1(x)))",
-          lambda: sel(block(state, h, x, pad, nf, act="none"))),
-         ("the FFN uses GELU: this block (like nn.TransformerEncoderLayer's default) uses ReLU, "
-          "linear2(relu(linear1(x)))", lambda: sel(block(state, h, x, pad, nf, act="gelu"))),
-         ("norm1 and norm2 are swapped: norm1 goes with the attention sublayer, norm2 with the feed-forward",
-          lambda: sel(block(state, h, x, pad, nf, swap_norms=True)))]
+    m = [
+        (
+            "Pre-LN and Post-LN are swapped: norm_first=True is x + sublayer(norm(x)) (Pre-LN), "
+            "norm_first=False is norm(x + sublayer(x)) (Post-LN)",
+            lambda: sel(block(state, h, x, pad, not nf)),
+        ),
+        (
+            "the residual connection is missing around both sublayers: each sublayer's output is "
+            "added to its input x",
+            lambda: sel(block(state, h, x, pad, nf, res_attn=False, res_ff=False)),
+        ),
+        (
+            "the residual connection around the attention sublayer is missing: add its input x back",
+            lambda: sel(block(state, h, x, pad, nf, res_attn=False)),
+        ),
+        (
+            "the residual connection around the feed-forward sublayer is missing: add its input back",
+            lambda: sel(block(state, h, x, pad, nf, res_ff=False)),
+        ),
+        (
+            "the ReLU between linear1 and linear2 is missing: FFN(x) = linear2(relu(linear1(x)))",
+            lambda: sel(block(state, h, x, pad, nf, act="none")),
+        ),
+        (
+            "the FFN uses GELU: this block (like nn.TransformerEncoderLayer's default) uses ReLU, "
+            "linear2(relu(linear1(x)))",
+            lambda: sel(block(state, h, x, pad, nf, act="gelu")),
+        ),
+        (
+            "norm1 and norm2 are swapped: norm1 goes with the attention sublayer, norm2 with the feed-forward",
+            lambda: sel(block(state, h, x, pad, nf, swap_norms=True)),
+        ),
+    ]
     if pad is None:
-        m.append(("self_attn mixes the batch, not the sequence: nn.MultiheadAttention expects (L, B, d) "
-                  "unless it is built with batch_first=True", lambda: block(state, h, x, pad, nf, seq_first=True)))
+        m.append(
+            (
+                "self_attn mixes the batch, not the sequence: nn.MultiheadAttention expects (L, B, d) "
+                "unless it is built with batch_first=True",
+                lambda: block(state, h, x, pad, nf, seq_first=True),
+            )
+        )
     if not nf:
-        m.append(("Post-LN normalizes the sum, norm(x + sublayer(x)); yours normalizes the sublayer's output "
-                  "before adding the residual (x + norm(sublayer(x)))",
-                  lambda: sel(block(state, h, x, pad, nf, post_norm_sublayer=True))))
+        m.append(
+            (
+                "Post-LN normalizes the sum, norm(x + sublayer(x)); yours normalizes the sublayer's output "
+                "before adding the residual (x + norm(sublayer(x)))",
+                lambda: sel(block(state, h, x, pad, nf, post_norm_sublayer=True)),
+            )
+        )
     if pad is not None:
-        m += [("the padding mask polarity is inverted: pad_mask is True for real tokens, while "
-               "nn.MultiheadAttention's key_padding_mask is True for the positions to ignore: pass ~pad_mask",
-               lambda: sel(block(state, h, x, pad, nf, pad_mode="inverted"))),
-              ("your block ignores the padding mask: pass key_padding_mask=~pad_mask to self_attn, so no "
-               "token attends to padding", lambda: sel(block(state, h, x, pad, nf, pad_mode="ignored")))]
+        m += [
+            (
+                "the padding mask polarity is inverted: pad_mask is True for real tokens, while "
+                "nn.MultiheadAttention's key_padding_mask is True for the positions to ignore: pass ~pad_mask",
+                lambda: sel(block(state, h, x, pad, nf, pad_mode="inverted")),
+            ),
+            (
+                "your block ignores the padding mask: pass key_padding_mask=~pad_mask to self_attn, so no "
+                "token attends to padding",
+                lambda: sel(block(state, h, x, pad, nf, pad_mode="ignored")),
+            ),
+        ]
     return m
 
 
@@ -223,31 +337,47 @@ def _compare(what, got, exp, pad, dtype, mistakes, generic):
     _core.expect_dtype(got, dtype, what)
     g, e = (got[pad], exp[pad]) if pad is not None else (got, exp)
     if torch.isnan(g).any():
-        raise CheckFailure(f"{what} contains NaN at real (non-padding) positions.\n  hint: " + (
-            "nn.MultiheadAttention's key_padding_mask is True for positions to *ignore*, the opposite of "
-            "pad_mask: pass key_padding_mask=~pad_mask (with the polarity inverted, a full-length sequence has "
-            "every key ignored, and that gives NaN)"
-            if pad is not None else "look for a division by zero or a log of a negative number"))
+        raise CheckFailure(
+            f"{what} contains NaN at real (non-padding) positions.\n  hint: "
+            + (
+                "nn.MultiheadAttention's key_padding_mask is True for positions to *ignore*, the opposite of "
+                "pad_mask: pass key_padding_mask=~pad_mask (with the polarity inverted, a full-length sequence has "
+                "every key ignored, and that gives NaN)"
+                if pad is not None
+                else "look for a division by zero or a log of a negative number"
+            )
+        )
     hint = diagnose(g, mistakes)
     rtol, atol = _tol(dtype)
-    assert_close(g.to(F64), e, what + (" at the real positions" if pad is not None else ""), hint or generic,
-                 rtol=rtol, atol=atol)
+    assert_close(
+        g.to(F64),
+        e,
+        what + (" at the real positions" if pad is not None else ""),
+        hint or generic,
+        rtol=rtol,
+        atol=atol,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # EncoderBlock
 
+
 def _block_cases(hidden):
     # (B, L, d_model, n_heads, d_ff, norm_first, padded, dtype)
-    specs = [(2, 5, 12, 3, 20, True, False, torch.float32),
-             (3, 6, 8, 2, 14, False, False, torch.float64),
-             (2, 7, 16, 4, 24, True, True, torch.float32),
-             (3, 5, 12, 2, 18, False, True, torch.float64)]
+    specs = [
+        (2, 5, 12, 3, 20, True, False, torch.float32),
+        (3, 6, 8, 2, 14, False, False, torch.float64),
+        (2, 7, 16, 4, 24, True, True, torch.float32),
+        (3, 5, 12, 2, 18, False, True, torch.float64),
+    ]
     if hidden:
-        specs = [(4, 9, 24, 4, 40, True, True, torch.float64),
-                 (3, 11, 20, 5, 36, False, True, torch.float32),
-                 (5, 6, 30, 6, 50, True, False, torch.float32),
-                 (2, 10, 16, 8, 30, False, False, torch.float64)]
+        specs = [
+            (4, 9, 24, 4, 40, True, True, torch.float64),
+            (3, 11, 20, 5, 36, False, True, torch.float32),
+            (5, 6, 30, 6, 50, True, False, torch.float32),
+            (2, 10, 16, 8, 30, False, False, torch.float64),
+        ]
     cases = []
     for i, (b, l, d, h, d_ff, nf, padded, dt) in enumerate(specs):
         g = gen(6100 + 37 * i + 11 * d + (900 if hidden else 0))
@@ -259,10 +389,19 @@ def _block_cases(hidden):
             steps += [let("pad", pad), call("y", ref("blk"), ref("x"), ref("pad"))]
         else:
             steps.append(call("y", ref("blk"), ref("x")))
-        label = (f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), x {tuple(x.shape)} "
-                 f"{dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}")
-        cases.append(Case(label, steps, ["y", "x"], facts=dict(state=state, h=h, x=x, pad=pad, nf=nf, dt=dt),
-                          size=b * l * d))
+        label = (
+            f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), x {tuple(x.shape)} "
+            f"{dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["y", "x"],
+                facts=dict(state=state, h=h, x=x, pad=pad, nf=nf, dt=dt),
+                size=b * l * d,
+            )
+        )
     return cases
 
 
@@ -270,16 +409,25 @@ def _block_judge(case, out):
     f = case.facts
     state, h, x, pad, nf, dt = f["state"], f["h"], f["x"], f["pad"], f["nf"], f["dt"]
     exp = ref_torch_layer(state, h, x, pad, nf)
-    _compare("EncoderBlock output", out["y"], exp, pad, dt, _block_mistakes(state, h, x, pad, nf),
-             f"compare with nn.TransformerEncoderLayer(norm_first={nf}) step by step: self_attn, then "
-             "linear1 -> relu -> linear2, each inside its sublayer connection")
+    _compare(
+        "EncoderBlock output",
+        out["y"],
+        exp,
+        pad,
+        dt,
+        _block_mistakes(state, h, x, pad, nf),
+        f"compare with nn.TransformerEncoderLayer(norm_first={nf}) step by step: self_attn, then "
+        "linear1 -> relu -> linear2, each inside its sublayer connection",
+    )
     if not _core.close(out["x"], x):
-        raise CheckFailure("EncoderBlock modified its input x in place: use out-of-place ops (x = x + ..., "
-                           "not x += ...)")
+        raise CheckFailure(
+            "EncoderBlock modified its input x in place: use out-of-place ops (x = x + ..., not x += ...)"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
 # Encoder (a stack of blocks, plus the final LayerNorm when Pre-LN)
+
 
 def encoder_state(n_layers, d, d_ff, g, dtype, norm_first):
     state = {}
@@ -291,13 +439,17 @@ def encoder_state(n_layers, d, d_ff, g, dtype, norm_first):
     return state
 
 
-def ref_stack(state, h, n_layers, x, pad, nf, final_norm=True, norm_every_block=False, blocks_nf=None,
-              pass_pad=True):
+def ref_stack(
+    state, h, n_layers, x, pad, nf, final_norm=True, norm_every_block=False, blocks_nf=None, pass_pad=True
+):
     """The encoder by hand in float64 (for the mistakes)."""
     blocks_nf = nf if blocks_nf is None else blocks_nf
     d = x.shape[-1]
-    norm = (lambda t: F.layer_norm(t, (d,), state["norm.weight"].to(F64), state["norm.bias"].to(F64), 1e-5)) \
-        if "norm.weight" in state else (lambda t: t)
+    norm = (
+        (lambda t: F.layer_norm(t, (d,), state["norm.weight"].to(F64), state["norm.bias"].to(F64), 1e-5))
+        if "norm.weight" in state
+        else (lambda t: t)
+    )
     y = x.to(F64)
     for i in range(n_layers):
         y = ref_block(_sub(state, f"layers.{i}."), h, y, pad if pass_pad else None, blocks_nf)
@@ -308,13 +460,17 @@ def ref_stack(state, h, n_layers, x, pad, nf, final_norm=True, norm_every_block=
 
 def _encoder_cases(hidden):
     # (B, L, d_model, n_heads, d_ff, n_layers, norm_first, padded, dtype)
-    specs = [(2, 5, 12, 3, 20, 2, True, False, torch.float32),
-             (3, 6, 8, 2, 14, 3, False, True, torch.float64),
-             (2, 7, 16, 4, 24, 3, True, True, torch.float64)]
+    specs = [
+        (2, 5, 12, 3, 20, 2, True, False, torch.float32),
+        (3, 6, 8, 2, 14, 3, False, True, torch.float64),
+        (2, 7, 16, 4, 24, 3, True, True, torch.float64),
+    ]
     if hidden:
-        specs = [(3, 8, 20, 4, 32, 4, True, True, torch.float32),
-                 (4, 6, 12, 3, 28, 2, False, False, torch.float32),
-                 (2, 9, 10, 5, 18, 2, True, False, torch.float64)]
+        specs = [
+            (3, 8, 20, 4, 32, 4, True, True, torch.float32),
+            (4, 6, 12, 3, 28, 2, False, False, torch.float32),
+            (2, 9, 10, 5, 18, 2, True, False, torch.float64),
+        ]
     cases = []
     for i, (b, l, d, h, d_ff, n, nf, padded, dt) in enumerate(specs):
         g = gen(6300 + 41 * i + 7 * d + (900 if hidden else 0))
@@ -326,10 +482,19 @@ def _encoder_cases(hidden):
             steps += [let("pad", pad), call("y", ref("enc"), ref("x"), ref("pad"))]
         else:
             steps.append(call("y", ref("enc"), ref("x")))
-        label = (f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), "
-                 f"x {tuple(x.shape)} {dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}")
-        cases.append(Case(label, steps, ["y", "x"], facts=dict(state=state, h=h, n=n, x=x, pad=pad, nf=nf, dt=dt),
-                          size=b * l * d * n))
+        label = (
+            f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), "
+            f"x {tuple(x.shape)} {dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["y", "x"],
+                facts=dict(state=state, h=h, n=n, x=x, pad=pad, nf=nf, dt=dt),
+                size=b * l * d * n,
+            )
+        )
     return cases
 
 
@@ -340,20 +505,41 @@ def _encoder_judge(case, out):
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
     mistakes = []
     if nf:
-        mistakes += [("the final LayerNorm is missing: a Pre-LN stack never normalizes its residual stream, "
-                      "so Encoder must end with self.norm(x) after the last block",
-                      lambda: sel(ref_stack(state, h, n, x, pad, nf, final_norm=False))),
-                     ("self.norm is applied after every block: apply the final LayerNorm once, after the last one",
-                      lambda: sel(ref_stack(state, h, n, x, pad, nf, norm_every_block=True)))]
+        mistakes += [
+            (
+                "the final LayerNorm is missing: a Pre-LN stack never normalizes its residual stream, "
+                "so Encoder must end with self.norm(x) after the last block",
+                lambda: sel(ref_stack(state, h, n, x, pad, nf, final_norm=False)),
+            ),
+            (
+                "self.norm is applied after every block: apply the final LayerNorm once, after the last one",
+                lambda: sel(ref_stack(state, h, n, x, pad, nf, norm_every_block=True)),
+            ),
+        ]
     else:
-        mistakes.append(("the blocks are Pre-LN although norm_first=False: pass norm_first to every EncoderBlock",
-                         lambda: sel(ref_stack(state, h, n, x, pad, nf, blocks_nf=True))))
+        mistakes.append(
+            (
+                "the blocks are Pre-LN although norm_first=False: pass norm_first to every EncoderBlock",
+                lambda: sel(ref_stack(state, h, n, x, pad, nf, blocks_nf=True)),
+            )
+        )
     if pad is not None:
-        mistakes.append(("the padding mask does not reach the blocks: call every block with pad_mask",
-                         lambda: sel(ref_stack(state, h, n, x, pad, nf, pass_pad=False))))
-    _compare("Encoder output", out["y"], exp, pad, dt, mistakes,
-             "first make EncoderBlock pass its check; then run the blocks in order "
-             "(layers[0] first), each with pad_mask, and finish with self.norm when norm_first")
+        mistakes.append(
+            (
+                "the padding mask does not reach the blocks: call every block with pad_mask",
+                lambda: sel(ref_stack(state, h, n, x, pad, nf, pass_pad=False)),
+            )
+        )
+    _compare(
+        "Encoder output",
+        out["y"],
+        exp,
+        pad,
+        dt,
+        mistakes,
+        "first make EncoderBlock pass its check; then run the blocks in order "
+        "(layers[0] first), each with pad_mask, and finish with self.norm when norm_first",
+    )
     if not _core.close(out["x"], x):
         raise CheckFailure("Encoder modified its input x in place")
 
@@ -361,13 +547,18 @@ def _encoder_judge(case, out):
 # ---------------------------------------------------------------------------------------------
 # TinyTransformer (embedding + positional encoding + encoder + head)
 
+
 def _model_cases(hidden):
     # (B, L, vocab, d_model, n_heads, d_ff, n_layers, max_len, norm_first, padded, dtype)
-    specs = [(2, 6, 11, 12, 3, 20, 2, 9, True, True, torch.float32),
-             (3, 5, 7, 8, 2, 16, 1, 5, False, False, torch.float32)]
+    specs = [
+        (2, 6, 11, 12, 3, 20, 2, 9, True, True, torch.float32),
+        (3, 5, 7, 8, 2, 16, 1, 5, False, False, torch.float32),
+    ]
     if hidden:
-        specs = [(4, 8, 13, 16, 4, 24, 2, 10, True, False, torch.float64),
-                 (2, 9, 10, 20, 5, 28, 3, 12, False, True, torch.float32)]
+        specs = [
+            (4, 8, 13, 16, 4, 24, 2, 10, True, False, torch.float64),
+            (2, 9, 10, 20, 5, 28, 3, 12, False, True, torch.float32),
+        ]
     cases = []
     for i, (b, l, v, d, h, d_ff, n, max_len, nf, padded, dt) in enumerate(specs):
         g = gen(6500 + 43 * i + 5 * d + (900 if hidden else 0))
@@ -377,25 +568,35 @@ def _model_cases(hidden):
         state["head.bias"] = rand(v, generator=g, mean=0.2, std=0.5).to(dt)
         tokens = torch.randint(0, v, (b, l), generator=g)
         pad = _pad(b, l, g) if padded else None
-        steps = [new("model", "TinyTransformer", v, d, h, d_ff, n, max_len, norm_first=nf, state=state, dtype=dt),
-                 let("tokens", tokens)]
+        steps = [
+            new("model", "TinyTransformer", v, d, h, d_ff, n, max_len, norm_first=nf, state=state, dtype=dt),
+            let("tokens", tokens),
+        ]
         if pad is not None:
             steps += [let("pad", pad), call("y", ref("model"), ref("tokens"), ref("pad"))]
         else:
             steps.append(call("y", ref("model"), ref("tokens")))
-        label = (f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
-                 f"max_len={max_len}, norm_first={nf}) ({dt}), tokens {tuple(tokens.shape)}, "
-                 f"pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}")
-        cases.append(Case(label, steps, ["y", "tokens"],
-                          facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=pad, nf=nf, dt=dt),
-                          size=b * l * d * n))
+        label = (
+            f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
+            f"max_len={max_len}, norm_first={nf}) ({dt}), tokens {tuple(tokens.shape)}, "
+            f"pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["y", "tokens"],
+                facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=pad, nf=nf, dt=dt),
+                size=b * l * d * n,
+            )
+        )
     return cases
 
 
 def ref_model(f, pe=True, scale=1.0):
     s, tokens = f["state"], f["tokens"]
     d = s["embed.weight"].shape[1]
-    x = s["embed.weight"].to(F64)[tokens] * scale                            # (B, L) -> (B, L, d)
+    x = s["embed.weight"].to(F64)[tokens] * scale  # (B, L) -> (B, L, d)
     if pe:
         x = x + ref_pe(f["max_len"], d)[: tokens.shape[1]]
     return x, _sub(s, "encoder.")
@@ -414,33 +615,58 @@ def _model_judge(case, out):
         xm, _ = ref_model(f, **kw)
         return sel(head(ref_stack(enc_state, f["h"], f["n"], xm, pad, f["nf"])))
 
-    mistakes = [("the positional encoding is missing: add positional_encoding(max_len, d_model)[:L] to the "
-                 "token embeddings", lambda: mistake(pe=False)),
-                ("the embeddings are scaled by sqrt(d_model): in this lesson the input is embed(tokens) + PE, "
-                 "unscaled", lambda: mistake(scale=math.sqrt(d)))]
+    mistakes = [
+        (
+            "the positional encoding is missing: add positional_encoding(max_len, d_model)[:L] to the "
+            "token embeddings",
+            lambda: mistake(pe=False),
+        ),
+        (
+            "the embeddings are scaled by sqrt(d_model): in this lesson the input is embed(tokens) + PE, "
+            "unscaled",
+            lambda: mistake(scale=math.sqrt(d)),
+        ),
+    ]
     # PE is float32 by contract, so a float64 model carries float32 rounding of the table: 1e-4
     g = out["y"]
     expect_tensor(g, "TinyTransformer logits", shape=exp.shape)
     if g.dtype != dt:
-        raise CheckFailure(f"TinyTransformer logits should have the model's dtype.\n  got:      {g.dtype}\n"
-                           f"  expected: {dt}\n  hint: cast the positional table to the embeddings' dtype")
+        raise CheckFailure(
+            f"TinyTransformer logits should have the model's dtype.\n  got:      {g.dtype}\n"
+            f"  expected: {dt}\n  hint: cast the positional table to the embeddings' dtype"
+        )
     gs = sel(g)
     hint = diagnose(gs, mistakes)
-    assert_close(gs.to(F64), sel(exp), "TinyTransformer logits" + (" at the real positions" if pad is not None else ""),
-                 hint or "first make Encoder and positional_encoding pass their checks; then "
-                 "logits = head(encoder(embed(tokens) + PE[:L], pad_mask))", rtol=1e-4, atol=1e-4)
+    assert_close(
+        gs.to(F64),
+        sel(exp),
+        "TinyTransformer logits" + (" at the real positions" if pad is not None else ""),
+        hint
+        or "first make Encoder and positional_encoding pass their checks; then "
+        "logits = head(encoder(embed(tokens) + PE[:L], pad_mask))",
+        rtol=1e-4,
+        atol=1e-4,
+    )
     if not torch.equal(out["tokens"], f["tokens"]):
         raise CheckFailure("TinyTransformer modified its input tokens in place")
 
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {q.name: q for q in [
-    Question("positional_encoding", _pe_cases, _pe_judge),
-    Question("EncoderBlock", _block_cases, _block_judge),
-    Question("Encoder", _encoder_cases, _encoder_judge, needs=("EncoderBlock",)),
-    Question("TinyTransformer", _model_cases, _model_judge, needs=("Encoder", "EncoderBlock", "positional_encoding")),
-]}
+QUESTIONS = {
+    q.name: q
+    for q in [
+        Question("positional_encoding", _pe_cases, _pe_judge),
+        Question("EncoderBlock", _block_cases, _block_judge),
+        Question("Encoder", _encoder_cases, _encoder_judge, needs=("EncoderBlock",)),
+        Question(
+            "TinyTransformer",
+            _model_cases,
+            _model_judge,
+            needs=("Encoder", "EncoderBlock", "positional_encoding"),
+        ),
+    ]
+}
 
 
 def check(name: str, namespace: dict, hidden: bool = False) -> None:

@@ -1,4 +1,5 @@
 """The bundled example class and the catalogues of mistakes and alternative answers."""
+
 import importlib
 
 from ..course import lessons

@@ -3,6 +3,7 @@
 `autograder/examples/class/<student>/<lesson>.ipynb` is committed so `make grade` works straight
 away; `expected_grades.csv` is what grading it must give (tests/test_grading.py checks both).
 """
+
 from __future__ import annotations
 
 import copy

@@ -1,19 +1,23 @@
 """Example answers for lesson 01_attention: the example class, the classic mistakes of
 shared/MISTAKES.md, and correct answers written differently. Keys are answer-cell ids."""
 
-SDPA_OK = '''
+SDPA_OK = """
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     w = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
     return w @ v, w
-'''
+"""
 
 
-def _sdpa(scores_line, mask_line='scores = scores.masked_fill(~mask, float("-inf"))',
-          softmax='torch.softmax(scores, dim=-1)', fix_nan=True):
-    return f'''
+def _sdpa(
+    scores_line,
+    mask_line='scores = scores.masked_fill(~mask, float("-inf"))',
+    softmax="torch.softmax(scores, dim=-1)",
+    fix_nan=True,
+):
+    return f"""
 def scaled_dot_product_attention(q, k, v, mask=None):
     {scores_line}
     if mask is not None:
@@ -21,13 +25,16 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     w = {softmax}
     {"w = torch.nan_to_num(w, nan=0.0)" if fix_nan else "pass"}
     return w @ v, w
-'''
+"""
 
 
-CAUSAL_OK = "def causal_mask(seq_len):\n    return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))\n"
-PADDING_OK = ("def padding_mask(lengths, max_len):\n"
-              "    return torch.arange(max_len)[None, :] < lengths[:, None]\n")
-HEADS_OK = '''
+CAUSAL_OK = (
+    "def causal_mask(seq_len):\n    return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))\n"
+)
+PADDING_OK = (
+    "def padding_mask(lengths, max_len):\n    return torch.arange(max_len)[None, :] < lengths[:, None]\n"
+)
+HEADS_OK = """
 def split_heads(x, n_heads):
     B, L, D = x.shape
     return x.view(B, L, n_heads, D // n_heads).transpose(1, 2)
@@ -35,8 +42,8 @@ def split_heads(x, n_heads):
 def merge_heads(x):
     B, H, L, Dh = x.shape
     return x.transpose(1, 2).reshape(B, L, H * Dh)
-'''
-MHA_OK = '''
+"""
+MHA_OK = """
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_model, n_heads, bias=True):
         super().__init__()
@@ -52,44 +59,94 @@ class MultiHeadAttention(nn.Module):
             mask = mask.unsqueeze(1)
         out, _ = scaled_dot_product_attention(q, k, v, mask)
         return self.w_o(merge_heads(out))
-'''
-ALL_OK = {"scaled_dot_product_attention_answer": SDPA_OK, "causal_mask_answer": CAUSAL_OK,
-          "padding_mask_answer": PADDING_OK, "split_heads_answer": HEADS_OK,
-          "MultiHeadAttention_answer": MHA_OK}
+"""
+ALL_OK = {
+    "scaled_dot_product_attention_answer": SDPA_OK,
+    "causal_mask_answer": CAUSAL_OK,
+    "padding_mask_answer": PADDING_OK,
+    "split_heads_answer": HEADS_OK,
+    "MultiHeadAttention_answer": MHA_OK,
+}
 
 MISTAKES = {
-    "no_scaling": dict(cells={"scaled_dot_product_attention_answer": _sdpa("scores = q @ k.transpose(-2, -1)")},
-                       question="scaled_dot_product_attention", hint="not scaled"),
-    "divide_by_dk": dict(cells={"scaled_dot_product_attention_answer": _sdpa(
-        "scores = q @ k.transpose(-2, -1) / q.shape[-1]")}, question="scaled_dot_product_attention",
-        hint="divided by d_k"),
-    "softmax_over_queries": dict(cells={"scaled_dot_product_attention_answer": _sdpa(
-        "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", softmax="torch.softmax(scores, dim=-2)")},
-        question="scaled_dot_product_attention", hint="over the queries"),
-    "mask_inverted": dict(cells={"scaled_dot_product_attention_answer": _sdpa(
-        "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])",
-        mask_line='scores = scores.masked_fill(mask, float("-inf"))')},
-        question="scaled_dot_product_attention", hint="polarity"),
-    "masked_to_zero": dict(cells={"scaled_dot_product_attention_answer": _sdpa(
-        "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])",
-        mask_line="scores = scores.masked_fill(~mask, 0.0)")},
-        question="scaled_dot_product_attention", hint="instead of -inf"),
-    "nan_on_dead_row": dict(cells={"scaled_dot_product_attention_answer": _sdpa(
-        "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", fix_nan=False)},
-        question="scaled_dot_product_attention", hint="NaN"),
-    "mha_scale_d_model": dict(cells={"MultiHeadAttention_answer": MHA_OK.replace(
-        "out, _ = scaled_dot_product_attention(q, k, v, mask)",
-        "out, _ = scaled_dot_product_attention(q * math.sqrt(q.shape[-1]) / math.sqrt(query.shape[-1]), k, v, mask)")},
-        question="MultiHeadAttention", hint="sqrt(d_model)"),
-    "split_view_no_transpose": dict(cells={"split_heads_answer": HEADS_OK.replace(
-        "x.view(B, L, n_heads, D // n_heads).transpose(1, 2)", "x.view(B, n_heads, L, D // n_heads)")},
-        question="split_heads", hint="transpose"),
-    "causal_triu": dict(cells={"causal_mask_answer": CAUSAL_OK.replace("tril", "triu")},
-                        question="causal_mask", hint="triu"),
+    "no_scaling": dict(
+        cells={"scaled_dot_product_attention_answer": _sdpa("scores = q @ k.transpose(-2, -1)")},
+        question="scaled_dot_product_attention",
+        hint="not scaled",
+    ),
+    "divide_by_dk": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa("scores = q @ k.transpose(-2, -1) / q.shape[-1]")
+        },
+        question="scaled_dot_product_attention",
+        hint="divided by d_k",
+    ),
+    "softmax_over_queries": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa(
+                "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])",
+                softmax="torch.softmax(scores, dim=-2)",
+            )
+        },
+        question="scaled_dot_product_attention",
+        hint="over the queries",
+    ),
+    "mask_inverted": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa(
+                "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])",
+                mask_line='scores = scores.masked_fill(mask, float("-inf"))',
+            )
+        },
+        question="scaled_dot_product_attention",
+        hint="polarity",
+    ),
+    "masked_to_zero": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa(
+                "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])",
+                mask_line="scores = scores.masked_fill(~mask, 0.0)",
+            )
+        },
+        question="scaled_dot_product_attention",
+        hint="instead of -inf",
+    ),
+    "nan_on_dead_row": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa(
+                "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", fix_nan=False
+            )
+        },
+        question="scaled_dot_product_attention",
+        hint="NaN",
+    ),
+    "mha_scale_d_model": dict(
+        cells={
+            "MultiHeadAttention_answer": MHA_OK.replace(
+                "out, _ = scaled_dot_product_attention(q, k, v, mask)",
+                "out, _ = scaled_dot_product_attention(q * math.sqrt(q.shape[-1]) / math.sqrt(query.shape[-1]), k, v, mask)",
+            )
+        },
+        question="MultiHeadAttention",
+        hint="sqrt(d_model)",
+    ),
+    "split_view_no_transpose": dict(
+        cells={
+            "split_heads_answer": HEADS_OK.replace(
+                "x.view(B, L, n_heads, D // n_heads).transpose(1, 2)", "x.view(B, n_heads, L, D // n_heads)"
+            )
+        },
+        question="split_heads",
+        hint="transpose",
+    ),
+    "causal_triu": dict(
+        cells={"causal_mask_answer": CAUSAL_OK.replace("tril", "triu")}, question="causal_mask", hint="triu"
+    ),
 }
 
 ALTERNATIVES = {
-    "einsum": {"scaled_dot_product_attention_answer": '''
+    "einsum": {
+        "scaled_dot_product_attention_answer": """
 def scaled_dot_product_attention(q, k, v, mask=None):
     s = torch.einsum("...qd,...kd->...qk", q, k) / q.shape[-1] ** 0.5
     if mask is not None:
@@ -97,8 +154,10 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     w = s.softmax(-1)
     w = torch.where(torch.isnan(w), torch.zeros_like(w), w)
     return torch.einsum("...qk,...kd->...qd", w, v), w
-'''},
-    "prescaled_q_rsqrt": {"scaled_dot_product_attention_answer": '''
+"""
+    },
+    "prescaled_q_rsqrt": {
+        "scaled_dot_product_attention_answer": """
 def scaled_dot_product_attention(q, k, v, mask=None):
     q = q * torch.rsqrt(torch.tensor(float(q.shape[-1]), dtype=q.dtype))
     scores = torch.matmul(q, k.transpose(-1, -2))
@@ -109,40 +168,68 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     if mask is not None:
         w = w * mask.any(-1, keepdim=True)
     return torch.matmul(w, v), w
-'''},
+"""
+    },
     "prints_and_warns": {
-        "scaled_dot_product_attention_answer": "import warnings, sys\n" + SDPA_OK.replace(
-            "    scores =", "    print('debug: shapes', q.shape, k.shape)\n    warnings.warn('just a warning')\n"
-            "    print('to stderr', file=sys.stderr)\n    scores =", 1),
+        "scaled_dot_product_attention_answer": "import warnings, sys\n"
+        + SDPA_OK.replace(
+            "    scores =",
+            "    print('debug: shapes', q.shape, k.shape)\n    warnings.warn('just a warning')\n"
+            "    print('to stderr', file=sys.stderr)\n    scores =",
+            1,
+        ),
         "causal_mask_answer": "def causal_mask(seq_len):\n    i = torch.arange(seq_len)\n    return i[:, None] >= i[None, :]\n",
-        "split_heads_answer": '''
+        "split_heads_answer": """
 def split_heads(x, n_heads):
     return x.unflatten(-1, (n_heads, -1)).permute(0, 2, 1, 3)
 
 def merge_heads(x):
     return x.permute(0, 2, 1, 3).flatten(-2)
-'''},
+""",
+    },
 }
 
 # The example class. A student missing here does not submit this lesson.
 STUDENTS = {
     "alice_perfect": ALL_OK,
     "bob_blank": {},
-    "carol_partial": {"causal_mask_answer": CAUSAL_OK, "padding_mask_answer": PADDING_OK,
-                      "split_heads_answer": HEADS_OK},
+    "carol_partial": {
+        "causal_mask_answer": CAUSAL_OK,
+        "padding_mask_answer": PADDING_OK,
+        "split_heads_answer": HEADS_OK,
+    },
     "dave_no_scaling": {**ALL_OK, **MISTAKES["no_scaling"]["cells"]},
-    "erin_mask_inverted": {**ALL_OK, **MISTAKES["mask_inverted"]["cells"],
-                           **MISTAKES["causal_triu"]["cells"]},
+    "erin_mask_inverted": {
+        **ALL_OK,
+        **MISTAKES["mask_inverted"]["cells"],
+        **MISTAKES["causal_triu"]["cells"],
+    },
 }
 
-MAX = {"scaled_dot_product_attention": 3, "causal_mask": 1, "padding_mask": 1, "split_heads": 1,
-       "merge_heads": 1, "MultiHeadAttention": 3}
+MAX = {
+    "scaled_dot_product_attention": 3,
+    "causal_mask": 1,
+    "padding_mask": 1,
+    "split_heads": 1,
+    "merge_heads": 1,
+    "MultiHeadAttention": 3,
+}
 EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},
-    "carol_partial": {**{q: 0 for q in MAX}, "causal_mask": 1, "padding_mask": 1, "split_heads": 1,
-                      "merge_heads": 1},
+    "carol_partial": {
+        **{q: 0 for q in MAX},
+        "causal_mask": 1,
+        "padding_mask": 1,
+        "split_heads": 1,
+        "merge_heads": 1,
+    },
     # MHA calls the student's own attention, so a wrong attention costs MHA too
     "dave_no_scaling": {**MAX, "scaled_dot_product_attention": 0, "MultiHeadAttention": 0},
-    "erin_mask_inverted": {**MAX, "scaled_dot_product_attention": 0, "causal_mask": 0, "MultiHeadAttention": 0},
+    "erin_mask_inverted": {
+        **MAX,
+        "scaled_dot_product_attention": 0,
+        "causal_mask": 0,
+        "MultiHeadAttention": 0,
+    },
 }

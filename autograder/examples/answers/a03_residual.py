@@ -3,9 +3,11 @@ shared/MISTAKES.md (residual rows, plus a few more), and correct answers written
 Keys are answer-cell ids."""
 
 
-def _ffn(forward="return self.w2(self.dropout(torch.relu(self.w1(x))))",
-         dropout_init="self.dropout = nn.Dropout(dropout)"):
-    return f'''
+def _ffn(
+    forward="return self.w2(self.dropout(torch.relu(self.w1(x))))",
+    dropout_init="self.dropout = nn.Dropout(dropout)",
+):
+    return f"""
 class PositionwiseFeedForward(nn.Module):
     def __init__(self, d_model, d_ff, dropout=0.0):
         super().__init__()
@@ -15,12 +17,15 @@ class PositionwiseFeedForward(nn.Module):
 
     def forward(self, x):
         {forward}
-'''
+"""
 
 
-def _sublayer(pre="return x + self.dropout(sublayer(self.norm(x)))",
-              post="return self.norm(x + self.dropout(sublayer(x)))", default="pre_norm=True"):
-    return f'''
+def _sublayer(
+    pre="return x + self.dropout(sublayer(self.norm(x)))",
+    post="return self.norm(x + self.dropout(sublayer(x)))",
+    default="pre_norm=True",
+):
+    return f"""
 class SublayerConnection(nn.Module):
     def __init__(self, d_model, dropout=0.0, {default}):
         super().__init__()
@@ -32,7 +37,7 @@ class SublayerConnection(nn.Module):
         if self.pre_norm:
             {pre}
         {post}
-'''
+"""
 
 
 FFN_OK = _ffn()
@@ -40,48 +45,103 @@ SUBLAYER_OK = _sublayer()
 ALL_OK = {"PositionwiseFeedForward_answer": FFN_OK, "SublayerConnection_answer": SUBLAYER_OK}
 
 MISTAKES = {
-    "ffn_no_relu": dict(cells={"PositionwiseFeedForward_answer": _ffn(
-        "return self.w2(self.dropout(self.w1(x)))")}, question="PositionwiseFeedForward", hint="ReLU is missing"),
-    "ffn_relu_after_w2": dict(cells={"PositionwiseFeedForward_answer": _ffn(
-        "return torch.relu(self.w2(self.dropout(self.w1(x))))")}, question="PositionwiseFeedForward",
-        hint="after w2"),
-    "ffn_gelu": dict(cells={"PositionwiseFeedForward_answer": _ffn(
-        "return self.w2(self.dropout(F.gelu(self.w1(x))))")}, question="PositionwiseFeedForward", hint="GELU"),
-    "ffn_dropout_in_eval": dict(cells={"PositionwiseFeedForward_answer": _ffn(
-        "return self.w2(F.dropout(torch.relu(self.w1(x)), self.p))", dropout_init="self.p = dropout")},
-        question="PositionwiseFeedForward", hint="eval mode"),
-    "ffn_no_dropout": dict(cells={"PositionwiseFeedForward_answer": _ffn(
-        "return self.w2(torch.relu(self.w1(x)))")}, question="PositionwiseFeedForward", hint="did not drop anything"),
-    "ffn_dropout_after_w2": dict(cells={"PositionwiseFeedForward_answer": _ffn(
-        "return self.dropout(self.w2(torch.relu(self.w1(x))))")}, question="PositionwiseFeedForward",
-        hint="between the layers"),
-    "sublayer_pre_post_swapped": dict(cells={"SublayerConnection_answer": _sublayer(
-        pre="return self.norm(x + self.dropout(sublayer(x)))",
-        post="return x + self.dropout(sublayer(self.norm(x)))")}, question="SublayerConnection", hint="swapped"),
-    "sublayer_no_residual": dict(cells={"SublayerConnection_answer": _sublayer(
-        pre="return self.dropout(sublayer(self.norm(x)))",
-        post="return self.norm(self.dropout(sublayer(x)))")}, question="SublayerConnection",
-        hint="residual path is missing"),
-    "sublayer_pre_no_residual": dict(cells={"SublayerConnection_answer": _sublayer(
-        pre="return self.dropout(sublayer(self.norm(x)))")}, question="SublayerConnection",
-        hint="residual path is missing"),
-    "sublayer_hybrid": dict(cells={"SublayerConnection_answer": _sublayer(
-        pre="return x + self.dropout(self.norm(sublayer(x)))")}, question="SublayerConnection", hint="hybrid"),
-    "sublayer_normed_residual": dict(cells={"SublayerConnection_answer": _sublayer(
-        pre="x = self.norm(x)\n            return x + self.dropout(sublayer(x))")},
-        question="SublayerConnection", hint="normalised x"),
-    "sublayer_default_post": dict(cells={"SublayerConnection_answer": _sublayer(default="pre_norm=False")},
-                                  question="SublayerConnection", hint="default"),
-    "sublayer_dropout_everything": dict(cells={"SublayerConnection_answer": _sublayer(
-        pre="return self.dropout(x + sublayer(self.norm(x)))")}, question="SublayerConnection",
-        hint="dropped everything"),
+    "ffn_no_relu": dict(
+        cells={"PositionwiseFeedForward_answer": _ffn("return self.w2(self.dropout(self.w1(x)))")},
+        question="PositionwiseFeedForward",
+        hint="ReLU is missing",
+    ),
+    "ffn_relu_after_w2": dict(
+        cells={
+            "PositionwiseFeedForward_answer": _ffn("return torch.relu(self.w2(self.dropout(self.w1(x))))")
+        },
+        question="PositionwiseFeedForward",
+        hint="after w2",
+    ),
+    "ffn_gelu": dict(
+        cells={"PositionwiseFeedForward_answer": _ffn("return self.w2(self.dropout(F.gelu(self.w1(x))))")},
+        question="PositionwiseFeedForward",
+        hint="GELU",
+    ),
+    "ffn_dropout_in_eval": dict(
+        cells={
+            "PositionwiseFeedForward_answer": _ffn(
+                "return self.w2(F.dropout(torch.relu(self.w1(x)), self.p))", dropout_init="self.p = dropout"
+            )
+        },
+        question="PositionwiseFeedForward",
+        hint="eval mode",
+    ),
+    "ffn_no_dropout": dict(
+        cells={"PositionwiseFeedForward_answer": _ffn("return self.w2(torch.relu(self.w1(x)))")},
+        question="PositionwiseFeedForward",
+        hint="did not drop anything",
+    ),
+    "ffn_dropout_after_w2": dict(
+        cells={
+            "PositionwiseFeedForward_answer": _ffn("return self.dropout(self.w2(torch.relu(self.w1(x))))")
+        },
+        question="PositionwiseFeedForward",
+        hint="between the layers",
+    ),
+    "sublayer_pre_post_swapped": dict(
+        cells={
+            "SublayerConnection_answer": _sublayer(
+                pre="return self.norm(x + self.dropout(sublayer(x)))",
+                post="return x + self.dropout(sublayer(self.norm(x)))",
+            )
+        },
+        question="SublayerConnection",
+        hint="swapped",
+    ),
+    "sublayer_no_residual": dict(
+        cells={
+            "SublayerConnection_answer": _sublayer(
+                pre="return self.dropout(sublayer(self.norm(x)))",
+                post="return self.norm(self.dropout(sublayer(x)))",
+            )
+        },
+        question="SublayerConnection",
+        hint="residual path is missing",
+    ),
+    "sublayer_pre_no_residual": dict(
+        cells={"SublayerConnection_answer": _sublayer(pre="return self.dropout(sublayer(self.norm(x)))")},
+        question="SublayerConnection",
+        hint="residual path is missing",
+    ),
+    "sublayer_hybrid": dict(
+        cells={"SublayerConnection_answer": _sublayer(pre="return x + self.dropout(self.norm(sublayer(x)))")},
+        question="SublayerConnection",
+        hint="hybrid",
+    ),
+    "sublayer_normed_residual": dict(
+        cells={
+            "SublayerConnection_answer": _sublayer(
+                pre="x = self.norm(x)\n            return x + self.dropout(sublayer(x))"
+            )
+        },
+        question="SublayerConnection",
+        hint="normalised x",
+    ),
+    "sublayer_default_post": dict(
+        cells={"SublayerConnection_answer": _sublayer(default="pre_norm=False")},
+        question="SublayerConnection",
+        hint="default",
+    ),
+    "sublayer_dropout_everything": dict(
+        cells={"SublayerConnection_answer": _sublayer(pre="return self.dropout(x + sublayer(self.norm(x)))")},
+        question="SublayerConnection",
+        hint="dropped everything",
+    ),
 }
 
 ALTERNATIVES = {
-    "clamp_relu": {"PositionwiseFeedForward_answer": _ffn(
-        "h = self.w1(x).clamp(min=0)\n        return self.w2(self.dropout(h))")},
+    "clamp_relu": {
+        "PositionwiseFeedForward_answer": _ffn(
+            "h = self.w1(x).clamp(min=0)\n        return self.w2(self.dropout(h))"
+        )
+    },
     "modules_and_functional": {
-        "PositionwiseFeedForward_answer": '''
+        "PositionwiseFeedForward_answer": """
 class PositionwiseFeedForward(nn.Module):
     def __init__(self, d_model, d_ff, dropout=0.0):
         super().__init__()
@@ -93,8 +153,8 @@ class PositionwiseFeedForward(nn.Module):
     def forward(self, x):
         h = F.dropout(F.relu(self.w1(x)), self.drop.p, training=self.training)
         return F.linear(h, self.w2.weight, self.w2.bias)
-''',
-        "SublayerConnection_answer": '''
+""",
+        "SublayerConnection_answer": """
 class SublayerConnection(nn.Module):
     def __init__(self, d_model, dropout=0.0, pre_norm=True):
         super().__init__()
@@ -105,15 +165,21 @@ class SublayerConnection(nn.Module):
         ln = lambda t: F.layer_norm(t, self.norm.normalized_shape, self.norm.weight, self.norm.bias, self.norm.eps)
         drop = lambda t: F.dropout(t, self.p, self.training)
         return x + drop(sublayer(ln(x))) if self.pre_norm else ln(x + drop(sublayer(x)))
-'''},
+""",
+    },
     "prints_and_warns": {
-        "PositionwiseFeedForward_answer": "import warnings\n" + _ffn(
+        "PositionwiseFeedForward_answer": "import warnings\n"
+        + _ffn(
             "print('ffn input', tuple(x.shape))\n        warnings.warn('debug')\n"
-            "        return self.w2(self.dropout(torch.maximum(self.w1(x), torch.zeros(()))))"),
-        "SublayerConnection_answer": "import sys\n" + _sublayer(
+            "        return self.w2(self.dropout(torch.maximum(self.w1(x), torch.zeros(()))))"
+        ),
+        "SublayerConnection_answer": "import sys\n"
+        + _sublayer(
             pre="print('pre-LN block', file=sys.stderr)\n            residual = x\n"
-                "            return residual + self.dropout(sublayer(self.norm(x)))",
-            post="out = x + self.dropout(sublayer(x))\n        print('post-LN block')\n        return self.norm(out)")},
+            "            return residual + self.dropout(sublayer(self.norm(x)))",
+            post="out = x + self.dropout(sublayer(x))\n        print('post-LN block')\n        return self.norm(out)",
+        ),
+    },
 }
 
 # The example class. A student missing here does not submit this lesson.

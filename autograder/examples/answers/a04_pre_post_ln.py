@@ -2,7 +2,7 @@
 Post-LN swapped, a missing residual, wrong tensors in block_grad_norms), and correct answers written
 differently. Keys are answer-cell ids."""
 
-STACK_OK = '''
+STACK_OK = """
 class ResidualStack(nn.Module):
     def __init__(self, depth, d_model, pre_ln=True):
         super().__init__()
@@ -19,42 +19,89 @@ class ResidualStack(nn.Module):
             else:
                 h = norm(h + linear(h))
         return self.head(h)
-'''
+"""
 
-GRADS_OK = '''
+GRADS_OK = """
 def block_grad_norms(stack, x):
     stack.zero_grad()
     stack(x).pow(2).mean().backward()
     return torch.stack([lin.weight.grad.norm() for lin in stack.linears])
-'''
+"""
 
 ALL_OK = {"ResidualStack_answer": STACK_OK, "block_grad_norms_answer": GRADS_OK}
 
 MISTAKES = {
-    "pre_post_swapped": dict(cells={"ResidualStack_answer": STACK_OK.replace(
-        "if self.pre_ln:", "if not self.pre_ln:")}, question="ResidualStack", hint="swapped"),
-    "post_ln_norm_in_branch": dict(cells={"ResidualStack_answer": STACK_OK.replace(
-        "h = norm(h + linear(h))", "h = h + linear(norm(h))")}, question="ResidualStack", hint="swapped"),
-    "residual_missing": dict(cells={"ResidualStack_answer": STACK_OK.replace(
-        "h = h + linear(norm(h))", "h = linear(norm(h))")}, question="ResidualStack", hint="residual"),
-    "head_missing": dict(cells={"ResidualStack_answer": STACK_OK.replace(
-        "return self.head(h)", "return h")}, question="ResidualStack", hint="head"),
-    "bias_grads": dict(cells={"block_grad_norms_answer": GRADS_OK.replace(
-        "lin.weight.grad.norm()", "lin.bias.grad.norm()")}, question="block_grad_norms", hint="bias"),
-    "reversed_order": dict(cells={"block_grad_norms_answer": GRADS_OK.replace(
-        "for lin in stack.linears", "for lin in reversed(stack.linears)")},
-        question="block_grad_norms", hint="reverse order"),
-    "norm_grads": dict(cells={"block_grad_norms_answer": GRADS_OK.replace(
-        "[lin.weight.grad.norm() for lin in stack.linears]",
-        "[n.weight.grad.norm() for n in stack.norms]")}, question="block_grad_norms", hint="LayerNorm"),
-    "squared_norms": dict(cells={"block_grad_norms_answer": GRADS_OK.replace(
-        "lin.weight.grad.norm()", "lin.weight.grad.pow(2).sum()")}, question="block_grad_norms",
-        hint="squared"),
-    "sum_loss": dict(cells={"block_grad_norms_answer": GRADS_OK.replace(
-        "stack(x).pow(2).mean()", "stack(x).pow(2).sum()")}, question="block_grad_norms", hint=".mean()"),
-    "head_included": dict(cells={"block_grad_norms_answer": GRADS_OK.replace(
-        "for lin in stack.linears]", "for lin in [*stack.linears, stack.head]]")},
-        question="block_grad_norms", hint="head"),
+    "pre_post_swapped": dict(
+        cells={"ResidualStack_answer": STACK_OK.replace("if self.pre_ln:", "if not self.pre_ln:")},
+        question="ResidualStack",
+        hint="swapped",
+    ),
+    "post_ln_norm_in_branch": dict(
+        cells={
+            "ResidualStack_answer": STACK_OK.replace("h = norm(h + linear(h))", "h = h + linear(norm(h))")
+        },
+        question="ResidualStack",
+        hint="swapped",
+    ),
+    "residual_missing": dict(
+        cells={"ResidualStack_answer": STACK_OK.replace("h = h + linear(norm(h))", "h = linear(norm(h))")},
+        question="ResidualStack",
+        hint="residual",
+    ),
+    "head_missing": dict(
+        cells={"ResidualStack_answer": STACK_OK.replace("return self.head(h)", "return h")},
+        question="ResidualStack",
+        hint="head",
+    ),
+    "bias_grads": dict(
+        cells={"block_grad_norms_answer": GRADS_OK.replace("lin.weight.grad.norm()", "lin.bias.grad.norm()")},
+        question="block_grad_norms",
+        hint="bias",
+    ),
+    "reversed_order": dict(
+        cells={
+            "block_grad_norms_answer": GRADS_OK.replace(
+                "for lin in stack.linears", "for lin in reversed(stack.linears)"
+            )
+        },
+        question="block_grad_norms",
+        hint="reverse order",
+    ),
+    "norm_grads": dict(
+        cells={
+            "block_grad_norms_answer": GRADS_OK.replace(
+                "[lin.weight.grad.norm() for lin in stack.linears]",
+                "[n.weight.grad.norm() for n in stack.norms]",
+            )
+        },
+        question="block_grad_norms",
+        hint="LayerNorm",
+    ),
+    "squared_norms": dict(
+        cells={
+            "block_grad_norms_answer": GRADS_OK.replace(
+                "lin.weight.grad.norm()", "lin.weight.grad.pow(2).sum()"
+            )
+        },
+        question="block_grad_norms",
+        hint="squared",
+    ),
+    "sum_loss": dict(
+        cells={
+            "block_grad_norms_answer": GRADS_OK.replace("stack(x).pow(2).mean()", "stack(x).pow(2).sum()")
+        },
+        question="block_grad_norms",
+        hint=".mean()",
+    ),
+    "head_included": dict(
+        cells={
+            "block_grad_norms_answer": GRADS_OK.replace(
+                "for lin in stack.linears]", "for lin in [*stack.linears, stack.head]]"
+            )
+        },
+        question="block_grad_norms",
+        hint="head",
+    ),
 }
 
 ALTERNATIVES = {
@@ -85,7 +132,7 @@ class ResidualStack(nn.Module):
             h = self._pre(i, h) if self.pre else self._post(i, h)
         return self.head(h)
 ''',
-        "block_grad_norms_answer": '''
+        "block_grad_norms_answer": """
 import warnings
 def block_grad_norms(stack, x):
     for p in stack.parameters():
@@ -94,9 +141,10 @@ def block_grad_norms(stack, x):
     grads = torch.autograd.grad(loss, [l.weight for l in stack.linears])
     warnings.warn("computed with torch.autograd.grad")
     return torch.linalg.vector_norm(torch.stack([g.flatten() for g in grads]), dim=1)
-'''},
+""",
+    },
     "functional_grads": {
-        "block_grad_norms_answer": '''
+        "block_grad_norms_answer": """
 def block_grad_norms(stack, x):
     out = stack(x)
     loss = out.square().sum() / out.numel()
@@ -106,7 +154,8 @@ def block_grad_norms(stack, x):
         g = stack.linears[i].weight.grad
         norms.append(torch.sqrt((g * g).sum()))
     return torch.tensor([n.item() for n in norms], dtype=x.dtype)
-'''},
+"""
+    },
 }
 
 # The example class. A student missing here does not submit this lesson.

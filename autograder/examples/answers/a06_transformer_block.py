@@ -2,7 +2,7 @@
 swapped, a missing residual, no final LayerNorm in the Pre-LN stack, sin/cos swapped, a wrong
 frequency base, ...), and correct answers written differently. Keys are answer-cell ids."""
 
-PE_OK = '''
+PE_OK = """
 def positional_encoding(max_len, d_model):
     pos = torch.arange(max_len, dtype=torch.float64)[:, None]
     omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
@@ -10,9 +10,9 @@ def positional_encoding(max_len, d_model):
     pe[:, 0::2] = torch.sin(pos * omega)
     pe[:, 1::2] = torch.cos(pos * omega)
     return pe.float()
-'''
+"""
 
-BLOCK_OK = '''
+BLOCK_OK = """
 class EncoderBlock(nn.Module):
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True):
         super().__init__()
@@ -39,9 +39,9 @@ class EncoderBlock(nn.Module):
             x = self.norm1(x + self._sa(x, pad_mask))
             x = self.norm2(x + self._ff(x))
         return x
-'''
+"""
 
-ENCODER_OK = '''
+ENCODER_OK = """
 class Encoder(nn.Module):
     def __init__(self, n_layers, d_model, n_heads, d_ff, dropout=0.0, norm_first=True):
         super().__init__()
@@ -55,9 +55,9 @@ class Encoder(nn.Module):
         if self.norm is not None:
             x = self.norm(x)
         return x
-'''
+"""
 
-MODEL_OK = '''
+MODEL_OK = """
 class TinyTransformer(nn.Module):
     def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers, max_len, dropout=0.0, norm_first=True):
         super().__init__()
@@ -69,66 +69,156 @@ class TinyTransformer(nn.Module):
     def forward(self, tokens, pad_mask=None):
         x = self.embed(tokens) + self.pe[: tokens.shape[1]].to(self.embed.weight.dtype)
         return self.head(self.encoder(x, pad_mask))
-'''
+"""
 
-ALL_OK = {"positional_encoding_answer": PE_OK, "EncoderBlock_answer": BLOCK_OK,
-          "Encoder_answer": ENCODER_OK, "TinyTransformer_answer": MODEL_OK}
+ALL_OK = {
+    "positional_encoding_answer": PE_OK,
+    "EncoderBlock_answer": BLOCK_OK,
+    "Encoder_answer": ENCODER_OK,
+    "TinyTransformer_answer": MODEL_OK,
+}
 
 MISTAKES = {
-    "pre_post_swapped": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
-        "if self.norm_first:", "if not self.norm_first:")}, question="EncoderBlock", hint="swapped"),
-    "missing_residual": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
-        "x = x + self._sa(self.norm1(x), pad_mask)", "x = self._sa(self.norm1(x), pad_mask)").replace(
-        "x = x + self._ff(self.norm2(x))", "x = self._ff(self.norm2(x))")},
-        question="EncoderBlock", hint="residual"),
-    "missing_ffn_residual_post_ln": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
-        "x = self.norm2(x + self._ff(x))", "x = self.norm2(self._ff(x))")},
-        question="EncoderBlock", hint="residual connection around the feed-forward"),
-    "post_ln_norms_the_sublayer": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
-        "x = self.norm1(x + self._sa(x, pad_mask))", "x = x + self.norm1(self._sa(x, pad_mask))").replace(
-        "x = self.norm2(x + self._ff(x))", "x = x + self.norm2(self._ff(x))")},
-        question="EncoderBlock", hint="normalizes the sum"),
-    "pad_mask_not_inverted": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
-        "kpm = None if pad_mask is None else ~pad_mask", "kpm = pad_mask")},
-        question="EncoderBlock", hint="polarity"),
-    "pad_mask_ignored": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
-        "key_padding_mask=kpm", "key_padding_mask=None")}, question="EncoderBlock", hint="ignores the padding"),
-    "no_relu": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace("F.relu(self.linear1(t))", "self.linear1(t)")},
-                    question="EncoderBlock", hint="ReLU"),
-    "batch_first_forgotten": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
-        "nn.MultiheadAttention(d_model, n_heads, dropout=dropout, batch_first=True)",
-        "nn.MultiheadAttention(d_model, n_heads, dropout=dropout)")}, question="EncoderBlock", hint="batch_first"),
-    "gelu_instead_of_relu": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace("F.relu(", "F.gelu(")},
-                                 question="EncoderBlock", hint="GELU"),
-    "norms_swapped": dict(cells={"EncoderBlock_answer": BLOCK_OK.replace(
-        "x = x + self._sa(self.norm1(x), pad_mask)", "x = x + self._sa(self.norm2(x), pad_mask)").replace(
-        "x = x + self._ff(self.norm2(x))", "x = x + self._ff(self.norm1(x))")},
-        question="EncoderBlock", hint="norm1 and norm2 are swapped"),
-    "no_final_norm": dict(cells={"Encoder_answer": ENCODER_OK.replace(
-        "        if self.norm is not None:\n            x = self.norm(x)\n", "")},
-        question="Encoder", hint="final LayerNorm"),
-    "norm_first_not_passed": dict(cells={"Encoder_answer": ENCODER_OK.replace(
-        "EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=norm_first)",
-        "EncoderBlock(d_model, n_heads, d_ff, dropout)")}, question="Encoder", hint="pass norm_first"),
-    "pe_sin_cos_swapped": dict(cells={"positional_encoding_answer": PE_OK.replace(
-        "pe[:, 0::2] = torch.sin", "pe[:, 0::2] = torch.cos").replace("pe[:, 1::2] = torch.cos",
-                                                                     "pe[:, 1::2] = torch.sin")},
-        question="positional_encoding", hint="swapped"),
-    "pe_base_1000": dict(cells={"positional_encoding_answer": PE_OK.replace("10000.0 **", "1000.0 **")},
-                         question="positional_encoding", hint="base"),
-    "pe_exponent_without_the_2": dict(cells={"positional_encoding_answer": PE_OK.replace(
-        "torch.arange(0, d_model, 2, dtype=torch.float64) / d_model",
-        "torch.arange(d_model // 2, dtype=torch.float64) / d_model")},
-        question="positional_encoding", hint="base"),
-    "pe_concatenated": dict(cells={"positional_encoding_answer": '''
+    "pre_post_swapped": dict(
+        cells={"EncoderBlock_answer": BLOCK_OK.replace("if self.norm_first:", "if not self.norm_first:")},
+        question="EncoderBlock",
+        hint="swapped",
+    ),
+    "missing_residual": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "x = x + self._sa(self.norm1(x), pad_mask)", "x = self._sa(self.norm1(x), pad_mask)"
+            ).replace("x = x + self._ff(self.norm2(x))", "x = self._ff(self.norm2(x))")
+        },
+        question="EncoderBlock",
+        hint="residual",
+    ),
+    "missing_ffn_residual_post_ln": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "x = self.norm2(x + self._ff(x))", "x = self.norm2(self._ff(x))"
+            )
+        },
+        question="EncoderBlock",
+        hint="residual connection around the feed-forward",
+    ),
+    "post_ln_norms_the_sublayer": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "x = self.norm1(x + self._sa(x, pad_mask))", "x = x + self.norm1(self._sa(x, pad_mask))"
+            ).replace("x = self.norm2(x + self._ff(x))", "x = x + self.norm2(self._ff(x))")
+        },
+        question="EncoderBlock",
+        hint="normalizes the sum",
+    ),
+    "pad_mask_not_inverted": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "kpm = None if pad_mask is None else ~pad_mask", "kpm = pad_mask"
+            )
+        },
+        question="EncoderBlock",
+        hint="polarity",
+    ),
+    "pad_mask_ignored": dict(
+        cells={"EncoderBlock_answer": BLOCK_OK.replace("key_padding_mask=kpm", "key_padding_mask=None")},
+        question="EncoderBlock",
+        hint="ignores the padding",
+    ),
+    "no_relu": dict(
+        cells={"EncoderBlock_answer": BLOCK_OK.replace("F.relu(self.linear1(t))", "self.linear1(t)")},
+        question="EncoderBlock",
+        hint="ReLU",
+    ),
+    "batch_first_forgotten": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "nn.MultiheadAttention(d_model, n_heads, dropout=dropout, batch_first=True)",
+                "nn.MultiheadAttention(d_model, n_heads, dropout=dropout)",
+            )
+        },
+        question="EncoderBlock",
+        hint="batch_first",
+    ),
+    "gelu_instead_of_relu": dict(
+        cells={"EncoderBlock_answer": BLOCK_OK.replace("F.relu(", "F.gelu(")},
+        question="EncoderBlock",
+        hint="GELU",
+    ),
+    "norms_swapped": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "x = x + self._sa(self.norm1(x), pad_mask)", "x = x + self._sa(self.norm2(x), pad_mask)"
+            ).replace("x = x + self._ff(self.norm2(x))", "x = x + self._ff(self.norm1(x))")
+        },
+        question="EncoderBlock",
+        hint="norm1 and norm2 are swapped",
+    ),
+    "no_final_norm": dict(
+        cells={
+            "Encoder_answer": ENCODER_OK.replace(
+                "        if self.norm is not None:\n            x = self.norm(x)\n", ""
+            )
+        },
+        question="Encoder",
+        hint="final LayerNorm",
+    ),
+    "norm_first_not_passed": dict(
+        cells={
+            "Encoder_answer": ENCODER_OK.replace(
+                "EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=norm_first)",
+                "EncoderBlock(d_model, n_heads, d_ff, dropout)",
+            )
+        },
+        question="Encoder",
+        hint="pass norm_first",
+    ),
+    "pe_sin_cos_swapped": dict(
+        cells={
+            "positional_encoding_answer": PE_OK.replace(
+                "pe[:, 0::2] = torch.sin", "pe[:, 0::2] = torch.cos"
+            ).replace("pe[:, 1::2] = torch.cos", "pe[:, 1::2] = torch.sin")
+        },
+        question="positional_encoding",
+        hint="swapped",
+    ),
+    "pe_base_1000": dict(
+        cells={"positional_encoding_answer": PE_OK.replace("10000.0 **", "1000.0 **")},
+        question="positional_encoding",
+        hint="base",
+    ),
+    "pe_exponent_without_the_2": dict(
+        cells={
+            "positional_encoding_answer": PE_OK.replace(
+                "torch.arange(0, d_model, 2, dtype=torch.float64) / d_model",
+                "torch.arange(d_model // 2, dtype=torch.float64) / d_model",
+            )
+        },
+        question="positional_encoding",
+        hint="base",
+    ),
+    "pe_concatenated": dict(
+        cells={
+            "positional_encoding_answer": """
 def positional_encoding(max_len, d_model):
     pos = torch.arange(max_len, dtype=torch.float64)[:, None]
     omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
     return torch.cat([torch.sin(pos * omega), torch.cos(pos * omega)], dim=-1).float()
-'''}, question="positional_encoding", hint="interleave"),
-    "model_without_pe": dict(cells={"TinyTransformer_answer": MODEL_OK.replace(
-        "x = self.embed(tokens) + self.pe[: tokens.shape[1]].to(self.embed.weight.dtype)",
-        "x = self.embed(tokens)")}, question="TinyTransformer", hint="positional encoding is missing"),
+"""
+        },
+        question="positional_encoding",
+        hint="interleave",
+    ),
+    "model_without_pe": dict(
+        cells={
+            "TinyTransformer_answer": MODEL_OK.replace(
+                "x = self.embed(tokens) + self.pe[: tokens.shape[1]].to(self.embed.weight.dtype)",
+                "x = self.embed(tokens)",
+            )
+        },
+        question="TinyTransformer",
+        hint="positional encoding is missing",
+    ),
 }
 
 ALTERNATIVES = {
@@ -136,13 +226,13 @@ ALTERNATIVES = {
     # self_attn's own parameters, torch.where for the mask, padding outputs zeroed; nn.Identity as the
     # Post-LN "norm"; the model computes PE in forward and embeds with F.embedding
     "by_hand": {
-        "positional_encoding_answer": '''
+        "positional_encoding_answer": """
 def positional_encoding(max_len, d_model):
     pos = torch.arange(max_len).float().unsqueeze(1)
     div = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
     return torch.stack([torch.sin(pos * div), torch.cos(pos * div)], dim=-1).flatten(1)
-''',
-        "EncoderBlock_answer": '''
+""",
+        "EncoderBlock_answer": """
 class EncoderBlock(nn.Module):
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True):
         super().__init__()
@@ -171,8 +261,8 @@ class EncoderBlock(nn.Module):
         if pad_mask is not None:
             y = y.masked_fill(~pad_mask[..., None], 0.0)
         return y
-''',
-        "Encoder_answer": '''
+""",
+        "Encoder_answer": """
 import functools
 
 class Encoder(nn.Module):
@@ -185,8 +275,8 @@ class Encoder(nn.Module):
 
     def forward(self, x, pad_mask=None):
         return self.norm(functools.reduce(lambda h, layer: layer(h, pad_mask), self.layers, x))
-''',
-        "TinyTransformer_answer": '''
+""",
+        "TinyTransformer_answer": """
 class TinyTransformer(nn.Module):
     def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers, max_len, dropout=0.0, norm_first=True):
         super().__init__()
@@ -199,11 +289,11 @@ class TinyTransformer(nn.Module):
         e = F.embedding(tokens, self.embed.weight)
         pe = positional_encoding(self.max_len, e.shape[-1])[: tokens.shape[1]]
         return self.head(self.encoder(e + pe.to(e), pad_mask=pad_mask))
-''',
+""",
     },
     # plain loops for the table, a sublayer helper, prints and warnings
     "loops_and_prints": {
-        "positional_encoding_answer": '''
+        "positional_encoding_answer": """
 def positional_encoding(max_len, d_model):
     pe = torch.empty(max_len, d_model)
     for p in range(max_len):
@@ -212,11 +302,13 @@ def positional_encoding(max_len, d_model):
             pe[p, i] = math.sin(angle)
             pe[p, i + 1] = math.cos(angle)
     return pe
-''',
-        "EncoderBlock_answer": "import warnings\n" + BLOCK_OK.replace(
+""",
+        "EncoderBlock_answer": "import warnings\n"
+        + BLOCK_OK.replace(
             "    def forward(self, x, pad_mask=None):\n",
             "    def forward(self, x, pad_mask=None):\n        print('block input', tuple(x.shape))\n"
-            "        warnings.warn('just a warning')\n"),
+            "        warnings.warn('just a warning')\n",
+        ),
     },
 }
 
@@ -226,8 +318,11 @@ STUDENTS = {
     "bob_blank": {},
     "carol_partial": {"positional_encoding_answer": PE_OK, "EncoderBlock_answer": BLOCK_OK},
     "dave_pre_post_swapped": {**ALL_OK, **MISTAKES["pre_post_swapped"]["cells"]},
-    "erin_no_final_norm_sin_cos_swapped": {**ALL_OK, **MISTAKES["no_final_norm"]["cells"],
-                                           **MISTAKES["pe_sin_cos_swapped"]["cells"]},
+    "erin_no_final_norm_sin_cos_swapped": {
+        **ALL_OK,
+        **MISTAKES["no_final_norm"]["cells"],
+        **MISTAKES["pe_sin_cos_swapped"]["cells"],
+    },
 }
 
 MAX = {"positional_encoding": 2, "EncoderBlock": 4, "Encoder": 2, "TinyTransformer": 2}
@@ -238,5 +333,10 @@ EXPECTED = {
     # Encoder and TinyTransformer call the student's own block, so a wrong block costs them too
     "dave_pre_post_swapped": {**MAX, "EncoderBlock": 0, "Encoder": 0, "TinyTransformer": 0},
     # the model calls the student's own Encoder and positional_encoding
-    "erin_no_final_norm_sin_cos_swapped": {**MAX, "positional_encoding": 0, "Encoder": 0, "TinyTransformer": 0},
+    "erin_no_final_norm_sin_cos_swapped": {
+        **MAX,
+        "positional_encoding": 0,
+        "Encoder": 0,
+        "TinyTransformer": 0,
+    },
 }

@@ -322,12 +322,12 @@ def _unzip(source: Path, stager: _Stager, max_total: int) -> list:
                 continue
             mode = (info.external_attr >> 16) & 0xFFFF
             climbs = raw.startswith("/") or re.match(r"^[A-Za-z]:", raw) or ".." in raw.split("/")
-            if info.is_dir() and not climbs and not stat.S_ISLNK(mode):
+            if info.is_dir() and not climbs and not stat.S_ISLNK(mode) and not stat.S_ISREG(mode):
                 continue
             if climbs:
                 entries.append(Entry(parts, refused="is a zip entry whose path leads out of the folder"))
                 continue
-            if mode and not stat.S_ISREG(mode):
+            if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # no type bits (writestr, DOS): a file
                 entries.append(Entry(parts, refused=_refuse_type(mode)))
                 continue
             if not _wanted(parts[-1]):
@@ -359,16 +359,21 @@ def _unzip(source: Path, stager: _Stager, max_total: int) -> list:
 
 def _strip_enclosing(entries: list) -> list:
     """Drop one enclosing folder (as zips made by right-click > compress have) while it is the only
-    top-level entry and holds a class (folders, or LMS-named files), not one student's notebooks."""
-    while entries and all(len(e.parts) >= 2 for e in entries) and len({e.parts[0] for e in entries}) == 1:
-        inner = [e.parts[1:] for e in entries]
+    top-level folder of the readable entries and holds a class (folders, or LMS-named files), not
+    one student's notebooks. Refused entries outside it (`/abs/...`) keep their path."""
+    while True:
+        inside = [e for e in entries if not e.refused]
+        if not inside or not all(len(e.parts) >= 2 for e in inside) or len({e.parts[0] for e in inside}) != 1:
+            return entries
+        top = inside[0].parts[0]
+        inner = [e.parts[1:] for e in entries if e.parts[0] == top]
         holds_folders = any(len(p) >= 2 for p in inner)
         holds_lms = any(len(p) == 1 and _parse_flat(p[0], None) for p in inner)
         if not (holds_folders or holds_lms):
-            break
+            return entries
         for e in entries:
-            e.parts = e.parts[1:]
-    return entries
+            if e.parts[0] == top and len(e.parts) >= 2:
+                e.parts = e.parts[1:]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -112,6 +112,9 @@ def main(argv=None) -> int:
     e = sub.add_parser("execute", help="execute solution notebooks in place")
     e.add_argument("lessons", nargs="*")
     sub.add_parser("examples", help="regenerate the bundled example class")
+    t = sub.add_parser("translations", help="how current each lesson's translation is")
+    t.add_argument("--lang", default="zh_CN")
+    t.add_argument("--update", action="store_true", help="add TODO entries for new and changed cells")
     b = sub.add_parser("bench", help="grading benchmark")
     b.add_argument("--students", type=int, default=40)
     b.add_argument("--lessons", nargs="*", default=None)
@@ -135,6 +138,14 @@ def main(argv=None) -> int:
         from .examples.build import build
 
         build()
+        return 0
+    if args.cmd == "translations":
+        from . import translations
+
+        if args.update:
+            for lesson in course.lessons():
+                print(f"wrote {translations.update_skeleton(lesson, args.lang).relative_to(course.ROOT)}")
+        print(translations.report(args.lang))
         return 0
     if args.cmd == "bench":
         from .bench import main as bench_main

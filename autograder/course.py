@@ -129,6 +129,22 @@ def release(selected: list[str] | None = None, dest: Path = NOTEBOOKS, course: P
         out = dest / f"{lesson}.ipynb"
         shutil.copyfile(_generate(lesson, course), out)
         written.append(out)
+        written += _translated(lesson, out, dest)
+    return written
+
+
+def _translated(lesson: str, student: Path, dest: Path) -> list[Path]:
+    """The student notebook in every language that has a translation of this lesson."""
+    from . import translations
+
+    written = []
+    for lang in translations.LANGUAGES:
+        if translations.path_for(lesson, lang).exists():
+            nb = translations.translate(nbformat.read(student, as_version=4), lesson, lang)
+            out = dest / lang / student.name
+            out.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, out)
+            written.append(out)
     return written
 
 

@@ -150,6 +150,12 @@ def _translated(lesson: str, student: Path, dest: Path) -> list[Path]:
 
 def student_version_in_sync(lesson: str, course: Path = COURSE) -> bool:
     """True when notebooks/<lesson>.ipynb is what release() would write now."""
-    fresh = _generate(lesson, assemble(course)).read_bytes()
+    generated = _generate(lesson, assemble(course))
     current = NOTEBOOKS / f"{lesson}.ipynb"
-    return current.exists() and current.read_bytes() == fresh
+    if not (current.exists() and current.read_bytes() == generated.read_bytes()):
+        return False
+    for translated in _translated(lesson, generated, course / "translated"):
+        committed = NOTEBOOKS / translated.parent.name / translated.name
+        if not (committed.exists() and committed.read_bytes() == translated.read_bytes()):
+            return False
+    return True

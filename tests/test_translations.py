@@ -69,3 +69,17 @@ def test_a_missing_cell_and_an_orphan_are_reported(tdir):
     translations.path_for(LESSON, "zh_CN").write_text(translations.dump(kept), encoding="utf-8")
     st = translations.status(LESSON, "zh_CN")
     assert [c for c, _ in st.missing] == [entries[0].cell] and [e.cell for e in st.orphans] == ["gone"]
+
+
+@pytest.mark.parametrize("lang", list(translations.LANGUAGES))
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_translation_is_current(lesson, lang):
+    """Is every text cell of the lesson translated, from its current English, with nothing left over?"""
+    if not translations.path_for(lesson, lang).exists():
+        pytest.skip(f"translations/{lang}/{lesson}.md not written yet")
+    st = translations.status(lesson, lang)
+    assert st.current, (
+        f"{lang}/{lesson}: stale {[c for c, _, _ in st.stale]}, missing {[c for c, _ in st.missing]}, "
+        f"still TODO {st.untranslated}, orphaned {[e.cell for e in st.orphans]}: "
+        f"run `python -m autograder translations --update` and translate the TODO entries"
+    )

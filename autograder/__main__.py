@@ -149,6 +149,10 @@ def main(argv=None) -> int:
     e = sub.add_parser("execute", help="execute solution notebooks in place")
     e.add_argument("lessons", nargs="*")
     sub.add_parser("examples", help="regenerate the bundled example class")
+    sub.add_parser("mistakes", help="regenerate docs/mistakes.md from the answer catalogues")
+    t = sub.add_parser("translations", help="how current each lesson's translation is")
+    t.add_argument("--lang", default="zh_CN")
+    t.add_argument("--update", action="store_true", help="add TODO entries for new and changed cells")
     b = sub.add_parser("bench", help="grading benchmark")
     b.add_argument("--students", type=int, default=40)
     b.add_argument("--lessons", nargs="*", default=None)
@@ -172,6 +176,19 @@ def main(argv=None) -> int:
         from .examples.build import build
 
         build()
+        return 0
+    if args.cmd == "mistakes":
+        from .examples import catalogue
+
+        print(f"wrote {catalogue.write().relative_to(course.ROOT)}")
+        return 0
+    if args.cmd == "translations":
+        from . import translations
+
+        if args.update:
+            for lesson in course.lessons():
+                print(f"wrote {translations.update_skeleton(lesson, args.lang).relative_to(course.ROOT)}")
+        print(translations.report(args.lang))
         return 0
     if args.cmd == "bench":
         from .bench import main as bench_main

@@ -63,10 +63,11 @@ def _grade(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(table(result["graded"]))
-    n = sum(1 for g in result["graded"] if g.lesson)
+    n = sum(1 for g in result.get("this_run", result["graded"]) if g.lesson)
+    whole = len({g.student for g in result["graded"]})
     print(
         f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
-        f"summary.csv, feedback/"
+        f"summary.csv, submissions.csv, students.csv, feedback/, lms/ (the class so far: {whole} students)"
     )
     if getattr(args, "report", True):
         try:

@@ -165,9 +165,9 @@ class _Stager:
         safe = "".join(ch if ch.isalnum() or ch in "-_. ()" else "_" for ch in name)[-200:] or "file"
         return folder / safe
 
-    def copy_from(self, read, limit: int) -> tuple:
-        """(staged path, "") or (None, why). `read(n)` returns bytes; at most `limit` are accepted."""
-        path = self.new_path("f")
+    def copy_from(self, read, limit: int, name: str) -> tuple:
+        """(staged path, bytes) or (None, bytes read when it passed `limit`); `read(n)` returns bytes."""
+        path = self.new_path(name)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         total = 0
         try:
@@ -277,7 +277,7 @@ def _read_file(dir_fd: int, name: str, parts: tuple, stager: _Stager) -> Entry:
         if st.st_size > limit:
             return Entry(parts, refused=_too_big(st.st_size, limit))
         os.set_blocking(fd, True)
-        path, n = stager.copy_from(lambda k: os.read(fd, k), limit)
+        path, n = stager.copy_from(lambda k: os.read(fd, k), limit, name)
         if path is None:
             return Entry(parts, refused=_too_big(n, limit))
         return Entry(
@@ -340,7 +340,7 @@ def _unzip(source: Path, stager: _Stager, max_total: int) -> list:
                 continue
             try:
                 with zf.open(info) as f:
-                    path, n = stager.copy_from(f.read, limit)
+                    path, n = stager.copy_from(f.read, limit, parts[-1])
             except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, ValueError) as exc:
                 entries.append(Entry(parts, refused=f"could not be unzipped ({type(exc).__name__}: {exc})"))
                 continue
@@ -413,13 +413,16 @@ def _parse_flat(name: str, custom) -> dict | None:
     m = CANVAS.match(name)
     if m:
         ident, who = m["id"], m["name"] or ""
+        attachment, file = m["attachment"], m["file"]
+        if attachment.startswith("0"):  # no Canvas id starts with 0: `<name>_<id>_01_attention.ipynb`
+            attachment, file = "", f"{attachment}_{file}"
         return {
             "student": f"{who}_{ident}" if who else ident,
             "name": who,
             "lms": "canvas",
             "lms_id": ident,
-            "attachment_id": m["attachment"],
-            "file": m["file"],
+            "attachment_id": attachment,
+            "file": file,
             "late": bool(m["late"]),
         }
     return None

@@ -59,6 +59,20 @@ def test_canvas_same_name_students_stay_two_with_their_ids(tmp_path):
     assert anon.lms_late and anon.lms_id == "anon_Xy12z"
 
 
+def test_canvas_names_with_one_id(tmp_path):
+    """A hand-made export `<name>_<id>_<file>` (no attachment id; none starts with 0): is the id kept
+    and the whole `01_attention.ipynb` taken as the file, without a rename note?"""
+    _put(tmp_path, "alice_1000_01_attention.ipynb")
+    (s,) = collect(tmp_path, LESSONS)
+    assert (s.student, s.lesson, s.lms_id, s.attachment_id, s.note) == (
+        "alice_1000",
+        "01_attention",
+        "1000",
+        "",
+        "",
+    )
+
+
 def test_moodle_flat_and_folder_exports(tmp_path):
     """Are Moodle's flat files and both folder-per-student namings (before and since 4.1)
     recognised, and does a student whose folder holds no notebook get a row saying so?"""

@@ -9,7 +9,7 @@ WORKERS ?=
 SCHEDULER ?=
 DB_URL  ?=
 
-.PHONY: help venv lab release execute examples grade test test-fast lint bench book clean browser
+.PHONY: help venv lab release execute examples grade test test-fast lint bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -18,14 +18,16 @@ help:
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
 	@echo "make book                                    the rendered course site (self-learners)"
 	@echo "make release                                 regenerate notebooks/ from solutions/"
+	@echo "make wheel                                   the student package (byhand) as a wheel in build/wheel/"
 	@echo "make bench                                   grading benchmark table"
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml student/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	-$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
 	$(BIN)/python -m pip install -q --no-deps -e .
-	$(BIN)/python -c "import torch, nbgrader, nbval, jupyterlab"
+	$(BIN)/python -m pip install -q --no-deps -e student
+	$(BIN)/python -c "import torch, nbgrader, nbval, jupyterlab, byhand"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -73,6 +75,9 @@ browser:
 
 bench: $(STAMP)
 	$(BIN)/python -m autograder bench
+
+wheel: $(STAMP)
+	$(BIN)/python -m autograder wheel --out build/wheel
 
 book: $(STAMP)
 	$(BIN)/python site/build.py

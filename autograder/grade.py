@@ -17,10 +17,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import byhand as checks
 import nbformat
+from byhand._core import AnswerError, CheckFailure, NotDone, judge_result, ordered_cases
 
-from . import checks, course, restore, runner, sandbox
-from .checks._core import AnswerError, CheckFailure, NotDone, judge_result, ordered_cases
+from . import course, restore, runner, sandbox
 from .submissions import Submission
 
 GRADER_VERSION = "1"

@@ -130,9 +130,9 @@ def test_demo_cells_are_skipped_and_nothing_graded_needs_them(lesson):
         if cell.cell_type == "code" and i not in skip and not course.nbgrader_meta(cell).get("grade"):
             if course.nbgrader_meta(cell).get("solution") or "setup" in course.tags(cell):
                 exec(compile(cell.source, f"<{lesson}:{i}>", "exec"), ns)
-    from autograder import checks
+    import byhand
 
-    module = checks.for_lesson(lesson)
+    module = byhand.for_lesson(lesson)
     for name in graded_names:
         module.check(name, ns, hidden=True)
 

@@ -1,10 +1,10 @@
 """Do the checks pass every reference answer, name every classic mistake, and accept correct
 answers written differently? (In-process: the same checks the notebooks' test cells call.)"""
 
+import byhand as checks
 import pytest
+from byhand._core import CheckFailure, NotDone
 
-from autograder import checks
-from autograder.checks._core import CheckFailure, NotDone
 from autograder.course import answer_namespace, lessons, questions
 from autograder.examples import answers_for, catalogue, lessons_with_answers
 

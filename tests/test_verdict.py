@@ -2,10 +2,11 @@
 
 import json
 
+import byhand as checks
 import pytest
+from byhand._core import run_steps
 
-from autograder import checks, course, grade
-from autograder.checks._core import run_steps
+from autograder import course, grade
 from autograder.examples import answers_for
 
 LESSON, QUESTION = "01_attention", "scaled_dot_product_attention"

@@ -5,8 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
-
-from autograder.checks._core import MAX_WIRE_ELEMENTS, Unsupported, decode, encode
+from byhand._core import MAX_WIRE_ELEMENTS, Unsupported, decode, encode
 
 DTYPES = [
     torch.float32,

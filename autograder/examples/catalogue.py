@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .. import checks, course
+import byhand as checks
+
+from .. import course
 from . import answers_for, lessons_with_answers
 
 DOC = course.ROOT / "docs" / "mistakes.md"

@@ -98,7 +98,8 @@ def secret_paths(extra=()) -> list:
         ROOT / "site",
         ROOT / "_build",
     ]
-    return [str(p) for p in paths + [Path(e) for e in extra] if Path(p).exists()]
+    # directories only: a tmpfs cannot cover a file (in a git worktree `.git` is a file)
+    return [str(p) for p in paths + [Path(e) for e in extra] if Path(p).is_dir()]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ import asyncio
 import importlib.metadata
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import time
@@ -121,6 +120,7 @@ class CleanVenv:
 
 
 def fill(nb: nbformat.NotebookNode, cells: dict) -> nbformat.NotebookNode:
+    """A copy of `nb` (each run writes its outputs into its own) with the answer cells `cells` filled."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     for cell in nb.cells:
         gid = course.nbgrader_meta(cell).get("grade_id")
@@ -185,9 +185,12 @@ def anywhere(tmp_path_factory):
     t_venv = time.monotonic() - t0
     path_before = venv.sys_path()
     student = {lesson: nbformat.read(served / f"{lesson}.ipynb", as_version=4) for lesson in LESSONS}
-    results = {("no_package", lesson): nb for lesson, nb in run_all(venv, student).items()}
+    results = {
+        ("no_package", k): nb
+        for k, nb in run_all(venv, {k: fill(nb, {}) for k, nb in student.items()}).items()
+    }
     _pip(venv.python, str(wheel))
-    jobs = {("untouched", lesson): nb for lesson, nb in student.items()}
+    jobs = {("untouched", lesson): fill(nb, {}) for lesson, nb in student.items()}
     for lesson, nb in student.items():
         answers = answers_for(lesson)
         if answers is not None:
@@ -254,3 +257,35 @@ def test_answered_every_self_check_passes(anywhere, lesson):
         out = text_of(cell)
         assert "pass." in out and OFF not in out, f"{lesson}: a self-check said:\n{out}"
     assert reached_the_end(nb)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_setup_cell_is_the_canonical_one(lesson):
+    """Does the lesson's setup cell seed and configure first, then import its checks through the
+    one block that works without the package (`python -m autograder setup-cells` writes it)?"""
+    from autograder import student
+
+    cell = next(c for c in course.read_solution(lesson).cells if "setup" in course.tags(c))
+    assert cell.source == student.setup_cell(cell.source, student.topic_of(lesson)), (
+        f"{lesson}: the setup cell is not the canonical one: run `python -m autograder setup-cells {lesson}`"
+    )
+    block = cell.source.index(student.setup_block(student.topic_of(lesson)))
+    assert cell.source.index("torch.manual_seed(") < block, f"{lesson}: seed before the checks import"
+
+
+def test_readme_gives_the_student_install_lines():
+    """Does the README say how a student installs the checks: the wheel, a path, the git URL?"""
+    from autograder import student
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    wheel = _site_build().wheel_name()
+    for line in (f"pip install {wheel}", "pip install ./student", f'pip install "{student.GIT_URL}"'):
+        assert line in readme, f"README.md lacks the install line: {line}"
+
+
+def test_the_site_serves_the_wheel_it_names(tmp_path):
+    """Is the wheel the site links to the one `make wheel` builds, with the name the pages give?"""
+    site = _site_build()
+    files = site.write_downloads(tmp_path, LESSONS)
+    assert files[-1].name == site.wheel_name(), f"got {files[-1].name}, expected {site.wheel_name()}"
+    assert site.wheel_name() in site.install_line()

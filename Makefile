@@ -9,11 +9,12 @@ WORKERS ?=
 SCHEDULER ?=
 DB_URL  ?=
 
-.PHONY: help venv lab release execute examples grade test nbval-other-cpu bench book wheel clean browser
+.PHONY: help venv lab release execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
 	@echo "make test                                    everything CI checks"
+	@echo "make test-fast                               the in-process tests (under a minute)"
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
 	@echo "make book                                    the rendered course site (self-learners)"
 	@echo "make release                                 regenerate notebooks/ from solutions/"
@@ -54,19 +55,36 @@ NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-tim
 # no vectorization; AVX-512 -> AVX2), MKL and oneDNN capped at AVX2, and one thread instead of all
 OTHER_ISA = $$($(BIN)/python -c "import torch; print('default' if torch.backends.cpu.get_cpu_capability() == 'AVX2' else 'avx2')")
 OTHER_CPU = ATEN_CPU_CAPABILITY=$(OTHER_ISA) MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 OMP_NUM_THREADS=1
+NBVAL_OTHER := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=900
 
 nbval-other-cpu: $(STAMP)
-	env $(OTHER_CPU) $(BIN)/python -m pytest -q -p no:cacheprovider $(NBVAL) --nbval-cell-timeout=900 solutions
+	env $(OTHER_CPU) $(BIN)/python -m pytest -q -p no:cacheprovider $(NBVAL_OTHER) solutions
 
-# the main pass and the other-CPU nbval pass run side by side; either failing fails the target
-test: $(STAMP) browser
+# everything CI checks; fails too when the run changed the working tree (tests write only to temp folders).
+# The other-CPU nbval pass runs beside the main pass (its log in build/); either failing fails the target.
+test: $(STAMP) browser lint
 	@mkdir -p build
-	@$(MAKE) --no-print-directory nbval-other-cpu > build/nbval-other-cpu.log 2>&1 & other=$$!; \
-	$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(NBVAL) tests solutions; main=$$?; \
+	@before="$$(git status --porcelain 2>/dev/null)"; \
+	$(MAKE) --no-print-directory nbval-other-cpu > build/nbval-other-cpu.log 2>&1 & other=$$!; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(NBVAL) tests solutions; rc=$$?; \
 	wait $$other; second=$$?; \
-	echo "== nbval of solutions/ under another CPU (make nbval-other-cpu): build/nbval-other-cpu.log =="; \
+	echo "== nbval of solutions/ under another CPU (make nbval-other-cpu; build/nbval-other-cpu.log) =="; \
 	grep -E "^(FAILED|ERROR)|passed|failed|error" build/nbval-other-cpu.log | tail -n 20; \
-	test $$main -eq 0 && test $$second -eq 0
+	after="$$(git status --porcelain 2>/dev/null)"; \
+	if [ "$$before" != "$$after" ]; then \
+		echo "make test changed the working tree (a test wrote into the checkout):"; \
+		echo "before:"; echo "$$before"; echo "after:"; echo "$$after"; exit 1; \
+	fi; \
+	if [ $$second -ne 0 ]; then echo "nbval under another CPU failed: build/nbval-other-cpu.log"; exit $$second; fi; \
+	exit $$rc
+
+# the in-process layer: checks, lessons, release, units (no end-to-end grading, nbval, browser, cluster)
+test-fast: $(STAMP) lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not (e2e or browser or cluster)" tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check --exclude '*.ipynb' . solutions/02_layernorm.ipynb
+	$(BIN)/ruff format --check --exclude '*.ipynb' .
 
 browser:
 	@if [ -f .ci/install-browser.sh ]; then bash .ci/install-browser.sh; fi

@@ -114,6 +114,10 @@ def main(argv=None) -> int:
     e = sub.add_parser("execute", help="execute solution notebooks in place")
     e.add_argument("lessons", nargs="*")
     sub.add_parser("examples", help="regenerate the bundled example class")
+    sub.add_parser("mistakes", help="regenerate docs/mistakes.md from the answer catalogues")
+    t = sub.add_parser("translations", help="how current each lesson's translation is")
+    t.add_argument("--lang", default="zh_CN")
+    t.add_argument("--update", action="store_true", help="add TODO entries for new and changed cells")
     w = sub.add_parser("wheel", help="build the student package's wheel")
     w.add_argument("--out", type=Path, default=course.BUILD / "wheel")
     s = sub.add_parser("setup-cells", help="rewrite the lessons' setup cells (checks import block)")
@@ -141,6 +145,19 @@ def main(argv=None) -> int:
         from .examples.build import build
 
         build()
+        return 0
+    if args.cmd == "mistakes":
+        from .examples import catalogue
+
+        print(f"wrote {catalogue.write().relative_to(course.ROOT)}")
+        return 0
+    if args.cmd == "translations":
+        from . import translations
+
+        if args.update:
+            for lesson in course.lessons():
+                print(f"wrote {translations.update_skeleton(lesson, args.lang).relative_to(course.ROOT)}")
+        print(translations.report(args.lang))
         return 0
     if args.cmd == "wheel":
         from .student import build_wheel

@@ -97,6 +97,9 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
     if probe_error:
         return "error", probe_error, ""
     q = module.QUESTIONS[question]
+    if not isinstance(probe, list) or len(probe) != len(cases):
+        n = len(probe) if isinstance(probe, list) else 0
+        return "error", f"the grader got {n} results back for {len(cases)} cases", ""
     for case, result in zip(cases, probe):
         if not isinstance(result, dict):
             return "error", "the grader could not read your function's results", ""

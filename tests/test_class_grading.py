@@ -106,8 +106,8 @@ def test_progress_is_plain_lines_off_a_terminal(small_class, tmp_path):
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert proc.returncode == 0
-    lines = [l for l in proc.stderr.splitlines() if l.startswith("graded ")]
-    assert len(lines) == 6 and all("eta" in l for l in lines), proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("graded ")]
+    assert len(lines) == 6 and all("eta" in line for line in lines), proc.stderr
     assert "\r" not in proc.stderr
     # quiet: progress only, no library warning (nbgrader's SQLAlchemy SAWarning was one)
     noise = [line for line in proc.stderr.splitlines() if not line.startswith("graded ")]

@@ -201,6 +201,7 @@ def anywhere(tmp_path_factory):
     return {"results": results, "sys_path": path_before, "served": served, "venv": venv}
 
 
+@pytest.mark.e2e
 def test_the_clean_venv_has_no_repository_path(anywhere):
     """Is nothing of the repository importable in the students' venv (no path, no autograder)?"""
     path = anywhere["sys_path"]
@@ -213,6 +214,7 @@ def test_the_clean_venv_has_no_repository_path(anywhere):
         assert absent not in names, f"{absent} is installed in the clean venv:\n{names}"
 
 
+@pytest.mark.e2e
 def test_served_notebooks_are_the_student_notebooks(anywhere):
     """Are the notebooks this test runs byte for byte what the site serves and notebooks/ holds?"""
     for lesson in LESSONS:
@@ -220,6 +222,7 @@ def test_served_notebooks_are_the_student_notebooks(anywhere):
         assert served == (course.NOTEBOOKS / f"{lesson}.ipynb").read_bytes(), lesson
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_without_the_package_every_cell_runs(anywhere, lesson):
     """Without byhand: does the first cell say how to install it, does every self-check say it is
@@ -236,6 +239,7 @@ def test_without_the_package_every_cell_runs(anywhere, lesson):
     assert reached_the_end(nb)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_untouched_each_self_check_says_not_done(anywhere, lesson):
     """With the wheel, untouched: does every self-check say 'not done yet', and does the kernel
@@ -248,6 +252,7 @@ def test_untouched_each_self_check_says_not_done(anywhere, lesson):
     assert reached_the_end(nb)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("lesson", [lesson for lesson in LESSONS if answers_for(lesson) is not None])
 def test_answered_every_self_check_passes(anywhere, lesson):
     """With the wheel and the example answers: does every cell run clean and every self-check pass?"""

@@ -61,8 +61,13 @@ def ref_forward(
     state = {k: v.double() for k, v in state.items()}  # a no-op (same tensor) for float64 leaves
     for i in range(depth):
         j = 0 if wiring == "shared" else i
-        ln = lambda t: F.layer_norm(t, (d,), state[f"norms.{j}.weight"], state[f"norms.{j}.bias"], 1e-5)
-        lin = lambda t: F.linear(t, state[f"linears.{j}.weight"], state[f"linears.{j}.bias"])
+
+        def ln(t):
+            return F.layer_norm(t, (d,), state[f"norms.{j}.weight"], state[f"norms.{j}.bias"], 1e-5)
+
+        def lin(t):
+            return F.linear(t, state[f"linears.{j}.weight"], state[f"linears.{j}.bias"])
+
         if wiring == "no_residual":
             h = lin(ln(h)) if pre_ln else ln(lin(h))
         else:

@@ -6,9 +6,7 @@ import csv
 import json
 import multiprocessing as mp
 import os
-import shutil
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -29,6 +27,7 @@ def _init_worker(slots, args):
     _slot = slots.get()
     _worker_args = args
     sandbox.become_subreaper()
+    sandbox.die_with_parent()  # a killed grader takes its workers, their zygotes and kernels with it
     import torch  # noqa: F401  - pay the import once per worker, not per submission
 
     torch.set_num_threads(1)
@@ -88,8 +87,7 @@ def grade_class(
     state = out / ".state"
     state.mkdir(exist_ok=True)
     lessons = course.lessons()
-    tmp = Path(tempfile.mkdtemp(prefix="tbb-grade-"))
-    os.chmod(tmp, 0o711)
+    tmp = sandbox.new_grading_dir()  # removed at the end, also after Ctrl-C; a killed run's by the next
     try:
         subs = collect(Path(source), lessons, pattern, workdir=tmp / "unzipped")
         source_dir = Path(source).resolve()
@@ -170,7 +168,7 @@ def grade_class(
         export(out, graded)
         return {"graded": graded, "seconds": time.monotonic() - t0, "db_url": db_url}
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        sandbox.remove_grading_dir(tmp)
 
 
 def _safe(name: str) -> str:
@@ -239,10 +237,10 @@ def table(graded: list) -> str:
         mark = "!" if row["status"] == "ungradable" else ""
         cell[(row["student"], row["lesson"])] = f"{row['points']}/{row['max_points']}{mark}"
     w = max([len(s) for s in students] + [7])
-    head = "student".ljust(w) + "  " + "  ".join(l.ljust(14) for l in lessons)
+    head = "student".ljust(w) + "  " + "  ".join(les.ljust(14) for les in lessons)
     lines = [head, "-" * len(head)]
     for s in students:
-        lines.append(s.ljust(w) + "  " + "  ".join(cell.get((s, l), "-").ljust(14) for l in lessons))
+        lines.append(s.ljust(w) + "  " + "  ".join(cell.get((s, les), "-").ljust(14) for les in lessons))
         if (s, "") in cell:
             lines[-1] += "  (no gradable notebook)"
     lines.append("('!' = ungradable, '-' = not submitted)")

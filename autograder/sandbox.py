@@ -516,7 +516,8 @@ def claim_uid(limits: Limits) -> int:
 
     if "uid" in _claimed:
         return _claimed["uid"]
-    locks = Path(tempfile.gettempdir()) / "tbb-sandbox-uids"
+    # one lock folder per machine (not per TMPDIR): two graders must never share a uid
+    locks = Path("/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()) / "tbb-sandbox-uids"
     locks.mkdir(mode=0o700, exist_ok=True)
     for uid in range(limits.base_uid, limits.base_uid + 4096):
         fd = os.open(locks / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
@@ -554,6 +555,65 @@ def seal(workdir: Path, uid: int) -> None:
     for path in [workdir, *[p for p in workdir.iterdir() if p.is_file() and not p.is_symlink()]]:
         os.chown(path, 0, 0, follow_symlinks=False)
     os.chmod(workdir, 0o755)
+
+
+GRADING_PREFIX = "tbb-grade-"
+_run_locks: dict = {}
+
+
+def sweep_stale_grading_dirs(tmp: str | None = None, min_age_s: float = 3600) -> int:
+    """Remove the temporary folders of grading runs that were killed: their lock is free (a folder
+    without a lock, from an older grader, once it is `min_age_s` old). Returns how many went."""
+    import fcntl
+
+    gone = 0
+    for d in Path(tmp or tempfile.gettempdir()).glob(GRADING_PREFIX + "*"):
+        if d.is_symlink() or not d.is_dir():
+            continue
+        lock = d / ".lock"
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            try:
+                if time.time() - d.stat().st_mtime < min_age_s:
+                    continue
+            except FileNotFoundError:
+                continue
+            fd = None
+        except OSError:
+            continue
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: its run is gone
+            shutil.rmtree(d, ignore_errors=True)
+            gone += 1
+        except OSError:
+            pass
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return gone
+
+
+def new_grading_dir() -> Path:
+    """A temporary folder for one grading run (work folders, unzipped uploads), locked for this
+    process's life so that the next run can tell a killed run's folder from a running one."""
+    import fcntl
+
+    sweep_stale_grading_dirs()
+    tmp = Path(tempfile.mkdtemp(prefix=GRADING_PREFIX))
+    os.chmod(tmp, 0o711)
+    fd = os.open(tmp / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _run_locks[str(tmp)] = fd
+    return tmp
+
+
+def remove_grading_dir(tmp: Path) -> None:
+    shutil.rmtree(tmp, ignore_errors=True)
+    fd = _run_locks.pop(str(tmp), None)
+    if fd is not None:
+        os.close(fd)
 
 
 def become_subreaper() -> None:

@@ -22,12 +22,13 @@ _slot = None
 _worker_args = None
 
 
-def _init_worker(slots, args):
+def _init_worker(slots, args, grader_pid=None):
     global _slot, _worker_args
     _slot = slots.get()
     _worker_args = args
     sandbox.become_subreaper()
-    sandbox.die_with_parent()  # a killed grader takes its workers, their zygotes and kernels with it
+    if grader_pid:  # a killed grader takes its workers, their zygotes and kernels with it
+        sandbox.exit_when_gone(grader_pid)
     import torch  # noqa: F401  - pay the import once per worker, not per submission
 
     torch.set_num_threads(1)
@@ -135,11 +136,14 @@ def grade_class(
                 finish(sub, fp, saved, grade_one(sub, limits, tmp, 0, hide))
         else:
             ctx = mp.get_context("forkserver")
-            slots = ctx.Manager().Queue()
+            slots = ctx.Queue()  # no Manager: its server process would outlive a killed grader
             for i in range(workers):
                 slots.put(i)
             with ProcessPoolExecutor(
-                workers, mp_context=ctx, initializer=_init_worker, initargs=(slots, (limits, str(tmp), hide))
+                workers,
+                mp_context=ctx,
+                initializer=_init_worker,
+                initargs=(slots, (limits, str(tmp), hide), os.getpid()),
             ) as pool:
                 futures = {pool.submit(_work, sub): (sub, fp, saved) for sub, fp, saved in runnable}
                 for fut in as_completed(futures):

@@ -269,6 +269,25 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
             pass
 
 
+def exit_when_gone(pid: int) -> None:
+    """End this process when process `pid` ends (a pool worker is the child of multiprocessing's
+    forkserver, not of the grader, so a parent-death signal does not reach it); its zygote and
+    kernels follow (closed pipe, parent-death signals)."""
+    import select
+    import threading
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return
+
+    def watch():
+        select.select([fd], [], [])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-when-grader-gone", daemon=True).start()
+
+
 class _Root:
     """Builds the kernel's root under `new` (a root-only empty folder) and pivots into it."""
 

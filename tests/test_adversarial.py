@@ -603,7 +603,10 @@ if how == "int":
 else:
     os.kill(p.pid, signal.SIGKILL)  # what the out-of-memory killer does
 p.wait(timeout=120)
-time.sleep(3)
+deadline = time.monotonic() + 20  # the chain (workers, zygotes, sandboxes) ends within seconds
+while alive() and time.monotonic() < deadline:
+    time.sleep(0.2)
+time.sleep(1)
 report.update(rc=p.returncode, daemons=alive(), shm=sorted(os.listdir("/dev/shm")),
               tmp=sorted(os.listdir(os.environ["TMPDIR"])))
 if how == "kill":  # the next run

@@ -4,6 +4,8 @@ grade [SUBMISSIONS] --out DIR     grade a folder or zip (default: the bundled ex
 release [LESSON ...]              regenerate notebooks/ from solutions/ (nbgrader)
 execute [LESSON ...]              re-run solution notebooks in place (stored outputs)
 examples                          regenerate the bundled example class
+wheel [--out DIR]                 the student package (byhand) as a wheel (default build/wheel)
+setup-cells [LESSON ...]          put the canonical checks import into the lessons' setup cells
 bench                             the grading benchmark table
 """
 
@@ -14,12 +16,15 @@ import sys
 from pathlib import Path
 
 from . import course, sandbox
+from .submissions import MAX_FILE_MB, MAX_ZIP_MB
 
 EXAMPLE_CLASS = course.ROOT / "autograder" / "examples" / "class"
 
 
 def _grade(args) -> int:
     from .classroom import grade_class, table
+    from .lateness import ConfigError
+    from .submissions import CollectError
 
     limits = sandbox.Limits(
         memory_mb=args.memory_mb,
@@ -48,17 +53,25 @@ def _grade(args) -> int:
             quiet=args.quiet,
             resume=not args.no_resume,
             scheduler=args.scheduler,
+            only=args.only,
+            config=args.config,
+            max_file_mb=args.max_submission_mb,
+            max_zip_mb=args.max_zip_mb,
         )
+    except (CollectError, ConfigError) as exc:  # unreadable submissions or course config: say so
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except RuntimeError as exc:  # a lost scheduler or mismatched workers: say so, no traceback
         if type(exc).__name__ not in ("SchedulerLost", "WorkerMismatch"):
             raise
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(table(result["graded"]))
-    n = sum(1 for g in result["graded"] if g.lesson)
+    n = sum(1 for g in result.get("this_run", result["graded"]) if g.lesson)
+    whole = len({g.student for g in result["graded"]})
     print(
         f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
-        f"summary.csv, feedback/"
+        f"summary.csv, submissions.csv, students.csv, feedback/, lms/ (the class so far: {whole} students)"
     )
     if getattr(args, "report", True):
         try:
@@ -86,7 +99,34 @@ def main(argv=None) -> int:
     g.add_argument("--out", default="grading-out", help="output folder (grades.csv, summary.csv, feedback/)")
     g.add_argument("--workers", type=int, default=0, help="parallel workers (default: number of cores)")
     g.add_argument(
-        "--pattern", default=None, help="regex for LMS file names, with (?P<student>) and (?P<lesson>)"
+        "--pattern",
+        default=None,
+        help="regex for another LMS's file names, with (?P<student>) and (?P<lesson>), optionally (?P<id>)",
+    )
+    g.add_argument(
+        "--only",
+        nargs="+",
+        default=None,
+        metavar="STUDENT",
+        help="grade only these students (label, LMS id or name) into OUT, keeping everyone else's results",
+    )
+    g.add_argument(
+        "--config",
+        default=None,
+        metavar="TOML",
+        help="course config: deadlines, extensions, late policy, LMS columns and roster (autograder/lateness.py)",
+    )
+    g.add_argument(
+        "--max-submission-mb",
+        type=int,
+        default=MAX_FILE_MB,
+        help=f"refuse a submitted file larger than this (default {MAX_FILE_MB})",
+    )
+    g.add_argument(
+        "--max-zip-mb",
+        type=int,
+        default=MAX_ZIP_MB,
+        help=f"refuse a zip that unpacks to more than this (default {MAX_ZIP_MB})",
     )
     g.add_argument("--db-url", default=None, help="gradebook database URL (default: sqlite in --out)")
     g.add_argument(
@@ -123,6 +163,14 @@ def main(argv=None) -> int:
     e = sub.add_parser("execute", help="execute solution notebooks in place")
     e.add_argument("lessons", nargs="*")
     sub.add_parser("examples", help="regenerate the bundled example class")
+    sub.add_parser("mistakes", help="regenerate docs/mistakes.md from the answer catalogues")
+    t = sub.add_parser("translations", help="how current each lesson's translation is")
+    t.add_argument("--lang", default="zh_CN")
+    t.add_argument("--update", action="store_true", help="add TODO entries for new and changed cells")
+    w = sub.add_parser("wheel", help="build the student package's wheel")
+    w.add_argument("--out", type=Path, default=course.BUILD / "wheel")
+    s = sub.add_parser("setup-cells", help="rewrite the lessons' setup cells (checks import block)")
+    s.add_argument("lessons", nargs="*")
     b = sub.add_parser("bench", help="grading benchmark")
     b.add_argument("--students", type=int, default=40)
     b.add_argument("--lessons", nargs="*", default=None)
@@ -146,6 +194,30 @@ def main(argv=None) -> int:
         from .examples.build import build
 
         build()
+        return 0
+    if args.cmd == "mistakes":
+        from .examples import catalogue
+
+        print(f"wrote {catalogue.write().relative_to(course.ROOT)}")
+        return 0
+    if args.cmd == "translations":
+        from . import translations
+
+        if args.update:
+            for lesson in course.lessons():
+                print(f"wrote {translations.update_skeleton(lesson, args.lang).relative_to(course.ROOT)}")
+        print(translations.report(args.lang))
+        return 0
+    if args.cmd == "wheel":
+        from .student import build_wheel
+
+        print(f"wrote {build_wheel(args.out)}")
+        return 0
+    if args.cmd == "setup-cells":
+        from .student import rewrite_setup_cells
+
+        for path in rewrite_setup_cells(args.lessons or None):
+            print(f"rewrote the setup cell of {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "bench":
         from .bench import main as bench_main

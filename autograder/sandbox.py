@@ -27,6 +27,7 @@ hold, but student code runs as you and can read your files (see README, "The san
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import json
 import os
 import platform
@@ -46,6 +47,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # found by import, so the sandbox follows them wherever they are installed.
 KERNEL_PACKAGES = ("byhand", "autograder.checks")
 HOME = "/home/student"  # the kernel's home and working folder inside its root
+# The student package's folder (for the workers' code hash in distributed.py)
+BYHAND = Path(importlib.util.find_spec("byhand").origin).resolve().parent
 
 
 @dataclass
@@ -116,7 +119,8 @@ def secret_paths(extra=()) -> list:
         ROOT / "site",
         ROOT / "_build",
     ]
-    return [str(p) for p in paths + [Path(e) for e in extra] if Path(p).exists()]
+    # a tmpfs covers folders only (in a git worktree `.git` is a file naming the real one elsewhere)
+    return [str(p) for p in paths + [Path(e) for e in extra] if Path(p).is_dir()]
 
 
 # ---------------------------------------------------------------------------------------------

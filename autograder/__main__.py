@@ -33,6 +33,8 @@ def _grade(args) -> int:
         notebook_timeout=args.notebook_timeout,
         max_processes=args.max_processes,
         max_file_mb=args.max_file_mb,
+        disk_mb=args.disk_mb,
+        shm_mb=args.shm_mb,
         isolate=not args.no_isolation,
         warm_kernels=not args.cold_kernels,
     )
@@ -139,6 +141,15 @@ def main(argv=None) -> int:
     g.add_argument("--notebook-timeout", type=int, default=sandbox.Limits.notebook_timeout)
     g.add_argument("--max-processes", type=int, default=sandbox.Limits.max_processes)
     g.add_argument("--max-file-mb", type=int, default=sandbox.Limits.max_file_mb)
+    g.add_argument(
+        "--disk-mb",
+        type=int,
+        default=sandbox.Limits.disk_mb,
+        help="what a kernel may write to its home and /tmp together (a private tmpfs)",
+    )
+    g.add_argument(
+        "--shm-mb", type=int, default=sandbox.Limits.shm_mb, help="size of a kernel's private /dev/shm"
+    )
     g.add_argument("--no-isolation", action="store_true", help="no namespaces / separate user (limits only)")
     g.add_argument(
         "--cold-kernels",

@@ -6,9 +6,7 @@ import csv
 import json
 import multiprocessing as mp
 import os
-import shutil
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -24,11 +22,13 @@ _slot = None
 _worker_args = None
 
 
-def _init_worker(slots, args):
+def _init_worker(slots, args, grader_pid=None):
     global _slot, _worker_args
     _slot = slots.get()
     _worker_args = args
     sandbox.become_subreaper()
+    if grader_pid:  # a killed grader takes its workers, their zygotes and kernels with it
+        sandbox.exit_when_gone(grader_pid)
     import torch  # noqa: F401  - pay the import once per worker, not per submission
 
     torch.set_num_threads(1)
@@ -99,8 +99,7 @@ def grade_class(
     state.mkdir(exist_ok=True)
     lessons = course.lessons()
     cfg = _course_config(state, config)
-    tmp = Path(tempfile.mkdtemp(prefix="tbb-grade-"))
-    os.chmod(tmp, 0o711)
+    tmp = sandbox.new_grading_dir()  # removed at the end, also after Ctrl-C; a killed run's by the next
     try:
         subs = collect(
             Path(source),
@@ -165,11 +164,14 @@ def grade_class(
                 finish(sub, fp, saved, grade_one(sub, limits, tmp, 0, hide))
         else:
             ctx = mp.get_context("forkserver")
-            slots = ctx.Manager().Queue()
+            slots = ctx.Queue()  # no Manager: its server process would outlive a killed grader
             for i in range(workers):
                 slots.put(i)
             with ProcessPoolExecutor(
-                workers, mp_context=ctx, initializer=_init_worker, initargs=(slots, (limits, str(tmp), hide))
+                workers,
+                mp_context=ctx,
+                initializer=_init_worker,
+                initargs=(slots, (limits, str(tmp), hide), os.getpid()),
             ) as pool:
                 futures = {pool.submit(_work, sub): (sub, fp, saved) for sub, fp, saved in runnable}
                 for fut in as_completed(futures):
@@ -204,7 +206,7 @@ def grade_class(
             "db_url": db_url,
         }
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        sandbox.remove_grading_dir(tmp)
 
 
 def _nothing_to_grade(sub: Submission) -> Graded:

@@ -53,13 +53,13 @@ def ref_causal_mask(n):
 
 
 def ref_split_heads(x, h):
-    b, l, d = x.shape
-    return x.view(b, l, h, d // h).transpose(1, 2)  # (B, L, H, dh) -> (B, H, L, dh)
+    b, L, d = x.shape
+    return x.view(b, L, h, d // h).transpose(1, 2)  # (B, L, H, dh) -> (B, H, L, dh)
 
 
 def ref_merge_heads(x):
-    b, h, l, dh = x.shape
-    return x.transpose(1, 2).reshape(b, l, h * dh)
+    b, h, L, dh = x.shape
+    return x.transpose(1, 2).reshape(b, L, h * dh)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,6 +127,48 @@ def _sdpa_cases(hidden):
     return cases
 
 
+_FINITE_FILL = (
+    "a row with no allowed key got uniform weights 1/Lk instead of 0: filling masked scores with a large "
+    "finite number (-1e9, torch.finfo.min) leaves softmax(-1e9, ..., -1e9) = 1/Lk, because -1e9 is "
+    "finite. Fill with float('-inf') and turn the NaN rows into 0 (torch.nan_to_num), or zero the "
+    "weights of rows where mask.any(-1) is False"
+)
+
+
+def _sdpa_mistakes(q, k, mask):
+    """(hint, weights) of the classic mistakes, one at a time and two at once."""
+    d = q.shape[-1]
+    singles = [
+        ("the scores are not scaled: divide q @ k^T by sqrt(d_k)", dict(scale=1.0)),
+        ("the scores are divided by d_k: divide by sqrt(d_k), the std of q.k", dict(scale=1.0 / d)),
+        (
+            "your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim",
+            dict(softmax_dim=-2),
+        ),
+    ]
+    if mask is not None:
+        singles += [
+            (
+                "the mask polarity is inverted: True means 'may attend', so fill the scores where the "
+                "mask is False with -inf",
+                dict(mask=~mask),
+            ),
+            ("the mask is ignored: fill the scores where mask is False with -inf", dict(mask=None)),
+            (
+                "masked scores are set to 0 instead of -inf: exp(0) = 1 still gives masked keys weight; "
+                "use float('-inf')",
+                dict(masked_value=0.0),
+            ),
+        ]
+        if not bool(mask.any(-1).all()):  # a fully masked row tells a finite fill from -inf
+            singles.append((_FINITE_FILL, dict(masked_value=-1e9)))
+
+    def kwargs(**kw):
+        return {"mask": mask, **kw}
+
+    return _core.with_pairs(singles, lambda **kw: ref_weights(q, k, **kwargs(**kw)))
+
+
 def _sdpa_judge(case, out):
     f = case.facts
     q, k, v, mask = f["q"], f["k"], f["v"], f["mask"]
@@ -151,34 +193,7 @@ def _sdpa_judge(case, out):
             "and output 0: e.g. torch.nan_to_num the weights, or zero the rows with "
             "mask.any(-1) == False"
         )
-    d = q.shape[-1]
-    hint = diagnose(
-        weights,
-        [
-            (
-                "the scores are not scaled: divide q @ k^T by sqrt(d_k)",
-                lambda: ref_weights(q, k, mask, scale=1.0),
-            ),
-            (
-                "the scores are divided by d_k: divide by sqrt(d_k), the std of q.k",
-                lambda: ref_weights(q, k, mask, scale=1.0 / d),
-            ),
-            (
-                "your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim",
-                lambda: ref_weights(q, k, mask, softmax_dim=-2),
-            ),
-            (
-                "the mask polarity is inverted: True means 'may attend', so fill the scores where the mask "
-                "is False with -inf",
-                lambda: ref_weights(q, k, None if mask is None else ~mask),
-            ),
-            (
-                "masked scores are set to 0 instead of -inf: exp(0) = 1 still gives masked keys weight; "
-                "use float('-inf')",
-                lambda: ref_weights(q, k, mask, masked_value=0.0),
-            ),
-        ],
-    )
+    hint = diagnose(weights, _sdpa_mistakes(q, k, mask))
     assert_close(weights, exp_w.to(weights.dtype), "weights", hint)
     assert_close(
         output,
@@ -269,8 +284,8 @@ def _padding_judge(case, out):
 def _split_cases(hidden):
     specs = [(2, 3, 8, 2), (3, 5, 12, 4)] if not hidden else [(4, 7, 30, 5), (1, 9, 16, 8), (2, 6, 21, 3)]
     cases = []
-    for b, l, d, h in specs:
-        x = rand(b, l, d, generator=gen(b * 100 + l * 10 + d), mean=1.0, std=2.0)
+    for b, L, d, h in specs:
+        x = rand(b, L, d, generator=gen(b * 100 + L * 10 + d), mean=1.0, std=2.0)
         cases.append(
             Case(
                 f"x {tuple(x.shape)}, n_heads={h}",
@@ -287,19 +302,19 @@ def _split_judge(case, out):
     x, h = case.facts["x"], case.facts["h"]
     exp = ref_split_heads(x, h)
     s = expect_tensor(out["s"], "split_heads(x, n_heads)", shape=exp.shape)
-    b, l, d = x.shape
+    b, L, d = x.shape
     hint = diagnose(
         s,
         [
             (
                 "you reshaped (B, L, d) straight to (B, H, L, d_head): that mixes tokens "
                 "into heads. View as (B, L, H, d_head), then transpose(1, 2)",
-                lambda: x.reshape(b, h, l, d // h),
+                lambda: x.reshape(b, h, L, d // h),
             ),
             (
                 "head h should hold features h*d_head:(h+1)*d_head; yours interleaves them "
                 "(view as (B, L, H, d_head), not (B, L, d_head, H))",
-                lambda: x.view(b, l, d // h, h).permute(0, 3, 1, 2),
+                lambda: x.view(b, L, d // h, h).permute(0, 3, 1, 2),
             ),
         ],
     )
@@ -311,8 +326,8 @@ def _split_judge(case, out):
 def _merge_cases(hidden):
     specs = [(2, 2, 3, 4), (3, 4, 5, 3)] if not hidden else [(4, 5, 7, 6), (2, 3, 9, 7)]
     cases = []
-    for b, h, l, dh in specs:
-        x = rand(b, h, l, dh, generator=gen(b * 1000 + h * 100 + l), mean=-1.0, std=0.5)
+    for b, h, L, dh in specs:
+        x = rand(b, h, L, dh, generator=gen(b * 1000 + h * 100 + L), mean=-1.0, std=0.5)
         cases.append(
             Case(
                 f"x {tuple(x.shape)}",
@@ -327,7 +342,7 @@ def _merge_cases(hidden):
 
 def _merge_judge(case, out):
     x = case.facts["x"]
-    b, h, l, dh = x.shape
+    b, h, L, dh = x.shape
     exp = ref_merge_heads(x)
     m = expect_tensor(out["m"], "merge_heads(x)", shape=exp.shape)
     hint = diagnose(
@@ -336,7 +351,7 @@ def _merge_judge(case, out):
             (
                 "you reshaped (B, H, L, d_head) straight to (B, L, d_model): transpose(1, 2) "
                 "first, so merge_heads undoes split_heads",
-                lambda: x.reshape(b, l, h * dh),
+                lambda: x.reshape(b, L, h * dh),
             )
         ],
     )
@@ -380,10 +395,11 @@ def ref_mha(state, h, query, key, value, mask=None, scale_dim=None):
 
 
 def _manual_mha(state, h, query, key, value, mask, scale_dim):
-    lin = lambda x, n: (
-        x.double() @ state[f"{n}.weight"].double().T
-        + (state[f"{n}.bias"].double() if f"{n}.bias" in state else 0)
-    )
+    def lin(x, n):
+        return x.double() @ state[f"{n}.weight"].double().T + (
+            state[f"{n}.bias"].double() if f"{n}.bias" in state else 0
+        )
+
     q, k, v = (ref_split_heads(lin(t, n), h) for t, n in ((query, "w_q"), (key, "w_k"), (value, "w_v")))
     m = None if mask is None else (mask if mask.dim() == 2 else mask[:, None])
     o, _ = ref_sdpa(q, k, v, m, scale=1 / math.sqrt(scale_dim))
@@ -430,8 +446,14 @@ def _mha_cases(hidden):
             let("value", value),
         ]
         args = [ref("query"), ref("key"), ref("value")]
+        outputs = ["y"]
         if mask is not None:
-            steps += [let("mask", mask), call("y", ref("mha"), *args, mask=ref("mask"))]
+            steps += [
+                let("mask", mask),
+                call("y", ref("mha"), *args, mask=ref("mask")),
+                call("y_nomask", ref("mha"), *args),  # a probe: does the mask change anything?
+            ]
+            outputs.append("y_nomask")
         else:
             steps.append(call("y", ref("mha"), *args))
         label = (
@@ -442,7 +464,7 @@ def _mha_cases(hidden):
             Case(
                 label,
                 steps,
-                ["y"],
+                outputs,
                 facts=dict(state=state, h=h, query=query, key=key, value=value, mask=mask),
                 size=b * lq * lk * d,
             )
@@ -465,6 +487,16 @@ def _mha_judge(case, out):
             )
         ],
     )
+    if not hint and f["mask"] is not None and not _core.close(y.double(), exp, rtol=1e-4, atol=1e-4):
+        y0 = out.get("y_nomask")
+        exp0 = ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], None)
+        if isinstance(y0, torch.Tensor) and y0.shape == y.shape and torch.equal(y0, y):
+            if not _core.close(exp0, exp, rtol=1e-4, atol=1e-4):
+                hint = (
+                    "your MultiHeadAttention ignores its mask argument: its output is the same with the mask "
+                    "and without it. Pass mask on to scaled_dot_product_attention (unsqueeze a (B, Lq, Lk) mask "
+                    "to (B, 1, Lq, Lk) so it is shared by all heads)"
+                )
     assert_close(
         y.double(),
         exp,

@@ -57,8 +57,9 @@ def _lin(x, state, prefix=""):
 # PositionwiseFeedForward
 
 
-def ref_ffn(state, x, act="relu_mid", drop_all=False):
-    """w2(relu(w1(x))) in float64; `act` switches on a mistake; drop_all: dropout(p=1) between the layers."""
+def ref_ffn(state, x, act="relu_mid", drop_all=False, drop_after=False):
+    """w2(relu(w1(x))) in float64; `act` switches on a mistake; drop_all: dropout(p=1) between the layers;
+    drop_after: dropout(p=1) after w2 (a mistake)."""
     h = _lin(x, state, "w1.")
     if act in ("relu_mid", "relu_both"):
         h = F.relu(h)
@@ -69,7 +70,7 @@ def ref_ffn(state, x, act="relu_mid", drop_all=False):
     y = _lin(h, state, "w2.")
     if act in ("relu_after", "relu_both"):
         y = F.relu(y)
-    return y
+    return torch.zeros_like(y) if drop_after else y
 
 
 # (input shape, d_ff, dropout, mode, dtype); mode: "fresh" = structure only, "default" = no dropout
@@ -154,6 +155,14 @@ def _ffn_judge(case, out):
             ("w2.bias", (d,)),
         ):
             got = out[f"ffn.{name}"]
+            if isinstance(got, _core.Unsupported) and "missing attribute" in got.type_name:
+                layer = name.split(".")[0]
+                raise CheckFailure(
+                    f"PositionwiseFeedForward.{name} is missing.\n  got:      there is no self.{layer}\n"
+                    f"  expected: self.{layer} = nn.Linear(...), an attribute of the module\n  hint: there is no "
+                    f"self.{layer}: the exercise names the layers self.w1 and self.w2 (layers kept in a Python "
+                    "list are neither named nor registered)"
+                )
             if not isinstance(got, torch.Tensor) or tuple(got.shape) != shape:
                 what = got if not isinstance(got, torch.Tensor) else tuple(got.shape)
                 raise CheckFailure(
@@ -171,24 +180,26 @@ def _ffn_judge(case, out):
     if _core.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "PositionwiseFeedForward")
         return
-    hint = diagnose(y, [(h, lambda a=a: ref_ffn(state, x, act=a, drop_all=drop_all)) for a, h in _FFN_HINTS])
-    if not hint and drop_all:
-        hint = diagnose(
-            y,
-            [
-                (
-                    "with dropout=1.0 in training mode every hidden unit is dropped, so the output should be "
-                    "w2.bias alone; yours did not drop anything: apply self.dropout (an nn.Dropout(dropout)) "
-                    "to relu(w1(x))",
-                    lambda: ref_ffn(state, x),
-                ),
-                (
-                    "with dropout=1.0 in training mode the output should be w2.bias alone; yours is 0: the dropout "
-                    "goes between the layers, w2(dropout(relu(w1(x)))), not after w2",
-                    lambda: torch.zeros_like(exp),
-                ),
-            ],
-        )
+    singles = [(h, dict(act=a)) for a, h in _FFN_HINTS]
+    if drop_all:
+        singles += [
+            (
+                "with dropout=1.0 in training mode every hidden unit is dropped, so the output should be "
+                "w2.bias alone; yours did not drop anything: apply self.dropout (an nn.Dropout(dropout)) "
+                "to relu(w1(x))",
+                dict(drop_all=False),
+            ),
+            (
+                "with dropout=1.0 in training mode the output should be w2.bias alone; yours is 0: the dropout "
+                "goes between the layers, w2(dropout(relu(w1(x)))), not after w2",
+                dict(drop_all=False, drop_after=True),
+            ),
+        ]
+
+    def model(**kw):
+        return ref_ffn(state, x, **{"drop_all": drop_all, **kw})
+
+    hint = diagnose(y, _core.with_pairs(singles, model))
     if not hint and mode == "eval":
         hint = (
             "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
@@ -233,8 +244,13 @@ def _ln(t, norm_state):
 def ref_sublayer_connection(x, norm_state, spec, pre_norm, placement=None, drop_all=False):
     """The expected output in float64. `placement` names a mistake model; drop_all: dropout(p=1)."""
     x = x.double()
-    ln = lambda t: _ln(t, norm_state)
-    sub = lambda t: _sublayer(spec, t)
+
+    def ln(t):
+        return _ln(t, norm_state)
+
+    def sub(t):
+        return _sublayer(spec, t)
+
     drop = (lambda t: torch.zeros_like(t)) if drop_all else (lambda t: t)
     placement = placement or ("pre" if pre_norm else "post")
     if placement == "pre":
@@ -356,9 +372,10 @@ def _sub_judge(case, out):
     if _core.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "SublayerConnection")
         return
-    model = lambda placement, drop=drop_all: ref_sublayer_connection(
-        x, norm_state, spec, pre_norm, placement, drop
-    )
+
+    def model(placement, drop=drop_all):
+        return ref_sublayer_connection(x, norm_state, spec, pre_norm, placement, drop)
+
     this, other = ("Pre-LN", "Post-LN") if pre_norm else ("Post-LN", "Pre-LN")
     zero = f["kind"] == "zero"
     mistakes = [

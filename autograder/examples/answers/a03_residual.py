@@ -132,6 +132,58 @@ MISTAKES = {
         question="SublayerConnection",
         hint="dropped everything",
     ),
+    "ffn_forward_misspelled": dict(
+        cells={"PositionwiseFeedForward_answer": _ffn().replace("def forward(", "def foward(")},
+        question="PositionwiseFeedForward",
+        hint="misspelling of `forward`",
+        not_hints=("not done yet",),
+    ),
+    "ffn_layers_in_a_list": dict(
+        cells={
+            "PositionwiseFeedForward_answer": _ffn("return self.w2(self.dropout(torch.relu(self.w1(x))))")
+            .replace(
+                "self.w1 = nn.Linear(d_model, d_ff)\n        self.w2 = nn.Linear(d_ff, d_model)",
+                "self.layers = [nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)]",
+            )
+            .replace("self.w1(x)", "self.layers[0](x)")
+            .replace("self.w2(", "self.layers[1](")
+        },
+        question="PositionwiseFeedForward",
+        hint="there is no self.w1",
+    ),
+    "ffn_plain_tensor_weights": dict(
+        cells={
+            "PositionwiseFeedForward_answer": """
+class MyLinear(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.weight = torch.randn(d_out, d_in) / d_in ** 0.5   # plain tensors: not registered
+        self.bias = torch.zeros(d_out)
+
+    def forward(self, x):
+        return x @ self.weight.T + self.bias
+
+
+class PositionwiseFeedForward(nn.Module):
+    def __init__(self, d_model, d_ff, dropout=0.0):
+        super().__init__()
+        self.w1 = MyLinear(d_model, d_ff)
+        self.w2 = MyLinear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.w2(self.dropout(torch.relu(self.w1(x))))
+"""
+        },
+        question="PositionwiseFeedForward",
+        hint="plain tensor",
+    ),
+    # two bugs at once
+    "ffn_no_relu_and_no_dropout": dict(
+        cells={"PositionwiseFeedForward_answer": _ffn("return self.w2(self.w1(x))")},
+        question="PositionwiseFeedForward",
+        hint=("ReLU is missing", "did not drop anything"),
+    ),
 }
 
 ALTERNATIVES = {

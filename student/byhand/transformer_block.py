@@ -402,11 +402,11 @@ def _block_cases(hidden):
             (2, 10, 16, 8, 30, False, False, torch.float64),
         ]
     cases = []
-    for i, (b, L, d, h, d_ff, nf, padded, dt) in enumerate(specs):
+    for i, (b, seq, d, h, d_ff, nf, padded, dt) in enumerate(specs):
         g = gen(6100 + 37 * i + 11 * d + (900 if hidden else 0))
         state = layer_state(d, d_ff, g, dt)
-        x = rand(b, L, d, dtype=dt, mean=0.5, std=2.0, generator=g)
-        pad = _pad(b, L, g) if padded else None
+        x = rand(b, seq, d, dtype=dt, mean=0.5, std=2.0, generator=g)
+        pad = _pad(b, seq, g) if padded else None
         steps = [new("blk", "EncoderBlock", d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
         if pad is not None:
             steps += [
@@ -426,7 +426,7 @@ def _block_cases(hidden):
                 steps,
                 ["y", "x"] + (["y_nopad"] if pad is not None else []),
                 facts=dict(state=state, h=h, x=x, pad=pad, nf=nf, dt=dt),
-                size=b * L * d,
+                size=b * seq * d,
             )
         )
     return cases
@@ -500,11 +500,11 @@ def _encoder_cases(hidden):
             (2, 9, 10, 5, 18, 2, True, False, torch.float64),
         ]
     cases = []
-    for i, (b, L, d, h, d_ff, n, nf, padded, dt) in enumerate(specs):
+    for i, (b, seq, d, h, d_ff, n, nf, padded, dt) in enumerate(specs):
         g = gen(6300 + 41 * i + 7 * d + (900 if hidden else 0))
         state = encoder_state(n, d, d_ff, g, dt, nf)
-        x = rand(b, L, d, dtype=dt, mean=-0.5, std=3.0, generator=g)
-        pad = _pad(b, L, g) if padded else None
+        x = rand(b, seq, d, dtype=dt, mean=-0.5, std=3.0, generator=g)
+        pad = _pad(b, seq, g) if padded else None
         steps = [new("enc", "Encoder", n, d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
         if pad is not None:
             steps += [
@@ -524,7 +524,7 @@ def _encoder_cases(hidden):
                 steps,
                 ["y", "x"] + (["y_nopad"] if pad is not None else []),
                 facts=dict(state=state, h=h, n=n, x=x, pad=pad, nf=nf, dt=dt),
-                size=b * L * d * n,
+                size=b * seq * d * n,
             )
         )
     return cases
@@ -593,14 +593,14 @@ def _model_cases(hidden):
             (2, 9, 10, 20, 5, 28, 3, 12, False, True, torch.float32),
         ]
     cases = []
-    for i, (b, L, v, d, h, d_ff, n, max_len, nf, padded, dt) in enumerate(specs):
+    for i, (b, seq, v, d, h, d_ff, n, max_len, nf, padded, dt) in enumerate(specs):
         g = gen(6500 + 43 * i + 5 * d + (900 if hidden else 0))
         state = {"embed.weight": rand(v, d, generator=g, mean=0.1, std=1.0).to(dt)}
         state.update({"encoder." + k: t for k, t in encoder_state(n, d, d_ff, g, dt, nf).items()})
         state["head.weight"] = rand(v, d, generator=g, std=1.0 / math.sqrt(d)).to(dt)
         state["head.bias"] = rand(v, generator=g, mean=0.2, std=0.5).to(dt)
-        tokens = torch.randint(0, v, (b, L), generator=g)
-        pad = _pad(b, L, g) if padded else None
+        tokens = torch.randint(0, v, (b, seq), generator=g)
+        pad = _pad(b, seq, g) if padded else None
         steps = [
             new("model", "TinyTransformer", v, d, h, d_ff, n, max_len, norm_first=nf, state=state, dtype=dt),
             let("tokens", tokens),
@@ -624,7 +624,7 @@ def _model_cases(hidden):
                 steps,
                 ["y", "tokens"] + (["y_nopad"] if pad is not None else []),
                 facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=pad, nf=nf, dt=dt),
-                size=b * L * d * n,
+                size=b * seq * d * n,
             )
         )
     return cases
@@ -709,6 +709,7 @@ QUESTIONS = {
 }
 
 
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("EncoderBlock", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
+    """Self-check: `check("EncoderBlock", globals())`.
+    `device` (e.g. "cuda"): the inputs are built there."""
+    _core.check(QUESTIONS, name, namespace, hidden, device)

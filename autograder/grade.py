@@ -19,7 +19,7 @@ from pathlib import Path
 
 import byhand as checks
 import nbformat
-from byhand._core import AnswerError, CheckFailure, NotDone, judge_result, ordered_cases
+from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_cases
 
 from . import course, restore, runner, sandbox
 from .submissions import Submission
@@ -100,21 +100,20 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
     if not isinstance(probe, list) or len(probe) != len(cases):
         n = len(probe) if isinstance(probe, list) else 0
         return "error", f"the grader got {n} results back for {len(cases)} cases", ""
-    for case, result in zip(cases, probe):
-        if not isinstance(result, dict):
-            return "error", "the grader could not read your function's results", ""
-        try:
-            judge_result(q, case, result)
-        except NotDone as exc:
-            return "failed", str(exc), "not done"
-        except AnswerError as exc:
-            return "error", str(exc), "raised an exception"
-        except CheckFailure as exc:
-            text = str(exc)
-            m = re.search(r"hint: (.*)", text)
-            return "failed", text, (m.group(1) if m else text.splitlines()[0])
-        except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader
-            return "error", f"the grader could not judge your result ({type(exc).__name__}: {exc})", ""
+    if not all(isinstance(result, dict) for result in probe):
+        return "error", "the grader could not read your function's results", ""
+    try:
+        judge_all(q, zip(cases, probe))
+    except NotDone as exc:
+        return "failed", str(exc), "not done"
+    except AnswerError as exc:
+        return "error", str(exc), "raised an exception"
+    except CheckFailure as exc:
+        text = str(exc)
+        m = re.search(r"hint: (.*)", text)
+        return "failed", text, (m.group(1) if m else text.splitlines()[0])
+    except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader
+        return "error", f"the grader could not judge your result ({type(exc).__name__}: {exc})", ""
     return "passed", "", ""
 
 

@@ -15,7 +15,8 @@ from autograder.course import answer_namespace, read_solution, tags
 
 
 def _definitions(lesson: str) -> dict:
-    """The lesson's reference answers plus the functions, classes and constants of its demo cells."""
+    """The lesson's reference answers plus the functions, classes and constants (arithmetic on literals
+    included) of its demo cells."""
     ns = answer_namespace(lesson)
     for cell in read_solution(lesson).cells:
         if cell.cell_type != "code" or "demo" not in tags(cell):
@@ -30,7 +31,9 @@ def _definitions(lesson: str) -> dict:
                 and all(
                     isinstance(n, ast.Constant)
                     for n in ast.walk(node.value)
-                    if not isinstance(n, (ast.Tuple, ast.Load))
+                    if not isinstance(
+                        n, (ast.Tuple, ast.List, ast.BinOp, ast.UnaryOp, ast.operator, ast.Load)
+                    )
                 )
             )
         ]

@@ -16,12 +16,15 @@ import sys
 from pathlib import Path
 
 from . import course, sandbox
+from .submissions import MAX_FILE_MB, MAX_ZIP_MB
 
 EXAMPLE_CLASS = course.ROOT / "autograder" / "examples" / "class"
 
 
 def _grade(args) -> int:
     from .classroom import grade_class, table
+    from .lateness import ConfigError
+    from .submissions import CollectError
 
     limits = sandbox.Limits(
         memory_mb=args.memory_mb,
@@ -48,17 +51,25 @@ def _grade(args) -> int:
             quiet=args.quiet,
             resume=not args.no_resume,
             scheduler=args.scheduler,
+            only=args.only,
+            config=args.config,
+            max_file_mb=args.max_submission_mb,
+            max_zip_mb=args.max_zip_mb,
         )
+    except (CollectError, ConfigError) as exc:  # unreadable submissions or course config: say so
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except RuntimeError as exc:  # a lost scheduler or mismatched workers: say so, no traceback
         if type(exc).__name__ not in ("SchedulerLost", "WorkerMismatch"):
             raise
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(table(result["graded"]))
-    n = sum(1 for g in result["graded"] if g.lesson)
+    n = sum(1 for g in result.get("this_run", result["graded"]) if g.lesson)
+    whole = len({g.student for g in result["graded"]})
     print(
         f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
-        f"summary.csv, feedback/"
+        f"summary.csv, submissions.csv, students.csv, feedback/, lms/ (the class so far: {whole} students)"
     )
     if getattr(args, "report", True):
         try:
@@ -86,7 +97,34 @@ def main(argv=None) -> int:
     g.add_argument("--out", default="grading-out", help="output folder (grades.csv, summary.csv, feedback/)")
     g.add_argument("--workers", type=int, default=0, help="parallel workers (default: number of cores)")
     g.add_argument(
-        "--pattern", default=None, help="regex for LMS file names, with (?P<student>) and (?P<lesson>)"
+        "--pattern",
+        default=None,
+        help="regex for another LMS's file names, with (?P<student>) and (?P<lesson>), optionally (?P<id>)",
+    )
+    g.add_argument(
+        "--only",
+        nargs="+",
+        default=None,
+        metavar="STUDENT",
+        help="grade only these students (label, LMS id or name) into OUT, keeping everyone else's results",
+    )
+    g.add_argument(
+        "--config",
+        default=None,
+        metavar="TOML",
+        help="course config: deadlines, extensions, late policy, LMS columns and roster (autograder/lateness.py)",
+    )
+    g.add_argument(
+        "--max-submission-mb",
+        type=int,
+        default=MAX_FILE_MB,
+        help=f"refuse a submitted file larger than this (default {MAX_FILE_MB})",
+    )
+    g.add_argument(
+        "--max-zip-mb",
+        type=int,
+        default=MAX_ZIP_MB,
+        help=f"refuse a zip that unpacks to more than this (default {MAX_ZIP_MB})",
     )
     g.add_argument("--db-url", default=None, help="gradebook database URL (default: sqlite in --out)")
     g.add_argument(

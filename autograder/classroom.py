@@ -13,9 +13,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from . import course, gradebook, sandbox
-from .grade import Graded, Row, fingerprint, grade_one, nothing_to_grade, row_dict, summary_rows
-from .submissions import DEFAULT_LMS_PATTERN, collect
+from . import course, gradebook, lateness, lms, sandbox
+from .grade import Graded, Row, fingerprint, grade_one, row_dict, summary_rows
+from .submissions import DEFAULT_LMS_PATTERN, MAX_FILE_MB, MAX_ZIP_MB, CollectError, Submission, collect
 
 GRADE_COLUMNS = ["student", "lesson", "question", "points", "max_points", "status", "message"]
 SUMMARY_COLUMNS = ["student", "lesson", "points", "max_points", "status"]
@@ -77,8 +77,18 @@ def grade_class(
     quiet: bool = False,
     resume: bool = True,
     scheduler: str | None = None,
+    only: list | None = None,
+    config: Path | None = None,
+    max_file_mb: int = MAX_FILE_MB,
+    max_zip_mb: int = MAX_ZIP_MB,
 ) -> dict:
-    """Grade every submission under `source` into `out`. Returns {"graded": [...], "seconds": ...}."""
+    """Grade every submission under `source` (or those of the students in `only`) into `out`.
+
+    `out` accumulates the class: a student graded before and not in this run keeps their rows, a
+    student in this run gets the new results for the lessons submitted now, and grades.csv,
+    summary.csv, students.csv, submissions.csv, the LMS exports and `graded` always describe the
+    whole class graded so far (from OUT/.state). Returns {"graded": [...whole class], "this_run": [...],
+    "seconds": ...}."""
     t0 = time.monotonic()
     limits = limits or sandbox.Limits()
     sandbox.become_subreaper()
@@ -88,10 +98,24 @@ def grade_class(
     state = out / ".state"
     state.mkdir(exist_ok=True)
     lessons = course.lessons()
+    cfg = _course_config(state, config)
     tmp = Path(tempfile.mkdtemp(prefix="tbb-grade-"))
     os.chmod(tmp, 0o711)
     try:
-        subs = collect(Path(source), lessons, pattern, workdir=tmp / "unzipped")
+        subs = collect(
+            Path(source),
+            lessons,
+            pattern,
+            workdir=tmp / "unzipped",
+            max_file_mb=max_file_mb,
+            max_zip_mb=max_zip_mb,
+        )
+        subs = lms.apply_roster(subs, lms.read_roster(cfg))
+        if only:
+            wanted = set(only)
+            subs = [s for s in subs if wanted & {s.student, s.lms_id, s.name}]
+            if not subs:
+                raise CollectError(f"--only: no submission of {', '.join(only)} in {source}")
         source_dir = Path(source).resolve()
         hide = sandbox.secret_paths(
             [out, source_dir if source_dir.is_dir() else source_dir.parent, tmp / "unzipped"]
@@ -107,6 +131,8 @@ def grade_class(
                 data = json.loads(saved.read_text())
                 if data.get("fingerprint") == fp:
                     results[sub.key] = _graded_from_json(data)
+                    if data.get("submission") != sub.meta():  # e.g. a new mtime: same grades
+                        saved.write_text(json.dumps({**data, "submission": sub.meta()}))
                     continue
             todo.append((sub, fp, saved))
         progress = Progress(len(subs), stream=open(os.devnull, "w") if quiet else sys.stderr)
@@ -120,13 +146,15 @@ def grade_class(
             gradebook.record(gb, [g])
             _write_feedback(out, g)
             if not any(r.message.startswith("grader fault") for r in g.rows):  # faults are retried next run
-                saved.write_text(json.dumps({"fingerprint": fp, **_graded_to_json(g)}))
+                saved.write_text(
+                    json.dumps({"fingerprint": fp, **_graded_to_json(g), "submission": sub.meta()})
+                )
             progress.update(g)
 
         runnable = [(s, fp, p) for s, fp, p in todo if s.path is not None and s.lesson]
         for s, fp, p in todo:
             if s.path is None or not s.lesson:
-                finish(s, fp, p, nothing_to_grade(s))
+                finish(s, fp, p, _nothing_to_grade(s))
         workers = workers or min(os.cpu_count() or 1, 8)
         if scheduler:  # a Dask cluster grades; results come back through the same finish()
             from .distributed import grade_on_cluster
@@ -167,10 +195,70 @@ def grade_class(
                     finish(sub, fp, saved, g)
         gb.close()
         graded = [results[s.key] for s in subs]
-        export(out, graded)
-        return {"graded": graded, "seconds": time.monotonic() - t0, "db_url": db_url}
+        whole = _whole_class(state, subs, results)
+        export(out, [g for g, _ in whole], [m for _, m in whole], cfg)
+        return {
+            "graded": [g for g, _ in whole],
+            "this_run": graded,
+            "seconds": time.monotonic() - t0,
+            "db_url": db_url,
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _nothing_to_grade(sub: Submission) -> Graded:
+    """An ungradable row for a submission with no file to grade (refused, or no known lesson)."""
+    total = sum(course.questions(sub.lesson).values()) if sub.lesson else 0
+    return Graded(
+        sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, total, "ungradable", sub.note)]
+    )
+
+
+def _course_config(state: Path, config) -> lateness.Config | None:
+    """The course config given now (saved in OUT/.state for later partial regrades), else the saved one."""
+    saved = state / "course.toml"
+    if config:
+        cfg = lateness.load(Path(config))
+        saved.write_text(cfg.source, encoding="utf-8")
+        (state / "course.base").write_text(str(Path(config).resolve().parent), encoding="utf-8")
+        return cfg
+    if saved.exists():
+        base = state / "course.base"
+        return lateness.parse(
+            saved.read_text(encoding="utf-8"), Path(base.read_text()) if base.exists() else None
+        )
+    return None
+
+
+def _whole_class(state: Path, subs: list, results: dict) -> list:
+    """[(Graded, submission meta)] for every student x lesson graded into this OUT so far, sorted.
+
+    This run's results win; a student in this run who now has lessons loses an old "no notebook
+    found" row; everyone else keeps what their saved state says."""
+    entries: dict = {}
+    for path in sorted(state.glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        entries[(data["student"], data["lesson"])] = (
+            _graded_from_json(data),
+            data.get("submission", {}),
+            path,
+        )
+    this_run = {(s.student, s.lesson) for s in subs}
+    for student in {s.student for s in subs}:
+        old = entries.get((student, ""))
+        if old and (student, "") not in this_run:
+            old[2].unlink(missing_ok=True)
+            del entries[(student, "")]
+    for s in subs:
+        entries[(s.student, s.lesson)] = (results[s.key], s.meta(), None)
+    return [
+        (g, {**meta, "student": g.student, "lesson": g.lesson})
+        for g, meta, _ in (entries[k] for k in sorted(entries))
+    ]
 
 
 def _safe(name: str) -> str:
@@ -216,18 +304,81 @@ def _write_feedback(out: Path, g: Graded) -> None:
     (folder / f"{g.lesson}.html").write_text(html, encoding="utf-8")
 
 
-def export(out: Path, graded: list) -> None:
+STUDENT_COLUMNS = ["student", "name", "lms", "lms_id"]
+SUBMISSION_COLUMNS = [
+    "student",
+    "lesson",
+    "name",
+    "lms",
+    "lms_id",
+    "file",
+    "submitted_at",
+    "time_source",
+    "deadline",
+    "late",
+    "late_by_hours",
+    "penalty_percent",
+    "points",
+    "points_after_penalty",
+    "max_points",
+    "status",
+    "note",
+]
+
+
+def export(out: Path, graded: list, metas: list | None = None, cfg: lateness.Config | None = None) -> None:
+    """The contract's grades.csv and summary.csv (columns exactly as the contract says), plus
+    students.csv (the LMS identity of every `student`), submissions.csv (file, time, lateness,
+    penalty per student x lesson) and the LMS exports under OUT/lms/."""
+    metas = metas if metas is not None else [{} for _ in graded]
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, GRADE_COLUMNS, lineterminator="\n")
         w.writeheader()
         for g in graded:
             for r in g.rows:
                 w.writerow(row_dict(r))
+    summary = summary_rows(graded)
     with open(out / "summary.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, SUMMARY_COLUMNS, lineterminator="\n")
         w.writeheader()
-        for row in summary_rows(graded):
+        for row in summary:
             w.writerow(row)
+    students: dict = {}
+    for g, meta in zip(graded, metas):
+        students.setdefault(
+            g.student, {"student": g.student, **{k: meta.get(k, "") for k in STUDENT_COLUMNS[1:]}}
+        )
+    _write(out / "students.csv", STUDENT_COLUMNS, [students[k] for k in sorted(students)])
+    rows = []
+    for g, meta, summ in zip(graded, metas, summary):
+        late = lateness.assess(cfg, meta, g.lesson)
+        note = "; ".join(filter(None, [late.pop("late_note"), meta.get("note", "")]))
+        rows.append(
+            {
+                **{k: meta.get(k, "") for k in SUBMISSION_COLUMNS + ["attachment_id"]},
+                **late,
+                "student": g.student,
+                "lesson": g.lesson,
+                "points": summ["points"],
+                "points_after_penalty": _num(lateness.penalised(summ["points"], late["penalty_percent"])),
+                "max_points": summ["max_points"],
+                "status": summ["status"],
+                "note": note,
+            }
+        )
+    _write(out / "submissions.csv", SUBMISSION_COLUMNS, rows)
+    lms.write_exports(out, rows, cfg)
+
+
+def _write(path: Path, columns: list, rows: list) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, columns, lineterminator="\n", extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _num(x: float):
+    return int(x) if float(x).is_integer() else round(x, 2)
 
 
 def table(graded: list) -> str:

@@ -98,7 +98,8 @@ def secret_paths(extra=()) -> list:
         ROOT / "site",
         ROOT / "_build",
     ]
-    return [str(p) for p in paths + [Path(e) for e in extra] if Path(p).exists()]
+    # a tmpfs covers folders only (in a git worktree `.git` is a file naming the real one elsewhere)
+    return [str(p) for p in paths + [Path(e) for e in extra] if Path(p).is_dir()]
 
 
 # ---------------------------------------------------------------------------------------------

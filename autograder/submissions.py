@@ -1,38 +1,105 @@
-"""Collect: turn a folder or zip of submissions into (student, lesson, file) items.
+"""Collect: turn a folder or zip of submissions into (student, lesson, file) items, safely.
 
-Accepted layouts:
+Accepted layouts (a zip of any of them too, with or without one enclosing folder):
+
 - the contract's `<student>/<lesson>.ipynb` (extra files and `.ipynb_checkpoints` ignored);
-- an LMS export: flat files whose names match `--pattern` (default: `<student>_<id>_<lesson>.ipynb`,
-  Canvas style, with an optional `_LATE`);
-- a zip of either (with or without one enclosing folder).
+- Canvas's "Download Submissions" zip: flat files `<name>[_LATE]_<user id>_<attachment id>_<file>`;
+- Moodle's "Download all submissions": flat files `<Full Name>_<participant id>_assignsubmission_file_<file>`,
+  or (the default since Moodle 3.1) one folder per student `<Full Name>_<participant id>_assignsubmission_file[_]/`;
+- Blackboard's "Assignment File Download": `<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>_<file>`
+  plus a receipt `<assignment>_<username>_attempt_<timestamp>.txt`;
+- `--pattern REGEX` with `(?P<student>...)`, `(?P<lesson>...)` and optionally `(?P<id>...)` for another LMS.
+
+Identity: a student is what the LMS says, name *and* id. Two files are the same student only when the LMS
+ids agree (Canvas `smithjane_1111_...` and `smithjane_2222_...` are two students), and the `student`
+label always carries the id (`smithjane_1111`, `Bo Lee_4502`; Blackboard's username is its id), so it
+is unique and can be matched back to the LMS (OUT/students.csv).
+
+Safety (the grader runs as root): collection opens only regular files inside the submissions tree.
+Every directory is opened with O_NOFOLLOW and every file with O_NOFOLLOW | O_NONBLOCK relative to its
+directory's descriptor, checked with fstat on the opened descriptor and read through it into a private
+staging folder; grading reads only those copies. Symlinks, devices, FIFOs, sockets, hard-linked files
+whose other links are outside the tree, zip entries that are links, absolute or climb out with `..`,
+and files over the size cap are refused with a row (status `ungradable`) and a message, never followed.
+A zip's declared total size is checked before anything is extracted and the bytes are counted while
+extracting (headers can lie).
 
 A browser's rename (`01_attention (1).ipynb`, `01_attention-Copy1.ipynb`, `Attention.ipynb`) maps to
-its lesson when exactly one lesson fits. Every student folder yields at least one item, so no
-student is ever silently dropped.
+its lesson when exactly one lesson fits. Every student and every notebook-looking file yields at least
+one item, so nothing is silently dropped.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 import re
+import stat
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-DEFAULT_LMS_PATTERN = r"^(?P<student>.+?)_(?:LATE_|late_)?\d+(?:_\d+)?_(?P<lesson>.+)\.ipynb$"
-MAX_ZIP_BYTES = 2 * 1024**3
+# The default --pattern: kept for the CLI; LMS exports are recognised by the parsers below.
+DEFAULT_LMS_PATTERN = ""
+
+MAX_FILE_MB = 64  # one submitted file (a notebook with many plots is a few MB)
+MAX_ZIP_MB = 2048  # a zip's total uncompressed size
+MAX_ENTRIES = 200_000  # files in one zip or folder tree
+MAX_DEPTH = 12
+
+# --- LMS file-name formats -------------------------------------------------------------------
+# Canvas: lib/content_zipper.rb (instructure/canvas-lms), `get_filename` + `add_upload_submission`:
+#   [sortable name with non-word characters removed, downcased] + ["LATE" if submission.late?] + user_id,
+#   joined by "_", then "_<attachment id>_<display name>"; anonymous grading uses "anon_<anonymous id>"
+#   and no name. Canvas re-upload (Assignment#infer_comment_context_from_filename) reads the first two
+#   all-digit "_" fields as user id and attachment id: the same fields this keeps.
+CANVAS = re.compile(
+    r"^(?:(?P<name>.+?)_)??(?:(?P<late>LATE)_)?(?P<id>\d+|anon_[A-Za-z0-9]+)_(?P<attachment>\d+)_(?P<file>.+)$"
+)
+# Moodle: mod/assign/locallib.php `download_submissions()`: prefix = clean_filename(fullname with "_"
+#   replaced by " " + "_" + get_uniqueid_for_user(userid)) (the participant id; "Participant" instead of
+#   the name under blind marking), then "_" + plugin subtype + "_" + plugin type + "_" + file name when
+#   flat, or that prefix as a folder ("..._file_" before Moodle 4.1, "..._file" since) holding the files.
+MOODLE_FLAT = re.compile(r"^(?P<name>[^_]+)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.+)$")
+MOODLE_FOLDER = re.compile(r"^(?P<name>[^_]+)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_?$")
+# Blackboard Learn "Assignment File Download" (Grade Centre): "<assignment>_<username>_attempt_
+#   <YYYY-MM-DD-HH-MM-SS>_<original file name>", plus "<assignment>_<username>_attempt_<timestamp>.txt",
+#   a receipt starting "Name: <Full Name> (<username>)" (as BBGradebookOrganiser and similar tools parse
+#   it). The timestamp is the server's local time. A username with "_" is taken from the receipt.
+BLACKBOARD = re.compile(
+    r"^(?P<assignment>.+)_(?P<id>[^_]+)_attempt_(?P<ts>\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d)(?:_(?P<file>.+))?$"
+)
+BLACKBOARD_RECEIPT_NAME = re.compile(r"^Name:\s*(?P<name>.*?)\s*\((?P<id>[^()]+)\)\s*$", re.M)
 
 
 @dataclass(frozen=True)
 class Submission:
     student: str
     lesson: str  # "" when no lesson could be recognised
-    path: Path | None  # None when there is nothing to grade
+    path: Path | None  # a private copy of the file; None when there is nothing to grade
     note: str = ""  # why a file was chosen or why there is nothing (shown to the student)
+    name: str = ""  # the student's name as the LMS writes it
+    lms: str = ""  # canvas | moodle | blackboard | pattern | "" (the folder layout)
+    lms_id: str = ""  # Canvas user id, Moodle participant id, Blackboard username
+    attachment_id: str = ""  # Canvas: the attachment id (feedback re-upload needs it)
+    file: str = ""  # the file's path in the submissions (relative)
+    submitted_at: str = ""  # ISO 8601
+    time_source: str = ""  # where submitted_at comes from: lms | file mtime | zip entry time
+    lms_late: bool = False  # the LMS marked it late (Canvas `_LATE_`)
 
     @property
     def key(self) -> str:
         return f"{self.student}/{self.lesson}"
+
+    def meta(self) -> dict:
+        d = asdict(self)
+        d.pop("path")
+        return d
+
+
+class CollectError(ValueError):
+    """The submissions as a whole cannot be read (not a zip, a zip over the cap): a clear CLI error."""
 
 
 def lesson_of(filename: str, lessons: list) -> str:
@@ -40,7 +107,7 @@ def lesson_of(filename: str, lessons: list) -> str:
     stem = filename[:-6] if filename.lower().endswith(".ipynb") else filename
     if stem in lessons:
         return stem
-    norm = re.sub(r"(\s*\(\d+\)|[-_ ]?copy\d*|[-_ ]?\d{4}-\d\d-\d\d.*)+$", "", stem.strip(), flags=re.I)
+    norm = re.sub(r"(\s*\(\d+\)|[-_ ]?copy\d*|-\d+|[-_ ]?\d{4}-\d\d-\d\d.*)+$", "", stem.strip(), flags=re.I)
     norm = re.sub(r"[\s\-]+", "_", norm).lower()
     exact = [lesson for lesson in lessons if lesson.lower() == norm]
     if exact:
@@ -55,95 +122,517 @@ def lesson_of(filename: str, lessons: list) -> str:
     return topic[0] if len(topic) == 1 else ""
 
 
-def unpack(source: Path, into: Path, pattern: str = DEFAULT_LMS_PATTERN) -> Path:
-    """Extract a zip safely (no absolute paths, no `..`, bounded size) and return the class root."""
-    total = 0
-    with zipfile.ZipFile(source) as zf:
-        for info in zf.infolist():
-            name = info.filename
-            if name.startswith("/") or ".." in Path(name).parts or name.startswith("__MACOSX"):
+# ---------------------------------------------------------------------------------------------
+# reading the tree safely: entries
+
+
+@dataclass
+class Entry:
+    parts: tuple  # path inside the submissions, as components
+    staged: Path | None = None  # the private copy (notebooks and receipts only)
+    refused: str = ""  # why it was not read
+    mtime: float | None = None
+    time_source: str = ""
+    inode: tuple | None = None
+    nlink: int = 1
+    size: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1]
+
+
+def _wanted(name: str) -> bool:
+    """Files whose bytes collection reads: notebooks, and Blackboard receipts (small)."""
+    low = name.lower()
+    return low.endswith(".ipynb") or (low.endswith(".txt") and "_attempt_" in name)
+
+
+def _skipped(name: str) -> bool:
+    return name.startswith(".") or name == "__MACOSX" or name == ".ipynb_checkpoints"
+
+
+class _Stager:
+    def __init__(self, stage: Path, max_file: int):
+        self.stage, self.max_file, self.n = stage, max_file, 0
+        stage.mkdir(parents=True, exist_ok=True)
+        os.chmod(stage, 0o700)
+
+    def new_path(self, name: str) -> Path:
+        self.n += 1
+        folder = self.stage / f"{self.n:06d}"
+        folder.mkdir(mode=0o700)
+        safe = "".join(ch if ch.isalnum() or ch in "-_. ()" else "_" for ch in name)[-200:] or "file"
+        return folder / safe
+
+    def copy_from(self, read, limit: int, name: str) -> tuple:
+        """(staged path, bytes) or (None, bytes read when it passed `limit`); `read(n)` returns bytes."""
+        path = self.new_path(name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        total = 0
+        try:
+            while True:
+                chunk = read(1 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > limit:
+                    os.close(fd)
+                    fd = -1
+                    path.unlink()
+                    return None, total
+                os.write(fd, chunk)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        return path, total
+
+
+def _refuse_type(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link, which the grader never follows; submit the notebook file itself"
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe (FIFO), not a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a file"
+    return "is not a regular file"
+
+
+def _walk_folder(root: Path, stager: _Stager) -> list:
+    """Every entry under `root`, without following any link; notebooks copied through their fd."""
+    entries: list = []
+    flags_dir = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)  # the instructor's own path may be a link
+
+    def walk(dir_fd: int, prefix: tuple, depth: int):
+        with os.scandir(dir_fd) as it:
+            names = sorted(e.name for e in it)
+        for name in names:
+            if _skipped(name):
                 continue
-            total += info.file_size
-            if total > MAX_ZIP_BYTES:
-                raise ValueError(f"{source} unpacks to more than {MAX_ZIP_BYTES >> 30} GiB")
-            zf.extract(info, into)
-    root = into
-    children = [c for c in root.iterdir() if not c.name.startswith(".")]
-    rx = re.compile(pattern)
+            if len(entries) >= MAX_ENTRIES:
+                raise CollectError(f"more than {MAX_ENTRIES} files in the submissions folder")
+            parts = prefix + (name,)
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except OSError as exc:
+                entries.append(Entry(parts, refused=f"could not be read ({exc.strerror})"))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if depth >= MAX_DEPTH:
+                    entries.append(Entry(parts, refused=f"is nested more than {MAX_DEPTH} folders deep"))
+                    continue
+                try:
+                    sub_fd = os.open(name, flags_dir, dir_fd=dir_fd)
+                except OSError as exc:  # replaced by a link since the stat: refused, not followed
+                    entries.append(Entry(parts, refused=f"could not be opened safely ({exc.strerror})"))
+                    continue
+                try:
+                    walk(sub_fd, parts, depth + 1)
+                finally:
+                    os.close(sub_fd)
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                entries.append(Entry(parts, refused=_refuse_type(st.st_mode)))
+                continue
+            if not _wanted(name):
+                entries.append(Entry(parts, size=st.st_size))  # named in messages, never read
+                continue
+            entries.append(_read_file(dir_fd, name, parts, stager))
 
-    def is_class(folder: Path) -> bool:  # student folders, or LMS-named files: not one student
-        return any(c.is_dir() for c in folder.iterdir()) or any(rx.match(c.name) for c in folder.iterdir())
+    try:
+        walk(root_fd, (), 0)
+    finally:
+        os.close(root_fd)
+    # hard links: a file whose link count is higher than the links found inside the tree is also
+    # reachable from elsewhere (possibly a reference solution): refused, whatever its content
+    seen: dict = {}
+    for e in entries:
+        if e.inode is not None:
+            seen[e.inode] = seen.get(e.inode, 0) + 1
+    for e in entries:
+        if e.inode is not None and e.nlink > seen[e.inode]:
+            if e.staged is not None:
+                e.staged.unlink(missing_ok=True)
+            e.staged = None
+            e.refused = (
+                "is a hard link to a file outside the submissions folder, which the grader does not "
+                "read; submit a copy of the notebook"
+            )
+    return entries
 
-    while len(children) == 1 and children[0].is_dir() and is_class(children[0]):
-        root = children[0]
-        children = [c for c in root.iterdir() if not c.name.startswith(".")]
-    return root
+
+def _read_file(dir_fd: int, name: str, parts: tuple, stager: _Stager) -> Entry:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=dir_fd)
+    except OSError as exc:  # ELOOP: it became a link since the stat
+        return Entry(parts, refused=f"could not be opened safely ({exc.strerror})")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return Entry(parts, refused=_refuse_type(st.st_mode))
+        limit = stager.max_file
+        if st.st_size > limit:
+            return Entry(parts, refused=_too_big(st.st_size, limit))
+        os.set_blocking(fd, True)
+        path, n = stager.copy_from(lambda k: os.read(fd, k), limit, name)
+        if path is None:
+            return Entry(parts, refused=_too_big(n, limit))
+        return Entry(
+            parts,
+            staged=path,
+            mtime=st.st_mtime,
+            time_source="file mtime",
+            inode=(st.st_dev, st.st_ino),
+            nlink=st.st_nlink,
+            size=n,
+        )
+    finally:
+        os.close(fd)
 
 
-def collect(
-    source: Path, lessons: list, pattern: str = DEFAULT_LMS_PATTERN, workdir: Path | None = None
-) -> list:
-    """All submissions under `source` (a folder or a .zip), sorted by student then lesson."""
-    source = Path(source)
-    if not source.exists():
-        raise FileNotFoundError(f"no such folder or zip: {source}")
-    if source.is_file():
-        if not zipfile.is_zipfile(source):
-            raise ValueError(f"{source} is neither a folder nor a zip file")
-        workdir = Path(workdir or tempfile.mkdtemp(prefix="tbb-unzip-"))
-        source = unpack(source, workdir, pattern)
-    items: list = []
-    rx = re.compile(pattern)
-    flat: dict = {}
-    for entry in sorted(source.iterdir()):
-        if entry.name.startswith(".") or entry.name == "__MACOSX":
+def _too_big(size: int, limit: int) -> str:
+    return f"is larger than the {limit >> 20} MB limit for one file ({size / 2**20:.1f} MB or more)"
+
+
+def _unzip(source: Path, stager: _Stager, max_total: int) -> list:
+    """Entries of a zip: regular files only, names inside the folder, sizes checked and counted."""
+    entries: list = []
+    try:
+        zf = zipfile.ZipFile(source)
+    except zipfile.BadZipFile as exc:
+        raise CollectError(f"{source} is not a readable zip file ({exc})") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_ENTRIES:
+            raise CollectError(f"{source} holds more than {MAX_ENTRIES} entries")
+        declared = sum(i.file_size for i in infos)
+        if declared > max_total:
+            raise CollectError(
+                f"{source} unpacks to {declared / 2**20:.0f} MB, more than the {max_total >> 20} MB limit "
+                "(--max-zip-mb)"
+            )
+        total = 0
+        for info in infos:
+            raw = info.filename.replace("\\", "/")
+            parts = tuple(p for p in raw.split("/") if p not in ("", ".", ".."))
+            if not parts or any(_skipped(p) for p in parts):
+                continue
+            mode = (info.external_attr >> 16) & 0xFFFF
+            climbs = raw.startswith("/") or re.match(r"^[A-Za-z]:", raw) or ".." in raw.split("/")
+            if info.is_dir() and not climbs and not stat.S_ISLNK(mode) and not stat.S_ISREG(mode):
+                continue
+            if climbs:
+                entries.append(Entry(parts, refused="is a zip entry whose path leads out of the folder"))
+                continue
+            if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # no type bits (writestr, DOS): a file
+                entries.append(Entry(parts, refused=_refuse_type(mode)))
+                continue
+            if not _wanted(parts[-1]):
+                entries.append(Entry(parts, size=info.file_size))
+                continue
+            when = dt.datetime(*info.date_time).timestamp()
+            limit = min(stager.max_file, max_total - total)
+            if info.file_size > stager.max_file:
+                entries.append(Entry(parts, refused=_too_big(info.file_size, stager.max_file)))
+                continue
+            try:
+                with zf.open(info) as f:
+                    path, n = stager.copy_from(f.read, limit, parts[-1])
+            except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, ValueError) as exc:
+                entries.append(Entry(parts, refused=f"could not be unzipped ({type(exc).__name__}: {exc})"))
+                continue
+            if path is None:
+                if limit < stager.max_file:
+                    raise CollectError(
+                        f"{source} unpacks to more than the {max_total >> 20} MB limit (--max-zip-mb); "
+                        "its headers understate the sizes"
+                    )
+                entries.append(Entry(parts, refused=_too_big(n, stager.max_file)))
+                continue
+            total += n
+            entries.append(Entry(parts, staged=path, mtime=when, time_source="zip entry time", size=n))
+    return entries
+
+
+def _strip_enclosing(entries: list) -> list:
+    """Drop one enclosing folder (as zips made by right-click > compress have) while it is the only
+    top-level folder of the readable entries and holds a class (folders, or LMS-named files), not
+    one student's notebooks. Refused entries outside it (`/abs/...`) keep their path."""
+    while True:
+        inside = [e for e in entries if not e.refused]
+        if not inside or not all(len(e.parts) >= 2 for e in inside) or len({e.parts[0] for e in inside}) != 1:
+            return entries
+        top = inside[0].parts[0]
+        inner = [e.parts[1:] for e in entries if e.parts[0] == top]
+        holds_folders = any(len(p) >= 2 for p in inner)
+        holds_lms = any(len(p) == 1 and _parse_flat(p[0], None) for p in inner)
+        if not (holds_folders or holds_lms):
+            return entries
+        for e in entries:
+            if e.parts[0] == top and len(e.parts) >= 2:
+                e.parts = e.parts[1:]
+
+
+# ---------------------------------------------------------------------------------------------
+# entries -> submissions
+
+
+def _parse_flat(name: str, custom) -> dict | None:
+    """Who a top-level file belongs to, from its name: {student, name, lms, lms_id, file, ...}."""
+    if custom is not None:
+        m = custom.match(name)
+        if m:
+            g = m.groupdict()
+            ident = g.get("id") or ""
+            student = g["student"] + (f"_{ident}" if ident else "")
+            lesson_file = g["lesson"] if g["lesson"].lower().endswith(".ipynb") else g["lesson"] + ".ipynb"
+            return {
+                "student": student,
+                "name": g["student"],
+                "lms": "pattern",
+                "lms_id": ident,
+                "file": lesson_file,
+            }
+    m = MOODLE_FLAT.match(name)
+    if m:
+        return _moodle(m, m["file"])
+    m = BLACKBOARD.match(name)
+    if m:
+        return {
+            "student": m["id"],
+            "name": "",
+            "lms": "blackboard",
+            "lms_id": m["id"],
+            "file": m["file"] or "",
+            "ts": m["ts"],
+            "attempt": name[: m.end("ts")],
+        }
+    m = CANVAS.match(name)
+    if m:
+        ident, who = m["id"], m["name"] or ""
+        attachment, file = m["attachment"], m["file"]
+        if attachment.startswith("0"):  # no Canvas id starts with 0: `<name>_<id>_01_attention.ipynb`
+            attachment, file = "", f"{attachment}_{file}"
+        return {
+            "student": f"{who}_{ident}" if who else ident,
+            "name": who,
+            "lms": "canvas",
+            "lms_id": ident,
+            "attachment_id": attachment,
+            "file": file,
+            "late": bool(m["late"]),
+        }
+    return None
+
+
+def _moodle(m, file: str) -> dict:
+    return {
+        "student": f"{m['name']}_{m['id']}",
+        "name": m["name"],
+        "lms": "moodle",
+        "lms_id": m["id"],
+        "file": file,
+    }
+
+
+def _blackboard_time(ts: str) -> str:
+    return dt.datetime.strptime(ts, "%Y-%m-%d-%H-%M-%S").isoformat()
+
+
+def _iso(ts: float | None) -> str:
+    if ts is None:
+        return ""
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass
+class _Student:
+    student: str
+    info: dict
+    candidates: list = field(default_factory=list)  # (lesson, Entry, meta)
+    refused: list = field(default_factory=list)  # (lesson, Entry)
+    others: list = field(default_factory=list)  # names of files that are not notebooks of a lesson
+
+
+def _classify(entries: list, lessons: list, pattern: str | None) -> list:
+    custom = re.compile(pattern) if pattern else None
+    students: dict = {}
+    receipts: dict = {}
+    loose: list = []  # top-level notebooks no pattern recognises
+
+    def student_for(info: dict) -> _Student:
+        key = (info["lms"], info["lms_id"]) if info["lms_id"] else ("", info["student"])
+        if key not in students:
+            students[key] = _Student(info["student"], info)
+        return students[key]
+
+    # Blackboard receipts first: they name the student, and fix usernames holding "_"
+    for e in entries:
+        if len(e.parts) == 1 and e.name.lower().endswith(".txt") and e.staged is not None:
+            m = BLACKBOARD.match(e.name[:-4])
+            if m and not m["file"]:
+                text = e.staged.read_text(encoding="utf-8", errors="replace")[:4000]
+                r = BLACKBOARD_RECEIPT_NAME.search(text)
+                ident = r["id"] if r and e.name[:-4].endswith(f"_{r['id']}_attempt_{m['ts']}") else m["id"]
+                full = r["name"] if r else ""
+                receipts[e.name[:-4]] = (full, ident)
+                # a receipt is an attempt: its student gets a row even with no notebook attached
+                student_for({"student": ident, "name": full, "lms": "blackboard", "lms_id": ident})
+    for e in entries:
+        if len(e.parts) == 1:
+            info = _parse_flat(e.name, custom)
+            if info is None:
+                if e.name.lower().endswith(".ipynb") or e.refused:
+                    loose.append(e)
+                continue
+            if info["lms"] == "blackboard":
+                if not info["file"]:
+                    continue  # the receipt itself
+                prefix = next((k for k in receipts if e.name.startswith(k + "_")), None)
+                if prefix is not None:
+                    full, ident = receipts[prefix]
+                    info.update(student=ident, lms_id=ident, name=full, file=e.name[len(prefix) + 1 :])
+            file = info["file"]
+        else:
+            m = MOODLE_FOLDER.match(e.parts[0])
+            info = (
+                _moodle(m, "/".join(e.parts[1:]))
+                if m
+                else {
+                    "student": e.parts[0],
+                    "name": "",
+                    "lms": "",
+                    "lms_id": "",
+                    "file": "/".join(e.parts[1:]),
+                }
+            )
+            file = e.parts[-1]
+        s = student_for(info)
+        lesson = lesson_of(Path(file).name, lessons) if file.lower().endswith(".ipynb") or e.refused else ""
+        if e.refused:
+            s.refused.append((lesson, e))
             continue
-        if entry.is_dir():
-            items += _from_student_folder(entry, lessons)
-        elif entry.suffix.lower() == ".ipynb":
-            m = rx.match(entry.name)
-            if m:
-                flat.setdefault(m.group("student"), []).append((m.group("lesson"), entry))
-    for student, files in sorted(flat.items()):
-        items += _choose(student, [(lesson_of(name + ".ipynb", lessons), path) for name, path in files])
+        if e.staged is None or not file.lower().endswith(".ipynb") or not lesson:
+            if not (info["lms"] == "blackboard" and not info["file"]):
+                s.others.append(Path(file).name)
+            continue
+        meta = {
+            "file": "/".join(e.parts),
+            "attachment_id": info.get("attachment_id", ""),
+            "lms_late": info.get("late", False),
+        }
+        if info.get("ts"):
+            meta.update(submitted_at=_blackboard_time(info["ts"]), time_source="lms")
+        else:
+            meta.update(submitted_at=_iso(e.mtime), time_source=e.time_source if e.mtime else "")
+        meta["original"] = Path(file).name
+        s.candidates.append((lesson, e, meta))
+
+    items: list = []
+    for s in students.values():
+        items += _choose(s)
+    for e in loose:
+        why = e.refused or (
+            "this file's name matches no known layout (a folder per student, or a Canvas, Moodle or "
+            "Blackboard export; --pattern for others): put it in a folder named after the student, "
+            "<student>/<lesson>.ipynb"
+        )
+        if e.refused:
+            why = f"{e.name} {e.refused}"
+        items.append(Submission(e.name, "", None, why, file=e.name))
     return sorted(items, key=lambda s: (s.student, s.lesson))
 
 
-def _from_student_folder(folder: Path, lessons: list) -> list:
-    files = [
-        p
-        for p in sorted(folder.rglob("*.ipynb"))
-        if ".ipynb_checkpoints" not in p.parts
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    ]
-    found = _choose(folder.name, [(lesson_of(p.name, lessons), p) for p in files])
-    if not found:
-        names = ", ".join(p.name for p in files) or "no .ipynb file"
-        return [
+def _choose(s: _Student) -> list:
+    base = {k: s.info.get(k, "") for k in ("name", "lms", "lms_id")}
+    by_lesson: dict = {}
+    for lesson, e, meta in s.candidates:
+        by_lesson.setdefault(lesson, []).append((e, meta))
+    refused_by_lesson: dict = {}
+    for lesson, e in s.refused:
+        refused_by_lesson.setdefault(lesson, []).append(f"{'/'.join(e.parts[1:]) or e.name} {e.refused}")
+    out = []
+    for lesson, found in sorted(by_lesson.items()):
+
+        def rank(item):
+            e, meta = item
+            exact = Path(meta["original"]).stem == lesson
+            lms_time = meta.get("time_source") == "lms"
+            # the latest LMS attempt first (Blackboard keeps every attempt), then the exact name
+            return (
+                0 if lms_time else 1,
+                "" if not lms_time else _neg(meta["submitted_at"]),
+                not exact,
+                len(e.name),
+                e.name,
+            )
+
+        found.sort(key=rank)
+        e, meta = found[0]
+        shown = meta.pop("original")
+        notes = []
+        if Path(shown).stem != lesson:
+            notes.append(f"graded {shown} as {lesson}")
+        if len(found) > 1:
+            others = ", ".join(m["original"] for _, m in found[1:])
+            notes.append(f"also found {others}: graded {shown}")
+        notes += [f"refused: {r}" for r in refused_by_lesson.pop(lesson, [])]
+        out.append(Submission(s.student, lesson, e.staged, "; ".join(notes), **base, **meta))
+    for lesson, reasons in sorted(refused_by_lesson.items()):
+        if lesson or not out:
+            out.append(Submission(s.student, lesson, None, "refused: " + "; ".join(reasons), **base))
+        else:  # refusals of no recognisable lesson, next to graded notebooks: noted on the first
+            first = out[0]
+            note = "; ".join(filter(None, [first.note] + [f"refused: {r}" for r in reasons]))
+            out[0] = Submission(**{**asdict(first), "note": note, "path": first.path})
+    if not out:
+        names = ", ".join(sorted(set(s.others))) or "no .ipynb file"
+        out.append(
             Submission(
-                folder.name,
+                s.student,
                 "",
                 None,
                 f"no notebook of a known lesson found ({names}); name it like 01_attention.ipynb",
+                **base,
             )
-        ]
-    return found
-
-
-def _choose(student: str, candidates: list) -> list:
-    by_lesson: dict = {}
-    for lesson, path in candidates:
-        if lesson:
-            by_lesson.setdefault(lesson, []).append(path)
-    out = []
-    for lesson, paths in sorted(by_lesson.items()):
-        exact = [p for p in paths if p.stem == lesson]
-        chosen = exact[0] if exact else sorted(paths, key=lambda p: (len(p.name), p.name))[0]
-        note = ""
-        if chosen.stem != lesson:
-            note = f"graded {chosen.name} as {lesson}"
-        if len(paths) > 1:
-            others = ", ".join(p.name for p in paths if p != chosen)
-            note = (note + "; " if note else "") + f"also found {others}: graded {chosen.name}"
-        out.append(Submission(student, lesson, chosen, note))
+        )
     return out
+
+
+def _neg(iso: str) -> str:
+    """A sort key that orders ISO timestamps latest first."""
+    return "".join(chr(0x10FFFF - ord(c)) for c in iso)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def collect(
+    source: Path,
+    lessons: list,
+    pattern: str | None = DEFAULT_LMS_PATTERN,
+    workdir: Path | None = None,
+    max_file_mb: int = MAX_FILE_MB,
+    max_zip_mb: int = MAX_ZIP_MB,
+) -> list:
+    """All submissions under `source` (a folder or a .zip), sorted by student then lesson.
+
+    Every file that is graded is first copied (safely, see the module doc) into `workdir`; the
+    returned submissions point at those copies."""
+    source = Path(source)
+    if not source.exists() and not source.is_symlink():
+        raise FileNotFoundError(f"no such folder or zip: {source}")
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="tbb-collect-"))
+    stager = _Stager(workdir / "staged", max_file_mb << 20)
+    if source.is_dir():
+        entries = _walk_folder(source, stager)
+    elif source.is_file():
+        if not zipfile.is_zipfile(source):
+            raise CollectError(f"{source} is neither a folder nor a zip file")
+        entries = _strip_enclosing(_unzip(source, stager, max_zip_mb << 20))
+    else:
+        raise CollectError(f"{source} is neither a folder nor a zip file")
+    return _classify(entries, lessons, pattern or None)

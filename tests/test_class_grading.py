@@ -41,15 +41,19 @@ def small_class(tmp_path_factory):
 
 
 def test_lms_flat_zip_gives_the_same_grades(small_class, tmp_path):
-    """Does an LMS zip of flat `<student>_<id>_<lesson>.ipynb` files grade like the folder layout?"""
+    """Does a Canvas zip of flat `<name>_<user id>_<attachment id>_<file>` files grade like the folder
+    layout, each student labelled with their Canvas id (`alice_1001`)?"""
     root, out = small_class
     archive = tmp_path / "export.zip"
+    uid = {"alice": 1001, "bob": 1002, "erin": 1003}
     with zipfile.ZipFile(archive, "w") as zf:
         for i, nb in enumerate(sorted(root.rglob("*.ipynb"))):
-            zf.write(nb, f"submissions/{nb.parent.name}_{1000 + i}_{nb.name}")
+            zf.write(nb, f"submissions/{nb.parent.name}_{uid[nb.parent.name]}_{2000 + i}_{nb.name}")
     lms_out = tmp_path / "out"
     grade_class(archive, lms_out, workers=2, quiet=True)
-    assert _grades(lms_out / "grades.csv") == _grades(out / "grades.csv")
+    labels = {f"{name}_{n}": name for name, n in uid.items()}
+    relabelled = sorted((labels[r[0]], *r[1:]) for r in _grades(lms_out / "grades.csv"))
+    assert relabelled == _grades(out / "grades.csv")
 
 
 def test_lms_pattern_is_configurable(tmp_path):

@@ -1,0 +1,201 @@
+"""Deadlines, extensions and a late policy, from a small TOML file (`make grade CONFIG=course.toml`).
+
+    timezone = "Europe/Berlin"          # for every time written without a zone (default UTC)
+    deadline = "2026-03-01 23:59"       # every lesson, unless [deadlines] names it
+    [deadlines]
+    "02_layernorm" = "2026-03-08 23:59"
+    [extensions]                        # by student label, LMS id or name; optionally "/<lesson>"
+    "smithjane_1111" = "2026-03-03 23:59"   # a new deadline
+    "Bo Lee_4502/01_attention" = 2          # or extra days
+    [late_policy]
+    percent_per_day = 10                # of the points earned, per started day late
+    max_percent = 50                    # the penalty never exceeds this
+    grace_minutes = 15
+    trust_mtime = false                 # a file's mtime is not a submission time unless you say so
+    [lms]
+    roster = "roster.csv"               # optional: lms,lms_id,student,email,id_number (see lms.py)
+    [lms.columns]                       # optional: the LMS's own column name per lesson
+    "01_attention" = "Lesson 1: Attention (12345)"
+
+The submission time comes from the LMS when its export holds one (Blackboard's attempt timestamp);
+otherwise from the zip entry's or file's mtime, which is shown but used for a penalty only with
+`trust_mtime = true` (copying a folder resets mtimes). Canvas's `_LATE_` marker is kept: with a
+policy, a file Canvas marked late and whose time is unknown is penalised one day's percent.
+The points in grades.csv and summary.csv stay the autograder's; the penalty and the points after it
+are in OUT/submissions.csv and in the LMS exports.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser, as the tomli package
+    try:
+        import tomli as tomllib
+    except ImportError:
+        tomllib = None
+
+
+@dataclass
+class Config:
+    timezone: str = "UTC"
+    deadline: dt.datetime | None = None
+    deadlines: dict = field(default_factory=dict)  # lesson -> datetime
+    extensions: dict = field(default_factory=dict)  # key -> datetime | timedelta
+    percent_per_day: float = 0.0
+    max_percent: float = 100.0
+    grace: dt.timedelta = dt.timedelta(0)
+    trust_mtime: bool = False
+    columns: dict = field(default_factory=dict)  # lesson -> LMS column header
+    roster: Path | None = None
+    source: str = ""  # the TOML text, kept in OUT/.state for later partial regrades
+
+    @property
+    def has_policy(self) -> bool:
+        return self.percent_per_day > 0
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _time(value, tz: ZoneInfo, where: str) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        t = value
+    elif isinstance(value, dt.date):
+        t = dt.datetime.combine(value, dt.time(23, 59, 59))
+    elif isinstance(value, str):
+        try:
+            t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(f"{where}: {value!r} is not a date and time like 2026-03-01 23:59") from None
+    else:
+        raise ConfigError(f"{where}: expected a date and time, got {value!r}")
+    return t if t.tzinfo else t.replace(tzinfo=tz)
+
+
+def parse(text: str, base: Path | None = None) -> Config:
+    if tomllib is None:
+        raise ConfigError("reading the course config needs Python 3.11+ or `pip install tomli`")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"the course config is not valid TOML: {exc}") from None
+    known = {"timezone", "deadline", "deadlines", "extensions", "late_policy", "lms"}
+    unknown = set(data) - known
+    if unknown:
+        raise ConfigError(f"unknown keys in the course config: {', '.join(sorted(unknown))}")
+    try:
+        tz = ZoneInfo(data.get("timezone", "UTC"))
+    except Exception:  # noqa: BLE001 - ZoneInfoNotFoundError, ValueError
+        raise ConfigError(f"unknown timezone {data.get('timezone')!r}") from None
+    cfg = Config(timezone=str(tz), source=text)
+    if "deadline" in data:
+        cfg.deadline = _time(data["deadline"], tz, "deadline")
+    for lesson, value in data.get("deadlines", {}).items():
+        cfg.deadlines[lesson] = _time(value, tz, f"deadlines.{lesson}")
+    for key, value in data.get("extensions", {}).items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            cfg.extensions[key] = dt.timedelta(days=value)
+        else:
+            cfg.extensions[key] = _time(value, tz, f"extensions.{key}")
+    policy = data.get("late_policy", {})
+    cfg.percent_per_day = float(policy.get("percent_per_day", 0))
+    cfg.max_percent = float(policy.get("max_percent", 100))
+    cfg.grace = dt.timedelta(minutes=float(policy.get("grace_minutes", 0)))
+    cfg.trust_mtime = bool(policy.get("trust_mtime", False))
+    if not (0 <= cfg.percent_per_day <= 100 and 0 <= cfg.max_percent <= 100):
+        raise ConfigError("late_policy: percent_per_day and max_percent must be between 0 and 100")
+    lms = data.get("lms", {})
+    cfg.columns = dict(lms.get("columns", {}))
+    if lms.get("roster"):
+        roster = Path(lms["roster"])
+        cfg.roster = roster if roster.is_absolute() or base is None else base / roster
+    return cfg
+
+
+def load(path: Path) -> Config:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the course config {path}: {exc.strerror}") from None
+    return parse(text, path.parent)
+
+
+def deadline_for(cfg: Config, meta: dict, lesson: str) -> tuple:
+    """(deadline or None, "extension" note)."""
+    base = cfg.deadlines.get(lesson, cfg.deadline)
+    keys = [k for k in (meta.get("student"), meta.get("lms_id"), meta.get("name")) if k]
+    for key in [f"{k}/{lesson}" for k in keys] + keys:
+        if key in cfg.extensions:
+            ext = cfg.extensions[key]
+            if isinstance(ext, dt.timedelta):
+                if base is None:
+                    return None, ""
+                return base + ext, f"extension +{ext.days}d"
+            return ext, "extension"
+    return base, ""
+
+
+def assess(cfg: Config | None, meta: dict, lesson: str) -> dict:
+    """The lateness columns of one submission."""
+    out = {
+        "deadline": "",
+        "late": "",
+        "late_by_hours": "",
+        "penalty_percent": "",
+        "late_note": "",
+    }
+    marker = bool(meta.get("lms_late"))
+    if marker:
+        out["late"] = "yes (LMS)"
+    if cfg is None or not lesson:
+        return out
+    deadline, note = deadline_for(cfg, meta, lesson)
+    notes = [note] if note else []
+    if deadline is None:
+        out["late_note"] = "; ".join(notes)
+        return out
+    out["deadline"] = deadline.isoformat()
+    when = meta.get("submitted_at") or ""
+    source = meta.get("time_source") or ""
+    trusted = source == "lms" or (source and cfg.trust_mtime)
+    days = 0
+    if when:
+        t = dt.datetime.fromisoformat(when)
+        t = t if t.tzinfo else t.replace(tzinfo=ZoneInfo(cfg.timezone))
+        late_by = t - deadline
+        out["late_by_hours"] = f"{max(late_by.total_seconds(), 0) / 3600:.2f}"
+        if late_by > cfg.grace:
+            out["late"] = "yes" + (" (LMS)" if marker else "")
+            days = math.ceil((late_by - cfg.grace) / dt.timedelta(days=1))
+        elif not marker:
+            out["late"] = "no"
+        if not trusted:
+            notes.append(f"time from the {source}, not the LMS")
+    if cfg.has_policy:
+        if when and trusted:
+            charged = days
+        elif marker:
+            charged = 1
+            notes.append("marked late by the LMS, time unknown: one day's penalty")
+        else:
+            charged = 0
+            if days:
+                notes.append("not penalised: a file time is not a submission time (trust_mtime)")
+        out["penalty_percent"] = f"{min(cfg.max_percent, cfg.percent_per_day * charged):g}"
+    out["late_note"] = "; ".join(notes)
+    return out
+
+
+def penalised(points: float, penalty_percent: str) -> float:
+    if not penalty_percent:
+        return points
+    return round(points * (1 - float(penalty_percent) / 100), 2)

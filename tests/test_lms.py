@@ -1,0 +1,271 @@
+"""Lateness (deadlines, extensions, late policy from a TOML file) and the LMS round trip exports
+(wide CSV, Canvas gradebook import, Moodle worksheet and gradebook import, feedback zips)."""
+
+import csv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder import lateness
+from autograder.classroom import GRADE_COLUMNS, SUMMARY_COLUMNS, _course_config, _safe, export
+from autograder.grade import Graded, Row
+
+CONFIG = """
+timezone = "UTC"
+deadline = "2026-03-01 23:59"
+[deadlines]
+"02_layernorm" = "2026-03-08 23:59"
+[extensions]
+"smithjane_1111" = "2026-03-03 23:59"
+"4502/01_attention" = 2
+[late_policy]
+percent_per_day = 10
+max_percent = 25
+grace_minutes = 15
+[lms]
+roster = "roster.csv"
+[lms.columns]
+"01_attention" = "Lesson 1: Attention (12345)"
+"""
+
+
+def _rows(path: Path) -> list:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def _dicts(path: Path) -> list:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture
+def cfg(tmp_path):
+    (tmp_path / "course.toml").write_text(CONFIG)
+    (tmp_path / "roster.csv").write_text(
+        "lms,lms_id,student,email,id_number\nmoodle,4502,,bo.lee@example.edu,S4502\n"
+    )
+    return lateness.load(tmp_path / "course.toml")
+
+
+def meta(**kw):
+    base = {
+        "student": "x",
+        "lms_id": "",
+        "name": "",
+        "submitted_at": "",
+        "time_source": "",
+        "lms_late": False,
+    }
+    return {**base, **kw}
+
+
+@pytest.mark.parametrize(
+    "m, lesson, late, penalty, hours",
+    [
+        (meta(submitted_at="2026-03-01T23:00:00", time_source="lms"), "01_attention", "no", "0", "0.00"),
+        (
+            meta(submitted_at="2026-03-02T00:10:00", time_source="lms"),
+            "01_attention",
+            "no",
+            "0",
+            "0.18",
+        ),  # grace
+        (meta(submitted_at="2026-03-02T10:00:00", time_source="lms"), "01_attention", "yes", "10", "10.02"),
+        (
+            meta(submitted_at="2026-03-04T00:30:00", time_source="lms"),
+            "01_attention",
+            "yes",
+            "25",
+            "48.52",
+        ),  # cap
+        (meta(submitted_at="2026-03-02T10:00:00", time_source="lms"), "02_layernorm", "no", "0", "0.00"),
+        (
+            meta(student="smithjane_1111", submitted_at="2026-03-03T12:00:00", time_source="lms"),
+            "01_attention",
+            "no",
+            "0",
+            "0.00",
+        ),
+        (
+            meta(lms_id="4502", submitted_at="2026-03-03T12:00:00", time_source="lms"),
+            "01_attention",
+            "no",
+            "0",
+            "0.00",
+        ),
+        (
+            meta(lms_id="4502", submitted_at="2026-03-03T12:00:00", time_source="lms"),
+            "02_layernorm",
+            "no",
+            "0",
+            "0.00",
+        ),
+        (
+            meta(submitted_at="2026-03-05T12:00:00+00:00", time_source="file mtime"),
+            "01_attention",
+            "yes",
+            "0",
+            "84.02",
+        ),
+        (meta(lms_late=True), "01_attention", "yes (LMS)", "10", ""),
+    ],
+)
+def test_lateness_from_the_course_config(cfg, m, lesson, late, penalty, hours):
+    """Per-lesson deadlines, grace, per-day percent with a cap, extensions by label or LMS id (and
+    per lesson), an untrusted mtime shown but not penalised, Canvas's marker with no time: one day."""
+    got = lateness.assess(cfg, m, lesson)
+    assert (got["late"], got["penalty_percent"], got["late_by_hours"]) == (late, penalty, hours), got
+
+
+def test_trusted_mtime_and_bad_configs(tmp_path):
+    """With trust_mtime, a late mtime is penalised; a malformed config is a clear error."""
+    cfg = lateness.parse(
+        "deadline = 2026-03-01T23:59:00Z\n[late_policy]\npercent_per_day = 5\ntrust_mtime = true\n"
+    )
+    got = lateness.assess(
+        cfg, meta(submitted_at="2026-03-03T00:00:00+00:00", time_source="file mtime"), "01_x"
+    )
+    assert got["penalty_percent"] == "10", got
+    for bad, words in [
+        ("deadline = 'soon'", "not a date"),
+        ("colour = 1", "unknown keys"),
+        ("timezone = 'Mars/Olympus'", "unknown timezone"),
+        ("[late_policy]\npercent_per_day = 300", "between 0 and 100"),
+    ]:
+        with pytest.raises(lateness.ConfigError, match=words):
+            lateness.parse(bad)
+
+
+def test_the_config_is_kept_for_later_partial_regrades(tmp_path, cfg):
+    """Given once, is the course config saved in OUT/.state and used when a regrade omits it?"""
+    state = tmp_path / "out" / ".state"
+    state.mkdir(parents=True)
+    assert _course_config(state, None) is None
+    first = _course_config(state, tmp_path / "course.toml")
+    again = _course_config(state, None)
+    assert again.deadline == first.deadline and again.roster == tmp_path / "roster.csv"
+
+
+def _graded(student, lesson, points, max_points, status="failed"):
+    return Graded(student, lesson, [Row(student, lesson, "q1", points, max_points, status, "")])
+
+
+def test_exports_for_canvas_moodle_and_the_contract(tmp_path, cfg):
+    """From a graded class (Canvas, Moodle, Blackboard, folder students): are grades.csv and
+    summary.csv exactly the contract's columns, and do students.csv, submissions.csv, the wide CSV,
+    Canvas's and Moodle's import files and the feedback zips hold the right people, ids, points after
+    the penalty and file names?"""
+    out = tmp_path / "out"
+    out.mkdir()
+    graded = [
+        _graded("Bo Lee_4502", "01_attention", 10, 10, "passed"),
+        _graded("alice", "01_attention", 4, 10),
+        _graded("jsmith", "01_attention", 10, 10, "passed"),
+        _graded("smithjane_1111", "01_attention", 10, 10, "passed"),
+        _graded("smithjane_1111", "02_layernorm", 6, 8),
+        _graded("smithjane_2222", "01_attention", 8, 10),
+    ]
+    metas = [
+        meta(
+            student="Bo Lee_4502", name="Bo Lee", lms="moodle", lms_id="4502", submitted_at="", time_source=""
+        ),
+        meta(student="alice"),
+        meta(
+            student="jsmith",
+            name="Jane Smith",
+            lms="blackboard",
+            lms_id="jsmith",
+            submitted_at="2026-03-02T10:00:00",
+            time_source="lms",
+        ),
+        meta(student="smithjane_1111", name="smithjane", lms="canvas", lms_id="1111", attachment_id="9001"),
+        meta(student="smithjane_1111", name="smithjane", lms="canvas", lms_id="1111", attachment_id="9003"),
+        meta(
+            student="smithjane_2222",
+            name="smithjane",
+            lms="canvas",
+            lms_id="2222",
+            attachment_id="9002",
+            lms_late=True,
+        ),
+    ]
+    for g in graded:
+        page = out / "feedback" / _safe(g.student) / f"{g.lesson}.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"<html><body>{g.student} {g.lesson}</body></html>")
+    export(out, graded, metas, cfg)
+
+    assert _rows(out / "grades.csv")[0] == GRADE_COLUMNS
+    assert _rows(out / "summary.csv")[0] == SUMMARY_COLUMNS
+    assert [r["points"] for r in _dicts(out / "summary.csv")] == [
+        "10",
+        "4",
+        "10",
+        "10",
+        "6",
+        "8",
+    ]  # not penalised
+    assert [(r["student"], r["lms_id"]) for r in _dicts(out / "students.csv")] == [
+        ("Bo Lee_4502", "4502"),
+        ("alice", ""),
+        ("jsmith", "jsmith"),
+        ("smithjane_1111", "1111"),
+        ("smithjane_2222", "2222"),
+    ]
+    subs = {(r["student"], r["lesson"]): r for r in _dicts(out / "submissions.csv")}
+    js = subs[("jsmith", "01_attention")]
+    assert (js["late"], js["penalty_percent"], js["points_after_penalty"]) == ("yes", "10", "9")
+    sj2 = subs[("smithjane_2222", "01_attention")]
+    assert (sj2["late"], sj2["penalty_percent"], sj2["points_after_penalty"]) == ("yes (LMS)", "10", "7.2")
+
+    wide = {r["student"]: r for r in _dicts(out / "lms" / "grades_wide.csv")}
+    assert (wide["smithjane_1111"]["01_attention"], wide["smithjane_1111"]["02_layernorm"]) == ("10", "6")
+    assert (wide["smithjane_1111"]["total"], wide["smithjane_1111"]["max_total"]) == ("16", "18")
+    assert wide["alice"]["02_layernorm"] == ""  # not submitted: empty, not 0
+    assert wide["Bo Lee_4502"]["email"] == "bo.lee@example.edu"
+
+    canvas = _rows(out / "lms" / "canvas_gradebook.csv")
+    assert canvas[0] == [
+        "Student",
+        "ID",
+        "SIS User ID",
+        "SIS Login ID",
+        "Section",
+        "Lesson 1: Attention (12345)",
+        "02_layernorm",
+        "Final Points",
+    ]
+    assert canvas[1][0] == "Points Possible" and canvas[1][5:7] == ["10", "8"]
+    assert [r[:2] + r[5:] for r in canvas[2:]] == [
+        ["smithjane", "1111", "10", "6", "16"],
+        ["smithjane", "2222", "7.2", "", "7.2"],
+    ]
+    sheet = _dicts(out / "lms" / "moodle_worksheet_01_attention.csv")
+    assert [(r["Identifier"], r["Grade"], r["Maximum Grade"]) for r in sheet] == [
+        ("Participant 4502", "10", "10")
+    ]
+    assert {"Identifier", "Grade", "Last modified (grade)", "Feedback comments"} <= set(sheet[0])
+    moodle = _dicts(out / "lms" / "moodle_grades.csv")
+    assert [(r["First name"], r["Last name"], r["Email address"], r["ID number"]) for r in moodle] == [
+        ("Bo", "Lee", "bo.lee@example.edu", "S4502")
+    ]
+    with zipfile.ZipFile(out / "lms" / "canvas_feedback_01_attention.zip") as zf:
+        names = sorted(zf.namelist())
+        assert names == [
+            "smithjane_1111_9001_feedback_01_attention.html",
+            "smithjane_2222_9002_feedback_01_attention.html",
+        ]
+        assert b"smithjane_2222 01_attention" in zf.read(names[1])
+        # what Canvas's re-upload reads: the first two all-digit "_" fields are user and attachment id
+        assert [[p for p in n.split("_") if p.isdigit()][:2] for n in names] == [
+            ["1111", "9001"],
+            ["2222", "9002"],
+        ]
+    with zipfile.ZipFile(out / "lms" / "moodle_feedback_01_attention.zip") as zf:
+        (name,) = zf.namelist()
+        # what Moodle's feedback zip importer reads: name, participant id, plugin type, plugin, file
+        assert name.split("_", 4) == ["Bo Lee", "4502", "assignfeedback", "file", "01_attention.html"]
+    with zipfile.ZipFile(out / "lms" / "canvas_feedback_02_layernorm.zip") as zf:
+        assert zf.namelist() == ["smithjane_1111_9003_feedback_02_layernorm.html"]

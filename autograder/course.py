@@ -194,7 +194,10 @@ def layout(out: Path, lessons_: list, db_url: str) -> None:
             GRADING_CONFIG.format(course_id=COURSE_ID, db_url=url, exchange=str(exchange_root()))
         )
     for lesson in lessons_:
-        for step, src in (("source", SOLUTIONS / f"{lesson}.ipynb"), ("release", NOTEBOOKS / f"{lesson}.ipynb")):
+        for step, src in (
+            ("source", SOLUTIONS / f"{lesson}.ipynb"),
+            ("release", NOTEBOOKS / f"{lesson}.ipynb"),
+        ):
             dst = out / step / lesson / f"{lesson}.ipynb"
             if src.exists() and (not dst.exists() or dst.read_bytes() != src.read_bytes()):
                 dst.parent.mkdir(parents=True, exist_ok=True)
@@ -261,6 +264,22 @@ def release(selected: list[str] | None = None) -> list[Path]:
         shutil.copyfile(course / "release" / lesson / f"{lesson}.ipynb", out)
         written.append(out)
     return written
+
+
+def release_to_exchange(selected: list[str] | None = None, course: Path | None = None) -> list[str]:
+    """`nbgrader release_assignment` of each lesson from the course folder (generate_assignment
+    first, so the gradebook of the course folder knows it): students then `nbgrader fetch_assignment`
+    it, or use JupyterLab's Assignments tab."""
+    course = assemble() if course is None else Path(course)  # an assembled course folder: its own config
+    done = []
+    for lesson in selected or lessons():
+        for step in (["generate_assignment", lesson, "--force"], ["release_assignment", lesson, "--force"]):
+            cmd = [sys.executable, "-m", "nbgrader", *step, "--log-level=WARN"]
+            proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise RuntimeError(f"nbgrader {' '.join(step)} failed:\n{proc.stdout}\n{proc.stderr}")
+        done.append(f"released {lesson} (course {COURSE_ID}) from {course}")
+    return done
 
 
 def student_version_in_sync(lesson: str) -> bool:

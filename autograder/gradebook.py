@@ -39,6 +39,7 @@ import os
 import random
 import sys
 import time
+import warnings
 
 from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
 from nbgrader.preprocessors import (
@@ -50,7 +51,7 @@ from nbgrader.preprocessors import (
     SaveCells,
 )
 from nbgrader.utils import parse_utc
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SAWarning
 
 from . import course
 
@@ -154,7 +155,9 @@ def record(gb: Gradebook, graded_list: list, when: dict | None = None) -> None:
 def _record_one(gb: Gradebook, g, stamp: str | None = None) -> None:
     gb.update_or_create_student(g.student)
     extra = {"timestamp": parse_utc(stamp)} if stamp else {}
-    gb.update_or_create_submission(g.lesson, g.student, **extra)
+    with warnings.catch_warnings():  # nbgrader 0.9.6's add_submission trips SQLAlchemy 2's autoflush
+        warnings.simplefilter("ignore", SAWarning)
+        gb.update_or_create_submission(g.lesson, g.student, **extra)
     try:
         notebook = gb.find_submission_notebook(g.lesson, g.lesson, g.student)
     except MissingEntry:

@@ -186,9 +186,9 @@ def test_formgrader_lists_grades_and_takes_a_manual_grade_and_comment(graded, fo
         shown = page.locator("td.score").all_inner_texts()
         assert any(t.replace(" ", "") == "10/13" for t in shown), f"formgrader's score column: {shown}"
         for student, sub in subs.items():  # every submission opens (the 500 was a missing file)
-            response = page.goto(f"{base}/formgrader/submission/{sub['id']}/")
+            response = page.goto(f"{base}/formgrader/submissions/{sub['id']}/")
             assert response.status == 200, (student, response.status)
-        page.goto(f"{base}/formgrader/submission/{subs['alice']['id']}/")
+        page.goto(f"{base}/formgrader/submissions/{subs['alice']['id']}/")
         score = page.locator("input.score#written_sqrt_dk")
         score.wait_for(timeout=30_000)
         assert page.locator("input.score#scaled_dot_product_attention").get_attribute("placeholder") == "3"
@@ -342,7 +342,8 @@ def test_report_counts_whole_students_and_links_feedback(graded, chromium):
     html_text = (out / "report" / "index.html").read_text(encoding="utf-8")
     assert "5 students" in html_text and "1 lesson" in html_text and "1 lessons" not in html_text
     lessons = _read(out / "report" / "lessons.csv")
-    scores = [float(r["points"]) for r in _read(out / "summary.csv") if r["lesson"] == LESSON]
+    scores = [float(r["points"]) for r in _read(out / "report" / "scores.csv") if r["lesson"] == LESSON]
+    assert len(scores) == 4 and int(lessons[0]["submitted"]) == 4, scores
     import statistics
 
     assert float(lessons[0]["mean"]) == pytest.approx(statistics.mean(scores), abs=0.01)

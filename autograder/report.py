@@ -47,7 +47,7 @@ def plural(n: int, word: str) -> str:
 
 def _needs(lesson: str, question: str) -> tuple:
     try:
-        from . import checks
+        import byhand as checks
 
         return tuple(checks.for_lesson(lesson).QUESTIONS[question].needs)
     except Exception:  # noqa: BLE001 - a lesson without a check module: no known dependencies

@@ -42,7 +42,8 @@ def fill(lesson: str, cells: dict) -> nbformat.NotebookNode:
     return nb
 
 
-def build(dest: Path = CLASS) -> list:
+def build(dest: Path = CLASS, expected: Path = EXPECTED) -> list:
+    """Write the example class into `dest` and its expected grades into `expected`."""
     if dest.exists():
         shutil.rmtree(dest)
     rows = []
@@ -73,9 +74,9 @@ def build(dest: Path = CLASS) -> list:
         ]
     )
     rows.sort()
-    with open(EXPECTED, "w", newline="") as f:
+    with open(expected, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["student", "lesson", "question", "points", "max_points"])
         w.writerows(rows)
-    print(f"wrote {dest} ({len({r[0] for r in rows})} students) and {EXPECTED.name}")
+    print(f"wrote {dest} ({len({r[0] for r in rows})} students) and {expected}")
     return rows

@@ -9,7 +9,7 @@ WORKERS ?=
 SCHEDULER ?=
 DB_URL  ?=
 
-.PHONY: help venv lab release execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
+.PHONY: help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -18,6 +18,9 @@ help:
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
 	@echo "make book                                    the rendered course site (self-learners)"
 	@echo "make release                                 regenerate notebooks/ from solutions/"
+	@echo "make handout                                 build/handout/*.zip: the student notebooks for an LMS"
+	@echo "make exchange                                nbgrader release_assignment of every lesson (exchange)"
+	@echo "make formgrader [OUT=dir]                    nbgrader's formgrader on a grading output folder"
 	@echo "make wheel                                   the student package (byhand) as a wheel in build/wheel/"
 	@echo "make bench                                   grading benchmark table"
 
@@ -37,6 +40,18 @@ lab: $(STAMP)
 
 release: $(STAMP)
 	$(BIN)/python -m autograder release
+
+handout: $(STAMP)
+	$(BIN)/python -m autograder handout
+
+# nbgrader's exchange: NBGRADER_EXCHANGE=/srv/nbgrader/exchange on a JupyterHub (default build/course/exchange)
+exchange: $(STAMP)
+	$(BIN)/python -m autograder exchange
+
+# formgrader on a graded class: JupyterLab in OUT (Nbgrader menu > Formgrader, or /formgrader)
+formgrader: $(STAMP)
+	@test -f $(OUT)/nbgrader_config.py || { echo "no $(OUT)/nbgrader_config.py: run make grade OUT=$(OUT) first"; exit 2; }
+	cd $(OUT) && $(abspath $(BIN))/jupyter lab --notebook-dir=. $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 execute: $(STAMP)
 	$(BIN)/python -m autograder execute

@@ -200,13 +200,16 @@ def ref_layer_norm_backward(dy, x, w, eps, mistake=None):
         "no_var_term": rstd * (g - a),
         "constant_stats": rstd * g,
     }.get(mistake, rstd * (g - a - xhat * b))
-    lead = tuple(range(x.dim() - 1))
-    dw = (dy * xhat).sum(lead)
+
+    def flat(t):
+        return t.reshape(-1, d)  # (..., d) -> (tokens, d)
+
+    dw = flat(dy * xhat).sum(0)
     if mistake == "dweight_uses_x":
-        dw = (dy * x).sum(lead)
+        dw = flat(dy * x).sum(0)
     if mistake == "dweight_mean":
-        dw = (dy * xhat).mean(lead)
-    db = dy.mean(lead) if mistake == "dbias_mean" else dy.sum(lead)
+        dw = flat(dy * xhat).mean(0)
+    db = flat(dy).mean(0) if mistake == "dbias_mean" else flat(dy).sum(0)
     return dx, dw, db
 
 
@@ -254,6 +257,7 @@ def _ln_cases(hidden):
             ((4, 5), 9, None, -3.0, 4.0, torch.float32),
             ((2, 3, 4), 5, 1e-3, 1.0, 0.1, torch.float64),
             ((3, 2, 2, 3), 11, 1e-5, 0.0, 1.5, torch.float32),
+            ((), 10, None, 1.0, 2.0, torch.float64),  # one token, no leading dims
         ]
     cases = []
     for i, (lead, d, eps, mean, std, dt) in enumerate(specs):
@@ -278,7 +282,7 @@ def _ln_cases(hidden):
                 steps,
                 ["grads", "dy", "x", "weight"],
                 facts=dict(x=x, weight=w, dy=dy, eps=1e-5 if eps is None else eps),
-                size=x.numel(),
+                size=x.numel() if lead else 10**6,  # judged last: the other cases name the usual mistakes
             )
         )
     return cases
@@ -292,6 +296,12 @@ def ref_ln_grads(x, w, b, eps, dy):
 def _param_grad_hint(name, got, x):
     """`got` has the wrong shape: name the reduction it did."""
     shape, lead, d = tuple(got.shape), tuple(x.shape[:-1]), x.shape[-1]
+    if x.dim() == 1 and shape == ():
+        return (
+            f"{name} is a scalar for a single token x of shape ({d},): with no leading dims, "
+            ".sum(dim=()) sums over every dim (an empty tuple of dims means all of them). Reduce "
+            "with .reshape(-1, d).sum(0), which works for any number of leading dims"
+        )
     if shape == tuple(x.shape):
         return (
             f"{name} is not reduced: it has x's shape {shape}. The same weight is used at every "
@@ -625,6 +635,7 @@ def _fn_cases(hidden):
             ((2, 3, 4), 7, 1e-5, 2.0, 1.5, torch.float32),
             ((5, 3), 12, 0.05, 0.5, 0.2, torch.float64),
             ((2, 2, 3, 2), 6, 1e-3, 0.0, 3.0, torch.float64),
+            ((), 9, 1e-5, -1.0, 0.5, torch.float64),  # one token, no leading dims
         ]
     cases = []
     for i, (lead, d, eps, mean, std, dt) in enumerate(specs):
@@ -654,7 +665,13 @@ def _fn_cases(hidden):
             f"std {std}), random weight and bias, then backward with a random dy, {dt}"
         )
         cases.append(
-            Case(label, steps, ["r"], facts=dict(x=x, weight=w, bias=b, dy=dy, eps=eps), size=x.numel())
+            Case(
+                label,
+                steps,
+                ["r"],
+                facts=dict(x=x, weight=w, bias=b, dy=dy, eps=eps),
+                size=x.numel() if lead else 10**6,
+            )
         )
     return cases
 
@@ -665,7 +682,7 @@ def _kept_summary(kept, x):
     distinct = {}
     for how, numel, nbytes, sid, role, graph in rows:
         distinct.setdefault(sid, (int(numel), int(nbytes), role))
-    full = [s for s, (n, _, _) in distinct.items() if n >= x.numel()]
+    full = [s for s, (n, _, role) in distinct.items() if n >= x.numel() and role not in ("weight", "bias")]
     return dict(
         rows=rows,
         storages=len(distinct),

@@ -15,7 +15,7 @@ def _layer_norm_backward(
     var_line="var = x.var(dim=-1, unbiased=False, keepdim=True)",
     rstd_line="rstd = torch.rsqrt(var + eps)",
     g_line="g = dy * weight",
-    return_line="return dx, (dy * x_hat).sum(dim=lead), dy.sum(dim=lead)",
+    return_line="return dx, flat(dy * x_hat).sum(0), flat(dy).sum(0)",
 ):
     return f"""
 def layer_norm_backward(dy, x, weight, eps=1e-5):
@@ -25,7 +25,7 @@ def layer_norm_backward(dy, x, weight, eps=1e-5):
     x_hat = (x - mean) * rstd
     {g_line}
     {dx_line}
-    lead = tuple(range(x.dim() - 1))
+    flat = lambda t: t.reshape(-1, x.shape[-1])
     {return_line}
 """
 
@@ -162,7 +162,7 @@ MISTAKES = {
     ),
     "ln_dweight_not_reduced": _mistake(
         LN,
-        _layer_norm_backward(return_line="return dx, dy * x_hat, dy.sum(dim=lead)"),
+        _layer_norm_backward(return_line="return dx, dy * x_hat, flat(dy).sum(0)"),
         "layer_norm_backward",
         "dweight is not reduced",
     ),
@@ -174,25 +174,34 @@ MISTAKES = {
     ),
     "ln_dweight_over_features": _mistake(
         LN,
-        _layer_norm_backward(return_line="return dx, (dy * x_hat).sum(-1), dy.sum(dim=lead)"),
+        _layer_norm_backward(return_line="return dx, (dy * x_hat).sum(-1), flat(dy).sum(0)"),
         "layer_norm_backward",
         "wrong dim",
     ),
     "ln_dweight_averaged": _mistake(
         LN,
-        _layer_norm_backward(return_line="return dx, (dy * x_hat).mean(dim=lead), dy.sum(dim=lead)"),
+        _layer_norm_backward(return_line="return dx, flat(dy * x_hat).mean(0), flat(dy).sum(0)"),
         "layer_norm_backward",
         "averaged",
     ),
     "ln_dweight_uses_x": _mistake(
         LN,
-        _layer_norm_backward(return_line="return dx, (dy * x).sum(dim=lead), dy.sum(dim=lead)"),
+        _layer_norm_backward(return_line="return dx, flat(dy * x).sum(0), flat(dy).sum(0)"),
         "layer_norm_backward",
         "instead of x_hat",
     ),
+    "ln_sum_over_empty_dims": _mistake(
+        LN,
+        _layer_norm_backward(
+            return_line="lead = tuple(range(x.dim() - 1))\n"
+            "    return dx, (dy * x_hat).sum(dim=lead), dy.sum(dim=lead)"
+        ),
+        "layer_norm_backward",
+        "empty tuple",
+    ),
     "ln_dbias_not_reduced": _mistake(
         LN,
-        _layer_norm_backward(return_line="return dx, (dy * x_hat).sum(dim=lead), dy"),
+        _layer_norm_backward(return_line="return dx, flat(dy * x_hat).sum(0), dy"),
         "layer_norm_backward",
         "dbias is not reduced",
     ),
@@ -399,8 +408,7 @@ def layer_norm_backward(dy, x, weight, eps=1e-5):
     g = dy * weight
     g = g - g.mean(-1, keepdim=True)
     dx = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
-    dims = list(range(x.dim() - 1))
-    return dx, torch.sum(dy * x_hat, dim=dims), torch.sum(dy, dim=dims)
+    return dx, (dy * x_hat).sum_to_size(weight.shape), dy.sum_to_size(weight.shape)
 """,
         FN: _function(
             """        ctx.eps = eps

@@ -6,6 +6,7 @@ import csv
 import json
 import multiprocessing as mp
 import os
+import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -404,7 +405,9 @@ def apply_manual_grades(out: Path, graded: list, db_url: str, fresh: set) -> lis
     now = json.loads(json.dumps({f"{st}/{le}": v for (st, le), v in entered.items()}, sort_keys=True))
     for g in merged:
         key = f"{g.student}/{g.lesson}"
-        if not g.lesson or not ((g.student, g.lesson) in fresh and key in now or before.get(key) != now.get(key)):
+        if not g.lesson or not (
+            (g.student, g.lesson) in fresh and key in now or before.get(key) != now.get(key)
+        ):
             continue
         page = _feedback_page(out, g)
         if page.exists():

@@ -180,7 +180,10 @@ def scores_html(rows) -> str:
 
 
 def summary_html(sub, rows, notes) -> str:
-    lines = [f"<h1>{html.escape(sub.lesson)}: feedback for {html.escape(sub.student)}</h1>", scores_html(rows)]
+    lines = [
+        f"<h1>{html.escape(sub.lesson)}: feedback for {html.escape(sub.student)}</h1>",
+        scores_html(rows),
+    ]
     for note in notes:
         lines.append(f"<p class='note'>Note: {html.escape(note)}</p>")
     return "\n".join(lines)

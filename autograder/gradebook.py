@@ -260,8 +260,12 @@ def overlay(graded: list, entered: dict) -> list:
                 manual_score, extra = entry["scores"][r.question]
                 points = (r.points if manual_score is None else float(manual_score)) + float(extra)
                 full = points >= r.max_points
-                r.status = "passed" if full else ("failed" if r.status in ("passed", "needs grading") else r.status)
-                lead = "" if r.status == "passed" or r.message in ("", NEEDS_GRADING_MSG) else r.message + "\n"
+                r.status = (
+                    "passed" if full else ("failed" if r.status in ("passed", "needs grading") else r.status)
+                )
+                lead = (
+                    "" if r.status == "passed" or r.message in ("", NEEDS_GRADING_MSG) else r.message + "\n"
+                )
                 r.message = f"{lead}{HAND}: {points:g} / {r.max_points:g} points"
                 r.points = points
             for text in notes.get(r.question, []):

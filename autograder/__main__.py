@@ -4,6 +4,8 @@ grade [SUBMISSIONS] --out DIR     grade a folder or zip (default: the bundled ex
 release [LESSON ...]              regenerate notebooks/ from solutions/ (nbgrader)
 execute [LESSON ...]              re-run solution notebooks in place (stored outputs)
 examples                          regenerate the bundled example class
+wheel [--out DIR]                 the student package (byhand) as a wheel (default build/wheel)
+setup-cells [LESSON ...]          put the canonical checks import into the lessons' setup cells
 bench                             the grading benchmark table
 """
 
@@ -112,6 +114,14 @@ def main(argv=None) -> int:
     e = sub.add_parser("execute", help="execute solution notebooks in place")
     e.add_argument("lessons", nargs="*")
     sub.add_parser("examples", help="regenerate the bundled example class")
+    sub.add_parser("mistakes", help="regenerate docs/mistakes.md from the answer catalogues")
+    t = sub.add_parser("translations", help="how current each lesson's translation is")
+    t.add_argument("--lang", default="zh_CN")
+    t.add_argument("--update", action="store_true", help="add TODO entries for new and changed cells")
+    w = sub.add_parser("wheel", help="build the student package's wheel")
+    w.add_argument("--out", type=Path, default=course.BUILD / "wheel")
+    s = sub.add_parser("setup-cells", help="rewrite the lessons' setup cells (checks import block)")
+    s.add_argument("lessons", nargs="*")
     b = sub.add_parser("bench", help="grading benchmark")
     b.add_argument("--students", type=int, default=40)
     b.add_argument("--lessons", nargs="*", default=None)
@@ -135,6 +145,30 @@ def main(argv=None) -> int:
         from .examples.build import build
 
         build()
+        return 0
+    if args.cmd == "mistakes":
+        from .examples import catalogue
+
+        print(f"wrote {catalogue.write().relative_to(course.ROOT)}")
+        return 0
+    if args.cmd == "translations":
+        from . import translations
+
+        if args.update:
+            for lesson in course.lessons():
+                print(f"wrote {translations.update_skeleton(lesson, args.lang).relative_to(course.ROOT)}")
+        print(translations.report(args.lang))
+        return 0
+    if args.cmd == "wheel":
+        from .student import build_wheel
+
+        print(f"wrote {build_wheel(args.out)}")
+        return 0
+    if args.cmd == "setup-cells":
+        from .student import rewrite_setup_cells
+
+        for path in rewrite_setup_cells(args.lessons or None):
+            print(f"rewrote the setup cell of {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "bench":
         from .bench import main as bench_main

@@ -239,10 +239,10 @@ def table(graded: list) -> str:
         mark = "!" if row["status"] == "ungradable" else ""
         cell[(row["student"], row["lesson"])] = f"{row['points']}/{row['max_points']}{mark}"
     w = max([len(s) for s in students] + [7])
-    head = "student".ljust(w) + "  " + "  ".join(l.ljust(14) for l in lessons)
+    head = "student".ljust(w) + "  " + "  ".join(les.ljust(14) for les in lessons)
     lines = [head, "-" * len(head)]
     for s in students:
-        lines.append(s.ljust(w) + "  " + "  ".join(cell.get((s, l), "-").ljust(14) for l in lessons))
+        lines.append(s.ljust(w) + "  " + "  ".join(cell.get((s, les), "-").ljust(14) for les in lessons))
         if (s, "") in cell:
             lines[-1] += "  (no gradable notebook)"
     lines.append("('!' = ungradable, '-' = not submitted)")

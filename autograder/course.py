@@ -102,34 +102,8 @@ def assemble(course: Path = COURSE) -> Path:
     return course
 
 
-def release(selected: list[str] | None = None) -> list[Path]:
-    """Regenerate `notebooks/` from `solutions/` with nbgrader's generate_assignment."""
-    course = assemble()
-    NOTEBOOKS.mkdir(exist_ok=True)
-    written = []
-    for lesson in selected or lessons():
-        cmd = [
-            sys.executable,
-            "-m",
-            "nbgrader",
-            "generate_assignment",
-            lesson,
-            "--no-db",
-            "--force",
-            "--log-level=WARN",
-        ]
-        proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"nbgrader generate_assignment {lesson} failed:\n{proc.stdout}\n{proc.stderr}")
-        out = NOTEBOOKS / f"{lesson}.ipynb"
-        shutil.copyfile(course / "release" / lesson / f"{lesson}.ipynb", out)
-        written.append(out)
-    return written
-
-
-def student_version_in_sync(lesson: str) -> bool:
-    """True when notebooks/<lesson>.ipynb is what release() would write now."""
-    course = assemble()
+def _generate(lesson: str, course: Path) -> Path:
+    """Run nbgrader's generate_assignment for one lesson in `course`; the student notebook it made."""
     cmd = [
         sys.executable,
         "-m",
@@ -140,7 +114,48 @@ def student_version_in_sync(lesson: str) -> bool:
         "--force",
         "--log-level=WARN",
     ]
-    subprocess.run(cmd, cwd=course, capture_output=True, check=True)
-    fresh = (course / "release" / lesson / f"{lesson}.ipynb").read_bytes()
+    proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"nbgrader generate_assignment {lesson} failed:\n{proc.stdout}\n{proc.stderr}")
+    return course / "release" / lesson / f"{lesson}.ipynb"
+
+
+def release(selected: list[str] | None = None, dest: Path = NOTEBOOKS, course: Path = COURSE) -> list[Path]:
+    """Regenerate the student notebooks (by default `notebooks/`) from `solutions/` with nbgrader."""
+    course = assemble(course)
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for lesson in selected or lessons():
+        out = dest / f"{lesson}.ipynb"
+        shutil.copyfile(_generate(lesson, course), out)
+        written.append(out)
+        written += _translated(lesson, out, dest)
+    return written
+
+
+def _translated(lesson: str, student: Path, dest: Path) -> list[Path]:
+    """The student notebook in every language that has a translation of this lesson."""
+    from . import translations
+
+    written = []
+    for lang in translations.LANGUAGES:
+        if translations.path_for(lesson, lang).exists():
+            nb = translations.translate(nbformat.read(student, as_version=4), lesson, lang)
+            out = dest / lang / student.name
+            out.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, out)
+            written.append(out)
+    return written
+
+
+def student_version_in_sync(lesson: str, course: Path = COURSE) -> bool:
+    """True when notebooks/<lesson>.ipynb is what release() would write now."""
+    generated = _generate(lesson, assemble(course))
     current = NOTEBOOKS / f"{lesson}.ipynb"
-    return current.exists() and current.read_bytes() == fresh
+    if not (current.exists() and current.read_bytes() == generated.read_bytes()):
+        return False
+    for translated in _translated(lesson, generated, course / "translated"):
+        committed = NOTEBOOKS / translated.parent.name / translated.name
+        if not (committed.exists() and committed.read_bytes() == translated.read_bytes()):
+            return False
+    return True

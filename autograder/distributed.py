@@ -58,15 +58,13 @@ def code_version() -> str:
         import hashlib
 
         root = sandbox.ROOT
-        files = sorted((root / "solutions").glob("*.ipynb")) + sorted(
-            (root / "autograder" / "checks").glob("*.py")
-        )
-        files += [
-            root / "autograder" / name for name in _GRADING_CODE if (root / "autograder" / name).exists()
-        ]
+        files = [(f"solutions/{f.name}", f) for f in sorted((root / "solutions").glob("*.ipynb"))]
+        files += [(f"byhand/{f.name}", f) for f in sorted(sandbox.BYHAND.glob("*.py"))]
+        files += [(f"autograder/{n}", root / "autograder" / n) for n in _GRADING_CODE]
         h = hashlib.sha256()
-        for f in files:
-            h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+        for name, f in files:
+            if f.exists():
+                h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
         _version = h.hexdigest()[:16]
     return _version
 

@@ -17,10 +17,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import byhand as checks
 import nbformat
+from byhand._core import AnswerError, CheckFailure, NotDone, judge_result, ordered_cases
 
-from . import checks, course, restore, runner, sandbox
-from .checks._core import AnswerError, CheckFailure, NotDone, judge_result, ordered_cases
+from . import course, restore, runner, sandbox
 from .submissions import Submission
 
 GRADER_VERSION = "1"
@@ -96,6 +97,9 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
     if probe_error:
         return "error", probe_error, ""
     q = module.QUESTIONS[question]
+    if not isinstance(probe, list) or len(probe) != len(cases):
+        n = len(probe) if isinstance(probe, list) else 0
+        return "error", f"the grader got {n} results back for {len(cases)} cases", ""
     for case, result in zip(cases, probe):
         if not isinstance(result, dict):
             return "error", "the grader could not read your function's results", ""

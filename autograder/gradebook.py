@@ -26,10 +26,10 @@ from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
 from nbgrader.preprocessors import SaveCells
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
+from . import course
+
 RETRIES = 8
 _LOCK_KEY = 7_462_622_067  # the PostgreSQL advisory lock that serialises schema and lessons
-
-from . import course
 
 
 def default_url(out) -> str:

@@ -56,14 +56,14 @@ def write_report(out: Path, graded: list) -> Path:
     _write_csv(
         folder / "scores.csv",
         ["lesson", "student", "points", "max_points"],
-        [[l, s, f"{p:g}", f"{m:g}"] for l in lessons for s, p, m in sorted(n["scores"][l])],
+        [[les, s, f"{p:g}", f"{m:g}"] for les in lessons for s, p, m in sorted(n["scores"][les])],
     )
-    pass_rows = [[l, q, ok, tot, f"{ok / tot:.3f}"] for (l, q), (ok, tot) in sorted(n["passes"].items())]
+    pass_rows = [[les, q, ok, tot, f"{ok / tot:.3f}"] for (les, q), (ok, tot) in sorted(n["passes"].items())]
     _write_csv(
         folder / "pass_rates.csv", ["lesson", "question", "passed", "submitted", "pass_rate"], pass_rows
     )
     mistake_rows = [
-        [l, q, h, c] for (l, q, h), c in sorted(n["mistakes"].items(), key=lambda kv: (-kv[1], kv[0]))
+        [les, q, h, c] for (les, q, h), c in sorted(n["mistakes"].items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     _write_csv(folder / "mistakes.csv", ["lesson", "question", "hint", "count"], mistake_rows)
     # plots
@@ -87,7 +87,7 @@ def write_report(out: Path, graded: list) -> Path:
         fig.savefig(folder / "scores.png", dpi=90)
         plt.close(fig)
         fig, ax = plt.subplots(figsize=(7, 0.28 * len(pass_rows) + 1.0))
-        labels = [f"{l[:2]} {q}" for l, q, *_ in pass_rows]
+        labels = [f"{les[:2]} {q}" for les, q, *_ in pass_rows]
         rates = [float(r[4]) for r in pass_rows]
         ax.barh(range(len(rates)), rates, color=["#55a868" if r >= 0.5 else "#c44e52" for r in rates])
         ax.set_yticks(range(len(rates)), labels, fontsize=7)
@@ -137,8 +137,8 @@ def write_report(out: Path, graded: list) -> Path:
         "<th>submissions</th></tr>"
     )
     parts += [
-        f"<tr><td>{esc(l)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td><td>{c}</td></tr>"
-        for l, q, h, c in mistake_rows[:30]
+        f"<tr><td>{esc(les)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td><td>{c}</td></tr>"
+        for les, q, h, c in mistake_rows[:30]
     ]
     parts.append("</table>")
     if n["ungradable"]:
@@ -146,7 +146,7 @@ def write_report(out: Path, graded: list) -> Path:
             "<h2>Could not be graded</h2><table><tr><th>student</th><th>lesson</th><th>why</th></tr>"
         )
         parts += [
-            f"<tr><td>{esc(s)}</td><td>{esc(l)}</td><td>{esc(m)}</td></tr>" for s, l, m in n["ungradable"]
+            f"<tr><td>{esc(s)}</td><td>{esc(les)}</td><td>{esc(m)}</td></tr>" for s, les, m in n["ungradable"]
         ]
         parts.append("</table>")
     parts.append("</body></html>")

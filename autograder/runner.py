@@ -25,7 +25,7 @@ from . import sandbox
 
 PROBE = """\
 import json as _j
-from autograder.checks._core import run_steps as _rs
+from byhand._core import run_steps as _rs
 _cases = _j.loads({payload!r})
 _out = [_rs(c["steps"], c["outputs"], globals()) for c in _cases]
 print({marker!r} + _j.dumps(_out))

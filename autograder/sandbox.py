@@ -20,6 +20,7 @@ container (see README, "The sandbox").
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import json
 import os
 import resource
@@ -33,6 +34,9 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 
 ROOT = Path(__file__).resolve().parent.parent
+# The student package the kernel imports (the checks and the probe's run_steps): wherever it is
+# installed (editable from student/, or a wheel in site-packages), the kernel must see it.
+BYHAND = Path(importlib.util.find_spec("byhand").origin).resolve().parent
 
 
 @dataclass
@@ -312,10 +316,11 @@ def _closed_ancestor(path: Path):
 
 
 def runtime_paths() -> tuple[list, list]:
-    """(hide, expose) so that the interpreter, the venv and the checks library are reachable by an
+    """(hide, expose) so that the interpreter, the venv and the checks package (byhand) are reachable by an
     unprivileged user even when they live under a closed home folder such as /root."""
     hide, expose = [], []
-    for needed in {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), ROOT / "autograder"}:
+    needed_paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), ROOT / "autograder", BYHAND}
+    for needed in needed_paths:
         closed = _closed_ancestor(needed)
         if closed is not None:
             hide.append(str(closed))

@@ -65,7 +65,7 @@ def serve() -> None:
     import torch.nn.functional  # noqa: F401
 
     torch.set_num_threads(1)
-    from .checks import _core  # noqa: F401
+    from byhand import _core  # noqa: F401
 
     statuses: dict = {}
 

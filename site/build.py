@@ -7,7 +7,7 @@ One step per function:
                        "Show solution" toggle, hidden tests and nbgrader markers removed
     index_page()       the home page: every lesson's title and what it teaches (its first paragraph)
     assemble()         lays the Sphinx source folder out under build/site-src/ (lessons, the student
-                       notebooks to download, a local MathJax)
+                       notebooks and the wheel of their self-checks to download, a local MathJax)
     sphinx()           sphinx-build with site/conf.py into build/site/ (stored outputs: no execution)
 
     .venv/bin/python site/build.py [--out build/site]     then open build/site/index.html
@@ -60,13 +60,30 @@ def strip_solution_markers(source: str) -> str:
     return SOLUTION_MARKER.sub("", source).rstrip()
 
 
+def wheel_name() -> str:
+    """The file name of the student package's wheel (its version from student/pyproject.toml)."""
+    text = (ROOT / "student" / "pyproject.toml").read_text(encoding="utf-8")
+    name, version = (re.search(rf'^{key} = "([^"]+)"', text, re.M).group(1) for key in ("name", "version"))
+    return f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+
+
+def install_line() -> str:
+    """How a student installs the self-checks, linked to the wheel the site serves."""
+    wheel = wheel_name()
+    return (
+        f"Its self-checks need the course's small package `byhand` (torch and numpy only): download "
+        f"{{download}}`{wheel} </downloads/{wheel}>` and run `pip install {wheel}`. Without it every "
+        "cell still runs; the self-checks say they are off."
+    )
+
+
 def download_note(lesson: str) -> nbformat.NotebookNode:
-    """The markdown cell that links a lesson page to its student notebook."""
+    """The markdown cell that links a lesson page to its student notebook and the checks' wheel."""
     return nbformat.v4.new_markdown_cell(
         ":::{admonition} Work through it yourself\n:class: tip\n"
         f"Download the student notebook {{download}}`{lesson}.ipynb </downloads/{lesson}.ipynb>` "
-        "(the exercises blank, the self-checks included) and run it in JupyterLab "
-        "(`make lab` in the course repository). Each reference answer below is behind a "
+        "(the exercises blank, the self-checks included) and run it in Jupyter or Colab. "
+        f"{install_line()} Each reference answer below is behind a "
         f"**{SHOW}** toggle: try the exercise first.\n:::"
     )
 
@@ -124,7 +141,7 @@ def index_page(entries: list[tuple[str, str, str, bool]]) -> str:
         "what it claims, and ends each idea with an exercise and its self-check.",
         "",
         "Read the lessons here (every reference answer is behind a **Show solution** toggle), "
-        "or download a student notebook and work through it in JupyterLab.",
+        "or download a student notebook and work through it in Jupyter or Colab. " + install_line(),
         "",
         "## Lessons",
         "",
@@ -186,11 +203,24 @@ def assemble(src: Path) -> list[str]:
         for stale in (src / folder).glob("*.ipynb"):
             if stale.stem not in names:
                 stale.unlink()
+    add_wheel(src / "downloads")
     write_if_changed(src / "index.md", index_page(entries))
     es5, dest = ensure_mathjax(), src / "_static" / "mathjax"
     if not (dest / "tex-chtml-full.js").exists():
         shutil.copytree(es5, dest, dirs_exist_ok=True)
     return names
+
+
+def add_wheel(downloads: Path) -> Path:
+    """Build the student package's wheel into the downloads (unless the one there is up to date)."""
+    wheel = downloads / wheel_name()
+    sources = sorted((ROOT / "student").rglob("*.py")) + [ROOT / "student" / "pyproject.toml"]
+    if wheel.exists() and all(p.stat().st_mtime <= wheel.stat().st_mtime for p in sources):
+        return wheel
+    sys.path.insert(0, str(ROOT))
+    from autograder.student import build_wheel
+
+    return build_wheel(downloads)
 
 
 def sphinx(src: Path, out: Path, doctrees: Path) -> None:

@@ -5,3 +5,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # nbgrader's gradebook runs the `alembic` command from the venv
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+
+# The layers of the suite, by what they cost. `make test-fast` runs everything that is none of these.
+LAYERS = {
+    "test_grading.py": "e2e",
+    "test_class_grading.py": "e2e",
+    "test_adversarial.py": "e2e",
+    "test_site.py": "browser",
+    "test_lab.py": "browser",
+    "test_distributed.py": "cluster",
+}
+
+
+def pytest_configure(config):
+    for name, why in [
+        ("e2e", "grades notebooks end to end through the sandboxed pipeline"),
+        ("browser", "drives a real Chromium"),
+        ("cluster", "starts PostgreSQL and a Dask cluster"),
+        ("nbval", "re-executes a solution notebook and compares its stored outputs"),
+    ]:
+        config.addinivalue_line("markers", f"{name}: {why}")
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        layer = LAYERS.get(item.path.name)
+        if layer:
+            item.add_marker(getattr(pytest.mark, layer))
+        elif item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.nbval)

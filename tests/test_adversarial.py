@@ -9,7 +9,9 @@ attacks it does not name.
 
 import copy
 import json
+from pathlib import Path
 
+import byhand
 import nbformat
 import pytest
 
@@ -23,6 +25,9 @@ A = answers_for(LESSON)
 OK = A.ALL_OK
 BLANK = {}
 WRONG_SDPA = A.MISTAKES["no_scaling"]["cells"]
+BYHAND = Path(byhand.__file__).resolve().parent
+# What a lesson's setup cell defines when the package is missing: a stand-in that never raises.
+STAND_IN = "class checks:\n    def check(name, *args, **kwargs):\n        print(name, 'self-checks are off')"
 
 
 def cell(code):
@@ -33,6 +38,8 @@ def with_cells(cells, extra, where="after_setup"):
     """The student notebook with answers `cells`, plus code cells `extra` inserted."""
     nb = fill(LESSON, cells)
     idx = 1 + next(i for i, c in enumerate(nb.cells) if "setup" in c.get("metadata", {}).get("tags", []))
+    if where == "before_setup":
+        idx -= 1
     if where == "end":
         idx = len(nb.cells)
     for j, code in enumerate(extra):
@@ -115,11 +122,18 @@ ATTACKS = {
         lambda: with_cells(
             BLANK,
             [
-                "import autograder.checks._core as core, autograder.checks.attention as att\n"
+                "import byhand._core as core, byhand.attention as att\n"
                 "core.check = lambda *a, **k: None\natt.check = lambda *a, **k: None\n"
                 "core.judge_result = lambda *a, **k: None\ncore.close = lambda *a, **k: True"
             ],
         ),
+        0,
+    ),
+    # the notebook's own fallback for a missing package cannot stand in for the trusted check
+    "stand_in_checks_blank": (lambda: with_cells(BLANK, [STAND_IN]), 0),
+    "stand_in_checks_honest": (lambda: with_cells(OK, [STAND_IN]), 10),
+    "blocks_the_package": (
+        lambda: with_cells(BLANK, ["import sys\nsys.modules['byhand'] = None"], where="before_setup"),
         0,
     ),
     "patch_numpy_and_torch": (
@@ -172,7 +186,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
                 "import glob, os\n"
                 "for p in glob.glob('/tmp/**/grades.csv', recursive=True) + glob.glob('/tmp/**/*.json', recursive=True):\n"
                 "    try:\n        open(p, 'w').write('pwned')\n    except Exception:\n        pass\n"
-                f"for p in ['{sandbox.ROOT}/autograder/checks/attention.py', '{sandbox.ROOT}/solutions/01_attention.ipynb']:\n"
+                f"for p in ['{BYHAND}/attention.py', '{sandbox.ROOT}/solutions/01_attention.ipynb']:\n"
                 "    try:\n        open(p, 'a').write('# pwned')\n    except Exception as e:\n        print('blocked:', type(e).__name__)"
             ],
         ),

@@ -105,8 +105,8 @@ def test_progress_is_plain_lines_off_a_terminal(small_class, tmp_path):
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert proc.returncode == 0
-    lines = [l for l in proc.stderr.splitlines() if l.startswith("graded ")]
-    assert len(lines) == 6 and all("eta" in l for l in lines), proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("graded ")]
+    assert len(lines) == 6 and all("eta" in line for line in lines), proc.stderr
     assert "\r" not in proc.stderr
     assert "alice" in proc.stdout and "01_attention" in proc.stdout  # the final table
 
@@ -126,9 +126,9 @@ def test_demo_cells_are_skipped_and_nothing_graded_needs_them(lesson):
         if cell.cell_type == "code" and i not in skip and not course.nbgrader_meta(cell).get("grade"):
             if course.nbgrader_meta(cell).get("solution") or "setup" in course.tags(cell):
                 exec(compile(cell.source, f"<{lesson}:{i}>", "exec"), ns)
-    from autograder import checks
+    import byhand
 
-    module = checks.for_lesson(lesson)
+    module = byhand.for_lesson(lesson)
     for name in graded_names:
         module.check(name, ns, hidden=True)
 

@@ -1,15 +1,16 @@
 """Do the checks pass every reference answer, name every classic mistake, and accept correct
 answers written differently? (In-process: the same checks the notebooks' test cells call.)"""
 
+import byhand as checks
 import pytest
+from byhand._core import CheckFailure, NotDone
 
-from autograder import checks
-from autograder.checks._core import CheckFailure, NotDone
 from autograder.course import answer_namespace, lessons, questions
-from autograder.examples import answers_for, lessons_with_answers
+from autograder.examples import answers_for, catalogue, lessons_with_answers
 
 LESSONS = lessons()
 WITH_ANSWERS = lessons_with_answers()
+DOCUMENTED = catalogue.documented_hints()
 
 
 def _cases(attr):
@@ -63,6 +64,11 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     with pytest.raises(CheckFailure) as info:
         module.check(spec["question"], ns, hidden=True)
     assert spec["hint"] in str(info.value), f"hint should mention {spec['hint']!r}, got:\n{info.value}"
+    documented = DOCUMENTED.get((lesson, mistake))
+    assert documented == catalogue.hint_of(str(info.value)), (
+        f"docs/mistakes.md shows {documented!r} for this mistake, the check gives "
+        f"{catalogue.hint_of(str(info.value))!r}: run `python -m autograder mistakes`"
+    )
 
 
 @pytest.mark.parametrize("lesson,alternative", _cases("ALTERNATIVES"))

@@ -9,9 +9,9 @@ LESSONS = course.lessons()
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_student_notebook_in_sync_with_solution(lesson):
+def test_student_notebook_in_sync_with_solution(lesson, tmp_path):
     """Is notebooks/<lesson>.ipynb byte-identical to a fresh `make release`?"""
-    assert course.student_version_in_sync(lesson), (
+    assert course.student_version_in_sync(lesson, course=tmp_path / "course"), (
         f"notebooks/{lesson}.ipynb drifted from solutions/{lesson}.ipynb: run `make release`"
     )
 
@@ -35,10 +35,9 @@ def test_solution_has_outputs_and_tests(lesson):
     assert all(c.execution_count for c in code), "solution notebook not fully executed: `make execute`"
 
 
-def test_release_is_byte_identical_on_rerun():
-    """Does generating the same lesson twice give the same bytes?"""
+def test_release_is_byte_identical_on_rerun(tmp_path):
+    """Does generating the same lesson twice, in two fresh course folders, give the same bytes?"""
     lesson = LESSONS[0]
-    course.release([lesson])
-    first = (course.NOTEBOOKS / f"{lesson}.ipynb").read_bytes()
-    course.release([lesson])
-    assert (course.NOTEBOOKS / f"{lesson}.ipynb").read_bytes() == first
+    (first,) = course.release([lesson], dest=tmp_path / "one", course=tmp_path / "course-one")
+    (second,) = course.release([lesson], dest=tmp_path / "two", course=tmp_path / "course-two")
+    assert first.read_bytes() == second.read_bytes()

@@ -41,7 +41,8 @@ def fill(lesson: str, cells: dict) -> nbformat.NotebookNode:
     return nb
 
 
-def build(dest: Path = CLASS) -> list:
+def build(dest: Path = CLASS, expected: Path = EXPECTED) -> list:
+    """Write the example class into `dest` and its expected grades into `expected`."""
     if dest.exists():
         shutil.rmtree(dest)
     rows = []
@@ -60,9 +61,9 @@ def build(dest: Path = CLASS) -> list:
     (dest / MALFORMED / f"{first}.ipynb").write_text(text[: len(text) // 2])
     rows.append([MALFORMED, first, "", 0, sum(answers_for(first).MAX.values())])
     rows.sort()
-    with open(EXPECTED, "w", newline="") as f:
+    with open(expected, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["student", "lesson", "question", "points", "max_points"])
         w.writerows(rows)
-    print(f"wrote {dest} ({len({r[0] for r in rows})} students) and {EXPECTED.name}")
+    print(f"wrote {dest} ({len({r[0] for r in rows})} students) and {expected}")
     return rows

@@ -185,25 +185,52 @@ def _lookup_class(name: str, namespace: dict):
     return namespace[name]
 
 
-def run_steps(steps: list, outputs: list, namespace: dict) -> dict:
+def _to_device(value: Any, device) -> Any:
+    """Tensors in `value` (and in its lists and tuples) moved to `device`; None leaves them."""
+    if device is None:
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_device(v, device) for v in value)
+    return value
+
+
+def module_device(module: Any):
+    """The device a module's parameters (or buffers) live on; None for a module with neither, or
+    for anything that is not a module."""
+    if not isinstance(module, torch.nn.Module):
+        return None
+    for t in module.parameters():
+        return t.device
+    for t in module.buffers():
+        return t.device
+    return None
+
+
+def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
     """Run a case's steps against `namespace` (the student's globals). Returns wire data:
-    {"outputs": {name: value}} or {"error": ..., "not_implemented": bool, "step": i}."""
+    {"outputs": {name: value}} or {"error": ..., "not_implemented": bool, "step": i}.
+
+    Inputs are built on `device` (None: where they are decoded, the CPU), modules the steps create
+    are moved there, and a module is always called with its inputs on the device its parameters
+    live on. Results come back through the wire, on the CPU."""
     env: dict[str, Any] = {}
 
-    def resolve(a):
+    def resolve(a, target=None):
         if "ref" in a:
             v = env[a["ref"]]
             for part in (a.get("attr") or "").split("."):
                 if part:
                     v = getattr(v, part)
-            return v
-        return decode(a["value"])
+            return _to_device(v, target)
+        return _to_device(decode(a["value"]), target or device)
 
     for i, step in enumerate(steps):
         op = step["op"]
         try:
             if op == "let":
-                env[step["out"]] = decode(step["value"])
+                env[step["out"]] = _to_device(decode(step["value"]), device)
             elif op == "seed":
                 torch.manual_seed(step["seed"])
             elif op == "new":
@@ -216,6 +243,8 @@ def run_steps(steps: list, outputs: list, namespace: dict) -> dict:
                 if step["state"] is not None:
                     with torch.no_grad():
                         obj.load_state_dict({k: decode(v) for k, v in step["state"].items()})
+                if device is not None and isinstance(obj, torch.nn.Module):
+                    obj = obj.to(device)
                 env[step["out"]] = obj
             elif op == "call":
                 fn = step["fn"]
@@ -225,8 +254,10 @@ def run_steps(steps: list, outputs: list, namespace: dict) -> dict:
                     fn = namespace[fn]
                 else:
                     fn = resolve(fn)
+                target = module_device(fn)  # a module gets its inputs where its parameters are
                 env[step["out"]] = fn(
-                    *[resolve(a) for a in step["args"]], **{k: resolve(v) for k, v in step["kwargs"].items()}
+                    *[resolve(a, target) for a in step["args"]],
+                    **{k: resolve(v, target) for k, v in step["kwargs"].items()},
                 )
             else:
                 raise ValueError(f"unknown step {op!r}")
@@ -309,13 +340,13 @@ def ordered_cases(question: Question, hidden: bool) -> list:
     return sorted(cases, key=lambda c: c.size)
 
 
-def check(questions: dict, name: str, namespace: dict, hidden: bool = False) -> None:
+def check(questions: dict, name: str, namespace: dict, hidden: bool = False, device=None) -> None:
     """Self-check one question inside the student's kernel. Prints a one-line success, raises a
-    CheckFailure with a hint otherwise."""
+    CheckFailure with a hint otherwise. `device` (e.g. "cuda"): build the inputs there."""
     question = questions[name]
     cases = ordered_cases(question, hidden)
     for case in cases:
-        result = json.loads(json.dumps(run_steps(case.steps, case.outputs, namespace)))
+        result = json.loads(json.dumps(run_steps(case.steps, case.outputs, namespace, device)))
         judge_result(question, case, result)
     kind = "cases, hidden ones included," if hidden else "visible cases"
     print(f"{name}: all {len(cases)} {kind} pass.")

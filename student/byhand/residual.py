@@ -233,8 +233,13 @@ def _ln(t, norm_state):
 def ref_sublayer_connection(x, norm_state, spec, pre_norm, placement=None, drop_all=False):
     """The expected output in float64. `placement` names a mistake model; drop_all: dropout(p=1)."""
     x = x.double()
-    ln = lambda t: _ln(t, norm_state)
-    sub = lambda t: _sublayer(spec, t)
+
+    def ln(t):
+        return _ln(t, norm_state)
+
+    def sub(t):
+        return _sublayer(spec, t)
+
     drop = (lambda t: torch.zeros_like(t)) if drop_all else (lambda t: t)
     placement = placement or ("pre" if pre_norm else "post")
     if placement == "pre":
@@ -356,9 +361,10 @@ def _sub_judge(case, out):
     if _core.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "SublayerConnection")
         return
-    model = lambda placement, drop=drop_all: ref_sublayer_connection(
-        x, norm_state, spec, pre_norm, placement, drop
-    )
+
+    def model(placement, drop=drop_all):
+        return ref_sublayer_connection(x, norm_state, spec, pre_norm, placement, drop)
+
     this, other = ("Pre-LN", "Post-LN") if pre_norm else ("Post-LN", "Pre-LN")
     zero = f["kind"] == "zero"
     mistakes = [
@@ -447,6 +453,7 @@ QUESTIONS = {
 }
 
 
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("SublayerConnection", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
+    """Self-check: `check("SublayerConnection", globals())`.
+    `device` (e.g. "cuda"): the inputs are built there."""
+    _core.check(QUESTIONS, name, namespace, hidden, device)

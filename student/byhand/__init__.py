@@ -12,7 +12,9 @@ LESSONS = {
     "07_decoder": "decoder",
 }
 
+__version__ = "0.1.0"  # byhand: the self-checks of the course; torch and numpy only
+
 
 def for_lesson(lesson: str):
-    """The check module of a lesson (e.g. "01_attention" -> autograder.checks.attention)."""
+    """The check module of a lesson (e.g. "01_attention" -> byhand.attention)."""
     return importlib.import_module(f"{__name__}.{LESSONS[lesson]}")

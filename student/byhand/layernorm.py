@@ -739,6 +739,7 @@ QUESTIONS = {
 }
 
 
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("layer_norm", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
+    """Self-check: `check("layer_norm", globals())`.
+    `device` (e.g. "cuda"): the inputs are built there."""
+    _core.check(QUESTIONS, name, namespace, hidden, device)

@@ -211,8 +211,12 @@ def ref_block(
         kpm = ~pad  # torch's key_padding_mask: True = ignore
     elif pad is not None and pad_mode == "inverted":
         kpm = pad
-    ln1 = lambda t: F.layer_norm(t, (d,), s["norm1.weight"], s["norm1.bias"], 1e-5)
-    ln2 = lambda t: F.layer_norm(t, (d,), s["norm2.weight"], s["norm2.bias"], 1e-5)
+
+    def ln1(t):
+        return F.layer_norm(t, (d,), s["norm1.weight"], s["norm1.bias"], 1e-5)
+
+    def ln2(t):
+        return F.layer_norm(t, (d,), s["norm2.weight"], s["norm2.bias"], 1e-5)
 
     def sa(t):
         t = t if seq_first else t.transpose(0, 1)  # (B, L, d) -> (L, B, d); seq_first: batch_first forgotten
@@ -379,11 +383,11 @@ def _block_cases(hidden):
             (2, 10, 16, 8, 30, False, False, torch.float64),
         ]
     cases = []
-    for i, (b, l, d, h, d_ff, nf, padded, dt) in enumerate(specs):
+    for i, (b, seq, d, h, d_ff, nf, padded, dt) in enumerate(specs):
         g = gen(6100 + 37 * i + 11 * d + (900 if hidden else 0))
         state = layer_state(d, d_ff, g, dt)
-        x = rand(b, l, d, dtype=dt, mean=0.5, std=2.0, generator=g)
-        pad = _pad(b, l, g) if padded else None
+        x = rand(b, seq, d, dtype=dt, mean=0.5, std=2.0, generator=g)
+        pad = _pad(b, seq, g) if padded else None
         steps = [new("blk", "EncoderBlock", d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
         if pad is not None:
             steps += [let("pad", pad), call("y", ref("blk"), ref("x"), ref("pad"))]
@@ -399,7 +403,7 @@ def _block_cases(hidden):
                 steps,
                 ["y", "x"],
                 facts=dict(state=state, h=h, x=x, pad=pad, nf=nf, dt=dt),
-                size=b * l * d,
+                size=b * seq * d,
             )
         )
     return cases
@@ -472,11 +476,11 @@ def _encoder_cases(hidden):
             (2, 9, 10, 5, 18, 2, True, False, torch.float64),
         ]
     cases = []
-    for i, (b, l, d, h, d_ff, n, nf, padded, dt) in enumerate(specs):
+    for i, (b, seq, d, h, d_ff, n, nf, padded, dt) in enumerate(specs):
         g = gen(6300 + 41 * i + 7 * d + (900 if hidden else 0))
         state = encoder_state(n, d, d_ff, g, dt, nf)
-        x = rand(b, l, d, dtype=dt, mean=-0.5, std=3.0, generator=g)
-        pad = _pad(b, l, g) if padded else None
+        x = rand(b, seq, d, dtype=dt, mean=-0.5, std=3.0, generator=g)
+        pad = _pad(b, seq, g) if padded else None
         steps = [new("enc", "Encoder", n, d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
         if pad is not None:
             steps += [let("pad", pad), call("y", ref("enc"), ref("x"), ref("pad"))]
@@ -492,7 +496,7 @@ def _encoder_cases(hidden):
                 steps,
                 ["y", "x"],
                 facts=dict(state=state, h=h, n=n, x=x, pad=pad, nf=nf, dt=dt),
-                size=b * l * d * n,
+                size=b * seq * d * n,
             )
         )
     return cases
@@ -560,14 +564,14 @@ def _model_cases(hidden):
             (2, 9, 10, 20, 5, 28, 3, 12, False, True, torch.float32),
         ]
     cases = []
-    for i, (b, l, v, d, h, d_ff, n, max_len, nf, padded, dt) in enumerate(specs):
+    for i, (b, seq, v, d, h, d_ff, n, max_len, nf, padded, dt) in enumerate(specs):
         g = gen(6500 + 43 * i + 5 * d + (900 if hidden else 0))
         state = {"embed.weight": rand(v, d, generator=g, mean=0.1, std=1.0).to(dt)}
         state.update({"encoder." + k: t for k, t in encoder_state(n, d, d_ff, g, dt, nf).items()})
         state["head.weight"] = rand(v, d, generator=g, std=1.0 / math.sqrt(d)).to(dt)
         state["head.bias"] = rand(v, generator=g, mean=0.2, std=0.5).to(dt)
-        tokens = torch.randint(0, v, (b, l), generator=g)
-        pad = _pad(b, l, g) if padded else None
+        tokens = torch.randint(0, v, (b, seq), generator=g)
+        pad = _pad(b, seq, g) if padded else None
         steps = [
             new("model", "TinyTransformer", v, d, h, d_ff, n, max_len, norm_first=nf, state=state, dtype=dt),
             let("tokens", tokens),
@@ -587,7 +591,7 @@ def _model_cases(hidden):
                 steps,
                 ["y", "tokens"],
                 facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=pad, nf=nf, dt=dt),
-                size=b * l * d * n,
+                size=b * seq * d * n,
             )
         )
     return cases
@@ -605,7 +609,10 @@ def ref_model(f, pe=True, scale=1.0):
 def _model_judge(case, out):
     f = case.facts
     s, pad, dt = f["state"], f["pad"], f["dt"]
-    head = lambda y: F.linear(y, s["head.weight"].to(F64), s["head.bias"].to(F64))
+
+    def head(y):
+        return F.linear(y, s["head.weight"].to(F64), s["head.bias"].to(F64))
+
     x, enc_state = ref_model(f)
     exp = head(ref_torch_encoder(enc_state, f["h"], f["n"], x, pad, f["nf"]))
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
@@ -669,6 +676,7 @@ QUESTIONS = {
 }
 
 
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("EncoderBlock", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
+    """Self-check: `check("EncoderBlock", globals())`.
+    `device` (e.g. "cuda"): the inputs are built there."""
+    _core.check(QUESTIONS, name, namespace, hidden, device)

@@ -53,13 +53,13 @@ def ref_causal_mask(n):
 
 
 def ref_split_heads(x, h):
-    b, l, d = x.shape
-    return x.view(b, l, h, d // h).transpose(1, 2)  # (B, L, H, dh) -> (B, H, L, dh)
+    b, seq, d = x.shape
+    return x.view(b, seq, h, d // h).transpose(1, 2)  # (B, L, H, dh) -> (B, H, L, dh)
 
 
 def ref_merge_heads(x):
-    b, h, l, dh = x.shape
-    return x.transpose(1, 2).reshape(b, l, h * dh)
+    b, h, seq, dh = x.shape
+    return x.transpose(1, 2).reshape(b, seq, h * dh)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,8 +269,8 @@ def _padding_judge(case, out):
 def _split_cases(hidden):
     specs = [(2, 3, 8, 2), (3, 5, 12, 4)] if not hidden else [(4, 7, 30, 5), (1, 9, 16, 8), (2, 6, 21, 3)]
     cases = []
-    for b, l, d, h in specs:
-        x = rand(b, l, d, generator=gen(b * 100 + l * 10 + d), mean=1.0, std=2.0)
+    for b, seq, d, h in specs:
+        x = rand(b, seq, d, generator=gen(b * 100 + seq * 10 + d), mean=1.0, std=2.0)
         cases.append(
             Case(
                 f"x {tuple(x.shape)}, n_heads={h}",
@@ -287,19 +287,19 @@ def _split_judge(case, out):
     x, h = case.facts["x"], case.facts["h"]
     exp = ref_split_heads(x, h)
     s = expect_tensor(out["s"], "split_heads(x, n_heads)", shape=exp.shape)
-    b, l, d = x.shape
+    b, seq, d = x.shape
     hint = diagnose(
         s,
         [
             (
                 "you reshaped (B, L, d) straight to (B, H, L, d_head): that mixes tokens "
                 "into heads. View as (B, L, H, d_head), then transpose(1, 2)",
-                lambda: x.reshape(b, h, l, d // h),
+                lambda: x.reshape(b, h, seq, d // h),
             ),
             (
                 "head h should hold features h*d_head:(h+1)*d_head; yours interleaves them "
                 "(view as (B, L, H, d_head), not (B, L, d_head, H))",
-                lambda: x.view(b, l, d // h, h).permute(0, 3, 1, 2),
+                lambda: x.view(b, seq, d // h, h).permute(0, 3, 1, 2),
             ),
         ],
     )
@@ -311,8 +311,8 @@ def _split_judge(case, out):
 def _merge_cases(hidden):
     specs = [(2, 2, 3, 4), (3, 4, 5, 3)] if not hidden else [(4, 5, 7, 6), (2, 3, 9, 7)]
     cases = []
-    for b, h, l, dh in specs:
-        x = rand(b, h, l, dh, generator=gen(b * 1000 + h * 100 + l), mean=-1.0, std=0.5)
+    for b, h, seq, dh in specs:
+        x = rand(b, h, seq, dh, generator=gen(b * 1000 + h * 100 + seq), mean=-1.0, std=0.5)
         cases.append(
             Case(
                 f"x {tuple(x.shape)}",
@@ -327,7 +327,7 @@ def _merge_cases(hidden):
 
 def _merge_judge(case, out):
     x = case.facts["x"]
-    b, h, l, dh = x.shape
+    b, h, seq, dh = x.shape
     exp = ref_merge_heads(x)
     m = expect_tensor(out["m"], "merge_heads(x)", shape=exp.shape)
     hint = diagnose(
@@ -336,7 +336,7 @@ def _merge_judge(case, out):
             (
                 "you reshaped (B, H, L, d_head) straight to (B, L, d_model): transpose(1, 2) "
                 "first, so merge_heads undoes split_heads",
-                lambda: x.reshape(b, l, h * dh),
+                lambda: x.reshape(b, seq, h * dh),
             )
         ],
     )
@@ -380,10 +380,11 @@ def ref_mha(state, h, query, key, value, mask=None, scale_dim=None):
 
 
 def _manual_mha(state, h, query, key, value, mask, scale_dim):
-    lin = lambda x, n: (
-        x.double() @ state[f"{n}.weight"].double().T
-        + (state[f"{n}.bias"].double() if f"{n}.bias" in state else 0)
-    )
+    def lin(x, n):
+        return x.double() @ state[f"{n}.weight"].double().T + (
+            state[f"{n}.bias"].double() if f"{n}.bias" in state else 0
+        )
+
     q, k, v = (ref_split_heads(lin(t, n), h) for t, n in ((query, "w_q"), (key, "w_k"), (value, "w_v")))
     m = None if mask is None else (mask if mask.dim() == 2 else mask[:, None])
     o, _ = ref_sdpa(q, k, v, m, scale=1 / math.sqrt(scale_dim))
@@ -497,6 +498,7 @@ QUESTIONS = {
 }
 
 
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("causal_mask", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
+    """Self-check: `check("causal_mask", globals())`.
+    `device` (e.g. "cuda"): the inputs are built there."""
+    _core.check(QUESTIONS, name, namespace, hidden, device)

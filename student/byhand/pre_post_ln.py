@@ -61,8 +61,13 @@ def ref_forward(
     state = {k: v.double() for k, v in state.items()}  # a no-op (same tensor) for float64 leaves
     for i in range(depth):
         j = 0 if wiring == "shared" else i
-        ln = lambda t: F.layer_norm(t, (d,), state[f"norms.{j}.weight"], state[f"norms.{j}.bias"], 1e-5)
-        lin = lambda t: F.linear(t, state[f"linears.{j}.weight"], state[f"linears.{j}.bias"])
+
+        def ln(t):
+            return F.layer_norm(t, (d,), state[f"norms.{j}.weight"], state[f"norms.{j}.bias"], 1e-5)
+
+        def lin(t):
+            return F.linear(t, state[f"linears.{j}.weight"], state[f"linears.{j}.bias"])
+
         if wiring == "no_residual":
             h = lin(ln(h)) if pre_ln else ln(lin(h))
         else:
@@ -298,6 +303,7 @@ QUESTIONS = {
 }
 
 
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("ResidualStack", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
+    """Self-check: `check("ResidualStack", globals())`.
+    `device` (e.g. "cuda"): the inputs are built there."""
+    _core.check(QUESTIONS, name, namespace, hidden, device)

@@ -1,0 +1,121 @@
+"""The student side of the course: the `byhand` package (student/) and the lessons' first cell.
+
+Students never clone this repository: they get one notebook, and its self-checks import the small
+package `byhand` (distribution `transformer-by-hand`, torch and numpy only), installed from its
+wheel (`make wheel`, served by the site), from a path, or from the git URL below.
+
+Every lesson's setup cell seeds and configures first, then imports its checks through the same
+block (`setup_block`): in Colab it installs the package itself; anywhere else, when the package is
+missing, it says in one line how to install it and defines a stand-in `checks` whose self-checks
+say they are off, so Run All still reaches the last cell. The grader never relies on that cell: it
+restores the test cells and judges every question in its own process (see grade.py).
+
+    python -m autograder wheel [--out build/wheel]      build the wheel
+    python -m autograder setup-cells [LESSON ...]       rewrite the setup cells' import (new lessons)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STUDENT = ROOT / "student"
+SOLUTIONS = ROOT / "solutions"
+
+# TODO(maintainer): <org>/<repo> is a placeholder until the repository is public; change it here, then
+# `python -m autograder setup-cells && make release` (a test keeps every lesson's cell in sync).
+GIT_URL = "git+https://github.com/<org>/<repo>#subdirectory=student"
+
+SETUP_BLOCK = """\
+# The self-checks come from the course's package `byhand` (it needs only torch and numpy).
+BYHAND = "{url}"  # or the .whl from the course site
+if "google.colab" in sys.modules and importlib.util.find_spec("byhand") is None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", BYHAND])  # Colab: install it here
+    importlib.invalidate_caches()
+try:
+    from byhand import {topic} as checks
+except ImportError:
+    print(f'Self-checks are off. To turn them on: pip install "{{BYHAND}}", then restart the kernel.')
+
+    class checks:  # a stand-in: each self-check says it is off, every other cell still runs
+        def check(name, *args, **kwargs):
+            print(f'{{name}}: self-checks are off (to turn them on: pip install "{{BYHAND}}")')"""
+
+SETUP_IMPORTS = ("import importlib.util", "import subprocess", "import sys")
+OLD_IMPORT = re.compile(r"^from (?:autograder\.checks|byhand) import (\w+) as checks\n", re.M)
+
+
+def setup_block(topic: str) -> str:
+    return SETUP_BLOCK.format(url=GIT_URL, topic=topic)
+
+
+def setup_cell(source: str, topic: str) -> str:
+    """A lesson's setup cell with the canonical checks block: the lesson's imports (the stdlib ones
+    the block needs merged into its first group, sorted as ruff sorts them) and its configuration
+    (seeds, print options) first, the block last."""
+    start = source.find("# The self-checks come from the course's package")
+    body = (source[:start] if start >= 0 else OLD_IMPORT.sub("", source)).strip("\n")
+    body = re.sub(r"\n{3,}", "\n\n", body)
+    first, _, rest = body.partition("\n\n")
+    group = first.split("\n")
+    if all(line.startswith("import ") for line in group) and not any("torch" in line for line in group):
+        stdlib = sorted(set(group) | set(SETUP_IMPORTS), key=lambda line: line.split()[1].lower())
+        body = "\n".join(stdlib) + ("\n\n" + rest if rest else "")
+    else:
+        body = "\n".join(SETUP_IMPORTS) + "\n\n" + body
+    return body + "\n\n" + setup_block(topic)
+
+
+def is_setup(cell) -> bool:
+    return cell.get("cell_type") == "code" and "setup" in (cell.get("metadata", {}).get("tags") or [])
+
+
+def topic_of(lesson: str) -> str:
+    import byhand
+
+    return byhand.LESSONS[lesson]
+
+
+def rewrite_setup_cells(lessons: list[str] | None = None) -> list[Path]:
+    """Put the canonical block into each solution's first setup cell (only that cell changes)."""
+    changed = []
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        if lessons and path.stem not in lessons:
+            continue
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        cell = next(c for c in nb["cells"] if is_setup(c))
+        old = "".join(cell["source"])
+        new = setup_cell(old, topic_of(path.stem))
+        if new != old:
+            cell["source"] = new.splitlines(keepends=True)
+            text = json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+            path.write_text(text, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
+# ---------------------------------------------------------------------------------------------
+# the wheel
+
+
+def build_wheel(out: Path) -> Path:
+    """Build the student package's wheel into `out` (from a copy, so the checkout stays clean)."""
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="byhand-wheel-") as tmp:
+        src = Path(tmp) / "student"
+        shutil.copytree(STUDENT, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+        proc = subprocess.run(cmd + ["-w", tmp, str(src)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"building the byhand wheel failed:\n{proc.stdout}\n{proc.stderr}")
+        (wheel,) = Path(tmp).glob("transformer_by_hand-*.whl")
+        for stale in out.glob("transformer_by_hand-*.whl"):
+            stale.unlink()
+        return Path(shutil.copy2(wheel, out / wheel.name))

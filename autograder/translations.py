@@ -1,0 +1,169 @@
+"""Translations of the lessons' text, kept beside the English source and never a copy of it.
+
+`solutions/` is the one source. `translations/<lang>/<lesson>.md` holds, for each markdown cell of
+the lesson, its translated text under a marker line that records which English text it translates:
+
+    <!-- cell-003 en=3f2a9c1b0d4e -->
+    ## 缩放点积注意力
+    ...
+
+`en=` is the start of the SHA-256 of the English cell's source. A cell whose English text changed has
+no entry with its new hash: it is *stale*, and `python -m autograder translations` lists it with the
+translation it had (found by cell id) so a translator can bring it up to date. The cell id is only a
+help for that: matching is by hash, so inserting a cell elsewhere never misplaces a translation.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from . import course
+
+ROOT = course.ROOT
+TRANSLATIONS = ROOT / "translations"
+LANGUAGES = {"zh_CN": "简体中文"}
+MARKER = re.compile(r"^<!-- (?P<cell>[\w.-]+) en=(?P<hash>[0-9a-f]{12}) -->$", re.M)
+TODO = "TODO: translate"
+
+
+def en_hash(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Entry:
+    cell: str  # the id of the cell it was written for (a help for translators, not the key)
+    en: str  # hash of the English text it translates
+    text: str
+
+
+@dataclass
+class Status:
+    """How far a lesson's translation is from its English source."""
+
+    lesson: str
+    lang: str
+    missing: list = field(default_factory=list)  # (cell id, English source): no entry at all
+    stale: list = field(default_factory=list)  # (cell id, English source, old Entry)
+    untranslated: list = field(default_factory=list)  # cell ids whose entry is still a TODO skeleton
+    orphans: list = field(default_factory=list)  # entries that translate no current cell
+
+    @property
+    def current(self) -> bool:
+        return not (self.missing or self.stale or self.untranslated or self.orphans)
+
+
+def path_for(lesson: str, lang: str) -> Path:
+    return TRANSLATIONS / lang / f"{lesson}.md"
+
+
+def translatable_cells(nb) -> list:
+    """(cell id, source) of the markdown cells a translation covers: every text cell except
+    students' written-answer cells (what a student writes there is theirs)."""
+    return [
+        (c["id"], c.source)
+        for c in nb.cells
+        if c.cell_type == "markdown" and not course.nbgrader_meta(c).get("solution")
+    ]
+
+
+def parse(text: str) -> list:
+    """The entries of one translation file, in file order."""
+    marks = list(MARKER.finditer(text))
+    entries = []
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        entries.append(Entry(m["cell"], m["hash"], text[m.end() : end].strip("\n")))
+    return entries
+
+
+def load(lesson: str, lang: str) -> list:
+    path = path_for(lesson, lang)
+    return parse(path.read_text(encoding="utf-8")) if path.exists() else []
+
+
+def dump(entries: list) -> str:
+    return "\n\n".join(f"<!-- {e.cell} en={e.en} -->\n{e.text}" for e in entries) + "\n"
+
+
+def status(lesson: str, lang: str) -> Status:
+    entries = load(lesson, lang)
+    by_hash = {e.en: e for e in entries}
+    by_cell = {e.cell: e for e in entries}
+    st = Status(lesson, lang)
+    used = set()
+    for cell_id, source in translatable_cells(course.read_solution(lesson)):
+        h = en_hash(source)
+        if h in by_hash:
+            used.add(h)
+            if by_hash[h].text.startswith(TODO):
+                st.untranslated.append(cell_id)
+        elif cell_id in by_cell:
+            st.stale.append((cell_id, source, by_cell[cell_id]))
+        else:
+            st.missing.append((cell_id, source))
+    stale_hashes = {old.en for _, _, old in st.stale}
+    st.orphans = [e for e in entries if e.en not in used and e.en not in stale_hashes]
+    return st
+
+
+def translate(nb: nbformat.NotebookNode, lesson: str, lang: str) -> nbformat.NotebookNode:
+    """`nb` (a solution or student notebook of `lesson`) with its text in `lang`. Code cells, ids and
+    nbgrader metadata are untouched; raises when the translation is not current."""
+    st = status(lesson, lang)
+    if not st.current:
+        raise ValueError(
+            f"translations/{lang}/{lesson}.md is not current: {len(st.missing)} missing, "
+            f"{len(st.stale)} stale, {len(st.untranslated)} untranslated, {len(st.orphans)} orphaned "
+            f"entries (run `python -m autograder translations`)"
+        )
+    by_hash = {e.en: e.text for e in load(lesson, lang)}
+    out = copy.deepcopy(nb)
+    for cell in out.cells:
+        if cell.cell_type == "markdown" and not course.nbgrader_meta(cell).get("solution"):
+            cell.source = by_hash[en_hash(cell.source)]
+    out.metadata["language"] = lang  # the checks and the grader speak the notebook's language
+    return out
+
+
+def update_skeleton(lesson: str, lang: str) -> Path:
+    """Rewrite the translation file in notebook order: current entries kept, stale ones kept under
+    their new hash with the old text and the new English below a TODO, missing ones added as TODO,
+    orphans dropped."""
+    by_hash = {e.en: e for e in load(lesson, lang)}
+    by_cell = {e.cell: e for e in load(lesson, lang)}
+    entries = []
+    for cell_id, source in translatable_cells(course.read_solution(lesson)):
+        h = en_hash(source)
+        if h in by_hash:
+            entries.append(Entry(cell_id, h, by_hash[h].text))
+        elif cell_id in by_cell:
+            old = by_cell[cell_id].text
+            entries.append(Entry(cell_id, h, f"{TODO} (the English changed)\n\n{source}\n\n---\n\n{old}"))
+        else:
+            entries.append(Entry(cell_id, h, f"{TODO}\n\n{source}"))
+    path = path_for(lesson, lang)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dump(entries), encoding="utf-8")
+    return path
+
+
+def report(lang: str) -> str:
+    lines = []
+    for lesson in course.lessons():
+        st = status(lesson, lang)
+        total = len(translatable_cells(course.read_solution(lesson)))
+        lines.append(
+            f"{lesson:24s} {total - len(st.missing) - len(st.stale) - len(st.untranslated):3d}/{total} current"
+            + (f", {len(st.stale)} stale: {', '.join(c for c, _, _ in st.stale)}" if st.stale else "")
+            + (f", {len(st.missing)} missing" if st.missing else "")
+            + (f", {len(st.untranslated)} still TODO" if st.untranslated else "")
+            + (f", {len(st.orphans)} orphaned" if st.orphans else "")
+        )
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""Does a translation follow its English source: current when it matches, stale when the English
+changed, and never a second copy of the code?"""
+
+import pytest
+
+from autograder import course, translations
+
+LESSON = "01_attention"
+
+
+@pytest.fixture
+def tdir(tmp_path, monkeypatch):
+    monkeypatch.setattr(translations, "TRANSLATIONS", tmp_path)
+    return tmp_path
+
+
+def _translate_all(lang="zh_CN"):
+    """Fill every TODO skeleton entry with a stand-in translation (tagged text of the English)."""
+    path = translations.update_skeleton(LESSON, lang)
+    entries = [
+        translations.Entry(e.cell, e.en, f"【译】{e.cell}")
+        for e in translations.parse(path.read_text("utf-8"))
+    ]
+    path.write_text(translations.dump(entries), encoding="utf-8")
+    return entries
+
+
+def test_skeleton_is_not_a_translation(tdir):
+    """Does a fresh skeleton count as untranslated, so an English copy can never pass as done?"""
+    translations.update_skeleton(LESSON, "zh_CN")
+    st = translations.status(LESSON, "zh_CN")
+    cells = translations.translatable_cells(course.read_solution(LESSON))
+    assert not st.current and len(st.untranslated) == len(cells) and not st.missing
+
+
+def test_complete_translation_is_current_and_replaces_only_text(tdir):
+    """With every cell translated, does translate() change the markdown and nothing else?"""
+    _translate_all()
+    assert translations.status(LESSON, "zh_CN").current
+    nb = course.read_solution(LESSON)
+    out = translations.translate(nb, LESSON, "zh_CN")
+    assert out.metadata["language"] == "zh_CN"
+    for a, b in zip(nb.cells, out.cells, strict=True):
+        assert a["id"] == b["id"] and a.metadata == b.metadata
+        if a.cell_type == "code":
+            assert a.source == b.source
+        elif not course.nbgrader_meta(a).get("solution"):
+            assert b.source == f"【译】{a['id']}"
+
+
+def test_changed_english_makes_its_translation_stale(tdir):
+    """When a cell's English changes (its hash no longer matches), is exactly that cell stale?"""
+    entries = _translate_all()
+    forged = [translations.Entry(e.cell, "0" * 12, e.text) if i == 2 else e for i, e in enumerate(entries)]
+    translations.path_for(LESSON, "zh_CN").write_text(translations.dump(forged), encoding="utf-8")
+    st = translations.status(LESSON, "zh_CN")
+    assert [c for c, _, _ in st.stale] == [entries[2].cell] and not st.orphans
+    with pytest.raises(ValueError, match="1 stale"):
+        translations.translate(course.read_solution(LESSON), LESSON, "zh_CN")
+    translations.update_skeleton(LESSON, "zh_CN")  # keeps the old text for the translator, under a TODO
+    st = translations.status(LESSON, "zh_CN")
+    assert st.untranslated == [entries[2].cell] and not st.stale
+
+
+def test_a_missing_cell_and_an_orphan_are_reported(tdir):
+    """Is a cell with no entry missing, and an entry for no cell an orphan?"""
+    entries = _translate_all()
+    kept = entries[1:] + [translations.Entry("gone", "f" * 12, "旧")]
+    translations.path_for(LESSON, "zh_CN").write_text(translations.dump(kept), encoding="utf-8")
+    st = translations.status(LESSON, "zh_CN")
+    assert [c for c, _ in st.missing] == [entries[0].cell] and [e.cell for e in st.orphans] == ["gone"]
+
+
+@pytest.mark.parametrize("lang", list(translations.LANGUAGES))
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_translation_is_current(lesson, lang):
+    """Is every text cell of the lesson translated, from its current English, with nothing left over?"""
+    if not translations.path_for(lesson, lang).exists():
+        pytest.skip(f"translations/{lang}/{lesson}.md not written yet")
+    st = translations.status(lesson, lang)
+    assert st.current, (
+        f"{lang}/{lesson}: stale {[c for c, _, _ in st.stale]}, missing {[c for c, _ in st.missing]}, "
+        f"still TODO {st.untranslated}, orphaned {[e.cell for e in st.orphans]}: "
+        f"run `python -m autograder translations --update` and translate the TODO entries"
+    )

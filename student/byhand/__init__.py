@@ -9,6 +9,7 @@ LESSONS = {
     "04_pre_post_ln": "pre_post_ln",
     "05_init": "init",
     "06_transformer_block": "transformer_block",
+    "07_decoder": "decoder",
     "08_backward": "backward",
 }
 

@@ -1,0 +1,1034 @@
+"""Checks for lesson 07_decoder: the shift, causal self-attention with a KV cache, a GPT, sampling,
+generation.
+
+The references are float64 functions in this module, run in the judge's process with the weights
+the case sent to the student's module. Every property is probed by behaviour: a perturbed future
+token must not change earlier outputs; a run with a KV cache must equal the run over the whole
+sequence; the tied output weight must be the embedding's own parameter (loading two different
+matrices into a tied model leaves one); sampling is judged by the frequencies of many seeded draws
+(temperature 0 and top_k=1 are deterministic). The classic mistakes are recomputed by the same
+references with one thing changed, so a hint can say which one. The graded names and their
+behaviour are documented in docs/api/07_decoder.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from . import _core
+from ._core import (
+    Case,
+    CheckFailure,
+    Question,
+    assert_close,
+    call,
+    diagnose,
+    expect_tensor,
+    gen,
+    let,
+    new,
+    rand,
+    ref,
+)
+
+LESSON = "07_decoder"
+F64 = torch.float64
+CACHED = 10**6  # cases that use a KV cache are judged after those that do not
+
+# ---------------------------------------------------------------------------------------------
+# shift_targets
+
+
+def _shift_cases(hidden):
+    specs = [(2, 6, 11), (3, 9, 7)] if not hidden else [(5, 13, 50), (1, 4, 3), (4, 33, 20)]
+    cases = []
+    for i, (b, t1, v) in enumerate(specs):
+        g = gen(7000 + 13 * i + t1 + (900 if hidden else 0))
+        tokens = torch.randint(0, v, (b, t1), generator=g)
+        cases.append(
+            Case(
+                f"tokens {tuple(tokens.shape)} (B, T+1) with ids in [0, {v})",
+                [let("tokens", tokens), call("out", "shift_targets", ref("tokens"))],
+                ["out", "tokens"],
+                facts=dict(tokens=tokens),
+                size=b * t1,
+            )
+        )
+    return cases
+
+
+def _shift_judge(case, out):
+    tokens = case.facts["tokens"]
+    got = out["out"]
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        raise CheckFailure(f"shift_targets should return a pair (inputs, targets), got {got!r}")
+    inputs, targets = got
+    exp_in, exp_tg = tokens[:, :-1], tokens[:, 1:]
+    b, t1 = tokens.shape
+    for what, g in (("inputs", inputs), ("targets", targets)):
+        expect_tensor(g, what)
+        if g.dtype != torch.int64:
+            raise CheckFailure(f"{what} should be token ids.\n  got:      {g.dtype}\n  expected: torch.int64")
+    if tuple(inputs.shape) == (b - 1, t1) or tuple(targets.shape) == (b - 1, t1):
+        raise CheckFailure(
+            f"shift_targets shifted along the batch dim: inputs {tuple(inputs.shape)}, expected "
+            f"{tuple(exp_in.shape)}.\n  hint: shift along the time axis, dim 1: tokens[:, :-1] and tokens[:, 1:]"
+        )
+    if torch.equal(inputs, exp_tg) and torch.equal(targets, exp_in):
+        raise CheckFailure(
+            "shift_targets shifted the wrong way: your targets are the tokens *before* each input.\n"
+            "  hint: position t reads token t and predicts token t+1: inputs = tokens[:, :-1], "
+            "targets = tokens[:, 1:]"
+        )
+    if tuple(targets.shape) == tuple(exp_tg.shape) and torch.equal(targets, inputs):
+        raise CheckFailure(
+            "shift_targets returned targets equal to the inputs: the targets are not shifted, so the model "
+            "would learn to copy its input.\n  hint: targets = tokens[:, 1:] (the next token)"
+        )
+    if tuple(targets.shape) == (b, t1) or tuple(inputs.shape) == (b, t1):
+        raise CheckFailure(
+            f"shift_targets returned a tensor of the full length T+1 = {t1}.\n  hint: targets are not shifted: "
+            f"inputs = tokens[:, :-1], targets = tokens[:, 1:], both (B, T) = {tuple(exp_in.shape)}"
+        )
+    assert_close(inputs, exp_in, "inputs", "inputs = tokens[:, :-1]")
+    assert_close(targets, exp_tg, "targets", "targets = tokens[:, 1:] (the next token at each position)")
+    if not torch.equal(out["tokens"], tokens):
+        raise CheckFailure("shift_targets modified its input tokens in place")
+
+
+# ---------------------------------------------------------------------------------------------
+# CausalSelfAttention: a float64 reference, with the classic mistakes as flags
+
+
+def attn_state(d, g, dtype, prefix=""):
+    s = {
+        "qkv.weight": rand(3 * d, d, generator=g, std=1.5 / math.sqrt(d)),
+        "qkv.bias": rand(3 * d, generator=g, mean=0.1, std=0.3),
+        "proj.weight": rand(d, d, generator=g, std=1.0 / math.sqrt(d)),
+        "proj.bias": rand(d, generator=g, mean=-0.1, std=0.3),
+    }
+    return {prefix + k: v.to(dtype) for k, v in s.items()}
+
+
+def ref_attention(
+    s,
+    x,
+    n_heads,
+    cache=None,
+    mask="causal",
+    scale="head",
+    order="qkv",
+    offset=True,
+    new_first=False,
+    no_transpose=False,
+):
+    """Causal self-attention in float64 -> (y, (k, v)). With the defaults, the contract's behaviour.
+
+    mask: "causal" | "none" | "inverted" (attends to the future, itself included);
+    scale: "head" (1/sqrt(d_head)) | "model" (1/sqrt(d_model)) | "none";
+    order: how q, k, v are read from the qkv output; offset=False restarts the mask's positions at 0
+    when there is a cache; new_first puts the new keys before the cached ones."""
+    x = x.to(F64)
+    b, t, d = x.shape
+    dh = d // n_heads
+    qkv = F.linear(x, s["qkv.weight"].to(F64), s["qkv.bias"].to(F64))  # (B, T, 3d)
+    parts = dict(zip(order, qkv.split(d, dim=-1)))
+
+    def heads(z):
+        if no_transpose:
+            return z.reshape(b, n_heads, t, dh)  # the view without the transpose
+        return z.view(b, t, n_heads, dh).transpose(1, 2)  # (B, T, d) -> (B, H, T, dh)
+
+    q, k, v = heads(parts["q"]), heads(parts["k"]), heads(parts["v"])
+    t_past = 0
+    if cache is not None:
+        pk, pv = (c.to(F64) for c in cache)
+        t_past = pk.shape[2]
+        k = torch.cat([k, pk] if new_first else [pk, k], dim=2)  # (B, H, T_past + T, dh)
+        v = torch.cat([v, pv] if new_first else [pv, v], dim=2)
+    tk = k.shape[2]
+    div = {"head": math.sqrt(dh), "model": math.sqrt(d), "none": 1.0}[scale]
+    scores = q @ k.transpose(-2, -1) / div  # (B, H, T, dh) x (B, H, dh, Tk) -> (B, H, T, Tk)
+    qpos = torch.arange(t)[:, None] + (t_past if offset else 0)  # absolute positions of the queries
+    kpos = torch.arange(tk)[None, :]  # new_first: the mask still counts keys in concatenated order
+    allowed = {"causal": kpos <= qpos, "none": torch.ones(t, tk, dtype=torch.bool), "inverted": kpos >= qpos}[
+        mask
+    ]
+    scores = scores.masked_fill(~allowed, -math.inf)
+    y = torch.softmax(scores, dim=-1) @ v  # (B, H, T, Tk) x (B, H, Tk, dh) -> (B, H, T, dh)
+    y = y.transpose(1, 2).reshape(b, t, d)  # (B, H, T, dh) -> (B, T, d)
+    y = F.linear(y, s["proj.weight"].to(F64), s["proj.bias"].to(F64))
+    return y, (k, v)
+
+
+def _attn_mistakes(s, x, h, cache=None):
+    m = [
+        (
+            "your attention ignores the causal mask: the query at position t may attend only to keys "
+            "0..t (with a cache: 0..T_past + t)",
+            lambda: ref_attention(s, x, h, cache, mask="none")[0],
+        ),
+        (
+            "the causal mask is inverted: each query attends to the future (keys t..T-1), not to the past "
+            "(keys 0..t). True on and below the diagonal means 'may attend'",
+            lambda: ref_attention(s, x, h, cache, mask="inverted")[0],
+        ),
+        (
+            "the scores are not scaled: divide q @ k^T by sqrt(d_head)",
+            lambda: ref_attention(s, x, h, cache, scale="none")[0],
+        ),
+        (
+            "the scores are divided by sqrt(d_model): each head has d_head = d_model // n_heads features, "
+            "divide by sqrt(d_head)",
+            lambda: ref_attention(s, x, h, cache, scale="model")[0],
+        ),
+        (
+            "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
+            "(qkv(x).split(d_model, dim=-1))",
+            lambda: ref_attention(s, x, h, cache, order="kqv")[0],
+        ),
+        (
+            "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
+            "(qkv(x).split(d_model, dim=-1))",
+            lambda: ref_attention(s, x, h, cache, order="vkq")[0],
+        ),
+        (
+            "the heads are split by a view without the transpose: (B, T, d) -> (B, T, H, d_head) "
+            "-> transpose(1, 2) -> (B, H, T, d_head)",
+            lambda: ref_attention(s, x, h, cache, no_transpose=True)[0],
+        ),
+    ]
+    if cache is not None:
+        m = [
+            (
+                "with a cache, the positions of your causal mask restart at 0: the new query t is at "
+                "absolute position T_past + t and may attend to keys 0..T_past + t (mask[t, j] = "
+                "j <= T_past + t)",
+                lambda: ref_attention(s, x, h, cache, offset=False)[0],
+            ),
+            (
+                "the cache is concatenated in the wrong order: the cached (earlier) keys and values come "
+                "first, then the new ones: torch.cat([past_k, k], dim=2)",
+                lambda: ref_attention(s, x, h, cache, new_first=True)[0],
+            ),
+        ] + m
+    return m
+
+
+def _tol(dtype):
+    return (1e-4, 1e-4) if dtype == torch.float32 else (1e-7, 1e-8)
+
+
+def _check_cache(got, exp_k, exp_v, dtype, what):
+    """new_cache must be (k, v), each (B, n_heads, T_total, d_head)."""
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        raise CheckFailure(f"{what} should be a pair (k, v), got {got!r}")
+    b, h, tt, dh = exp_k.shape
+    for name, g, e in (("k", got[0], exp_k), ("v", got[1], exp_v)):
+        g = expect_tensor(g, f"{what}: {name}")
+        if tuple(g.shape) != tuple(e.shape):
+            layouts = {
+                (b, tt, h, dh): "(B, T, n_heads, d_head): the heads are not transposed to dim 1",
+                (b, tt, h * dh): "(B, T, d_model): it is cached before the heads are split",
+                (b, h, dh, tt): "(B, n_heads, d_head, T): k is cached transposed",
+            }
+            why = layouts.get(tuple(g.shape), "")
+            raise CheckFailure(
+                f"{what}: {name} has the wrong shape.\n  got:      {tuple(g.shape)}\n  expected: "
+                f"{tuple(e.shape)} = (B, n_heads, T_past + T, d_head)\n  hint: the cache is "
+                + (f"laid out as {why}; " if why else "concatenated on the wrong axis; ")
+                + "keep k and v as (B, n_heads, T, d_head) and concatenate along the time axis, dim 2"
+            )
+        _core.expect_dtype(g, dtype, f"{what}: {name}")
+        rtol, atol = _tol(dtype)
+        assert_close(
+            g.to(F64),
+            e,
+            f"{what}: {name}",
+            "the cache holds the keys and values of every position so far, k and v straight from qkv(x) "
+            "split into heads (unscaled), earlier positions first",
+            rtol=rtol,
+            atol=atol,
+        )
+
+
+def _attn_specs(hidden):
+    # (B, T, d_model, n_heads, dtype, T_past of the cached run (0: no cache), T_new)
+    if not hidden:
+        return [
+            (2, 5, 12, 3, torch.float32, 0, 0),
+            (3, 4, 8, 2, torch.float64, 0, 0),
+            (2, 7, 12, 3, torch.float32, 6, 1),
+            (3, 9, 8, 2, torch.float64, 5, 4),
+        ]
+    return [
+        (4, 10, 24, 4, torch.float64, 0, 0),
+        (1, 6, 20, 5, torch.float32, 0, 0),
+        (2, 11, 16, 4, torch.float32, 10, 1),
+        (3, 12, 30, 6, torch.float64, 7, 5),
+        (1, 8, 16, 1, torch.float32, 4, 4),
+    ]
+
+
+def _attn_cases(hidden):
+    cases = []
+    for i, (b, t, d, h, dt, t_past, t_new) in enumerate(_attn_specs(hidden)):
+        g = gen(7100 + 31 * i + 7 * d + (900 if hidden else 0))
+        s = attn_state(d, g, dt)
+        x = rand(b, t, d, dtype=dt, mean=0.3, std=2.0, generator=g)
+        head = f"CausalSelfAttention(d_model={d}, n_heads={h}) ({dt}), "
+        if t_past == 0:
+            x_pert = x.clone()
+            x_pert[:, -1] = rand(b, d, dtype=dt, mean=-1.0, std=3.0, generator=g)  # a different last token
+            steps = [
+                new("attn", "CausalSelfAttention", d, h, state=s, dtype=dt),
+                let("x", x),
+                let("x_pert", x_pert),
+                call("full", ref("attn"), ref("x")),
+                call("pert", ref("attn"), ref("x_pert")),
+            ]
+            cases.append(
+                Case(
+                    head + f"x {tuple(x.shape)}, no cache",
+                    steps,
+                    ["full", "pert", "x"],
+                    facts=dict(s=s, x=x, x_pert=x_pert, h=h, dt=dt),
+                    size=b * t * d,
+                )
+            )
+        else:
+            _, (pk, pv) = ref_attention(s, x[:, :t_past], h)
+            cache = (pk.to(dt), pv.to(dt))
+            x_new = x[:, t_past : t_past + t_new]
+            steps = [
+                new("attn", "CausalSelfAttention", d, h, state=s, dtype=dt),
+                let("x_new", x_new),
+                let("cache", cache),
+                call("inc", ref("attn"), ref("x_new"), kv_cache=ref("cache")),
+            ]
+            cases.append(
+                Case(
+                    head
+                    + f"x {tuple(x_new.shape)} (the next {t_new} positions) with kv_cache = (k, v) of the "
+                    f"first T_past={t_past}, each {tuple(pk.shape)} = (B, n_heads, T_past, d_head): the "
+                    "time axis is dim 2",
+                    steps,
+                    ["inc", "cache"],
+                    facts=dict(s=s, x_new=x_new, cache=cache, h=h, dt=dt),
+                    size=CACHED + b * t * d,
+                )
+            )
+    return cases
+
+
+def _pair(got, what):
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        raise CheckFailure(f"{what} should return a pair (y, new_cache), got {got!r}")
+    return got
+
+
+def _compare_y(got, exp, dt, what, mistakes, generic):
+    expect_tensor(got, what, shape=exp.shape)
+    _core.expect_dtype(got, dt, what)
+    if torch.isnan(got).any():
+        raise CheckFailure(
+            f"{what} contains NaN.\n  hint: a query with every key masked gives NaN: the causal mask is "
+            "inverted (the last query has no future key), or the mask's positions ignore the cache"
+        )
+    rtol, atol = _tol(dt)
+    assert_close(got.to(F64), exp, what, diagnose(got.to(F64), mistakes) or generic, rtol=rtol, atol=atol)
+
+
+def _attn_judge(case, out):
+    f = case.facts
+    s, h, dt = f["s"], f["h"], f["dt"]
+    generic = (
+        "compare step by step: q, k, v = qkv(x).split(d_model, -1), heads (B, n_heads, T, d_head), "
+        "scores / sqrt(d_head), causal mask, softmax over the keys, merge the heads, proj"
+    )
+    if "x" in f:
+        x = f["x"]
+        y, cache = _pair(out["full"], "CausalSelfAttention(x)")
+        y_pert, _ = _pair(out["pert"], "CausalSelfAttention(x)")
+        exp, (ek, ev) = ref_attention(s, x, h)
+        expect_tensor(y, "CausalSelfAttention output y", shape=exp.shape)
+        expect_tensor(y_pert, "CausalSelfAttention output y", shape=exp.shape)
+        if not torch.isnan(y).any() and not _core.close(y_pert[:, :-1], y[:, :-1], *_tol(dt)):
+            raise CheckFailure(
+                "changing only the last token changed your outputs at earlier positions: they look at "
+                "the future.\n  hint: "
+                + (
+                    diagnose(y.to(F64), _attn_mistakes(s, x, h)[:2])
+                    or "apply the causal mask: the query at t may attend to keys 0..t only"
+                )
+            )
+        _compare_y(y, exp, dt, "CausalSelfAttention output y", _attn_mistakes(s, x, h), generic)
+        _check_cache(cache, ek, ev, dt, "new_cache (no cache given)")
+        if not _core.close(out["x"], x):
+            raise CheckFailure("CausalSelfAttention modified its input x in place")
+    else:
+        x_new, past = f["x_new"], f["cache"]
+        y, cache = _pair(out["inc"], "CausalSelfAttention(x, kv_cache)")
+        exp, (ek, ev) = ref_attention(s, x_new, h, past)
+        _compare_y(
+            y,
+            exp,
+            dt,
+            "CausalSelfAttention output y with a cache",
+            _attn_mistakes(s, x_new, h, past),
+            generic + "; with a cache, concatenate the past k, v before the new ones along dim 2",
+        )
+        _check_cache(cache, ek, ev, dt, "new_cache")
+        for name, given, sent in zip("kv", out["cache"], past):
+            if not _core.close(given, sent):
+                raise CheckFailure(f"CausalSelfAttention modified the given cache's {name} in place")
+
+
+# ---------------------------------------------------------------------------------------------
+# GPT
+
+
+def gpt_state(v, d, n_layers, max_len, g, dtype):
+    """Random weights with the state-dict names of the lesson's GPT (head.weight IS tok_emb.weight)."""
+    emb = rand(v, d, generator=g, mean=0.05, std=1.0)
+    s = {"tok_emb.weight": emb, "pos_emb.weight": rand(max_len, d, generator=g, std=0.8)}
+    for i in range(n_layers):
+        p = f"blocks.{i}."
+        s[p + "ln1.weight"] = rand(d, generator=g, mean=1.0, std=0.3)
+        s[p + "ln1.bias"] = rand(d, generator=g, mean=0.1, std=0.3)
+        s.update(attn_state(d, g, F64, prefix=p + "attn."))
+        s[p + "ln2.weight"] = rand(d, generator=g, mean=0.9, std=0.3)
+        s[p + "ln2.bias"] = rand(d, generator=g, mean=-0.1, std=0.3)
+        s[p + "mlp.0.weight"] = rand(4 * d, d, generator=g, std=1.2 / math.sqrt(d))
+        s[p + "mlp.0.bias"] = rand(4 * d, generator=g, mean=0.1, std=0.3)
+        s[p + "mlp.2.weight"] = rand(d, 4 * d, generator=g, std=1.0 / math.sqrt(4 * d))
+        s[p + "mlp.2.bias"] = rand(d, generator=g, mean=0.05, std=0.3)
+    s["ln_f.weight"] = rand(d, generator=g, mean=1.1, std=0.3)
+    s["ln_f.bias"] = rand(d, generator=g, mean=-0.2, std=0.3)
+    s["head.weight"] = emb
+    return {k: t.to(dtype) for k, t in s.items()}
+
+
+def _sub(state, prefix):
+    return {k[len(prefix) :]: t for k, t in state.items() if k.startswith(prefix)}
+
+
+def ref_gpt(s, idx, n_heads, cache=None, pos=True, final_norm=True, pre_ln=True, act="gelu", offset=True):
+    """The GPT forward in float64 -> (logits, [(k, v) per block]). Defaults: the contract."""
+    d = s["tok_emb.weight"].shape[1]
+    n_layers = len({k.split(".")[1] for k in s if k.startswith("blocks.")})
+    t = idx.shape[1]
+    t_past = cache[0][0].shape[2] if cache is not None else 0
+    start = t_past if offset else 0
+    x = s["tok_emb.weight"].to(F64)[idx]  # (B, T) -> (B, T, d)
+    if pos:
+        x = x + s["pos_emb.weight"].to(F64)[start : start + t]  # + (T, d), positions T_past..T_past+T-1
+
+    def ln(z, w, b_):
+        return F.layer_norm(z, (d,), w.to(F64), b_.to(F64), 1e-5)
+
+    activation = {"gelu": F.gelu, "relu": F.relu}[act]
+    new_cache = []
+    for i in range(n_layers):
+        p = _sub(s, f"blocks.{i}.")
+        past = cache[i] if cache is not None else None
+
+        def attn(z, p=p, past=past):
+            y, kv = ref_attention(_sub(p, "attn."), z, n_heads, past, offset=offset)
+            new_cache.append(kv)
+            return y
+
+        def mlp(z, p=p):
+            a = activation(F.linear(z, p["mlp.0.weight"].to(F64), p["mlp.0.bias"].to(F64)))
+            return F.linear(a, p["mlp.2.weight"].to(F64), p["mlp.2.bias"].to(F64))
+
+        if pre_ln:
+            x = x + attn(ln(x, p["ln1.weight"], p["ln1.bias"]))
+            x = x + mlp(ln(x, p["ln2.weight"], p["ln2.bias"]))
+        else:
+            x = ln(x + attn(x), p["ln1.weight"], p["ln1.bias"])
+            x = ln(x + mlp(x), p["ln2.weight"], p["ln2.bias"])
+    if final_norm:
+        x = ln(x, s["ln_f.weight"], s["ln_f.bias"])
+    return x @ s["head.weight"].to(F64).T, new_cache  # (B, T, d) x (d, V) -> (B, T, V)
+
+
+def _gpt_specs(hidden):
+    # (B, T, vocab, d_model, n_heads, n_layers, max_len, dtype, T_past, T_new)
+    if not hidden:
+        return [
+            (2, 6, 11, 12, 3, 2, 9, torch.float32, 0, 0),
+            (3, 5, 7, 8, 2, 1, 7, torch.float64, 0, 0),
+            (2, 8, 11, 12, 3, 2, 10, torch.float64, 7, 1),
+        ]
+    return [
+        (4, 9, 13, 16, 4, 2, 12, torch.float64, 0, 0),
+        (2, 10, 10, 20, 5, 3, 16, torch.float32, 6, 4),
+        (3, 12, 9, 16, 2, 2, 12, torch.float32, 11, 1),
+    ]
+
+
+def _gpt_cases(hidden):
+    cases = []
+    for i, (b, t, v, d, h, n, max_len, dt, t_past, t_new) in enumerate(_gpt_specs(hidden)):
+        g = gen(7300 + 41 * i + 5 * d + (900 if hidden else 0))
+        s = gpt_state(v, d, n, max_len, g, dt)
+        idx = torch.randint(0, v, (b, t), generator=g)
+        head = f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) ({dt}), "
+        steps = [new("model", "GPT", v, d, h, n, max_len, state=s, dtype=dt)]
+        if t_past == 0:
+            steps += [let("idx", idx), call("full", ref("model"), ref("idx"))]
+            cases.append(
+                Case(
+                    head + f"idx {tuple(idx.shape)}, no cache",
+                    steps,
+                    ["full", "idx"],
+                    facts=dict(s=s, idx=idx, h=h, dt=dt),
+                    size=b * t * d * n,
+                )
+            )
+        else:
+            _, cache = ref_gpt(s, idx[:, :t_past], h)
+            cache = [(k.to(dt), vv.to(dt)) for k, vv in cache]
+            idx_new = idx[:, t_past : t_past + t_new]
+            steps += [let("idx_new", idx_new), let("cache", cache)]
+            steps.append(call("inc", ref("model"), ref("idx_new"), kv_cache=ref("cache")))
+            cases.append(
+                Case(
+                    head + f"idx {tuple(idx_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with "
+                    f"kv_cache = one (k, v) per block for the first T_past={t_past} positions",
+                    steps,
+                    ["inc"],
+                    facts=dict(s=s, idx_new=idx_new, cache=cache, h=h, dt=dt),
+                    size=CACHED + b * t * d * n,
+                )
+            )
+    # the tied weights: load two different matrices; a tied model keeps one of them in both places
+    g = gen(7390 + (900 if hidden else 0))
+    v, d, h, n, max_len = (9, 8, 2, 1, 6) if not hidden else (12, 16, 4, 2, 10)
+    s = gpt_state(v, d, n, max_len, g, torch.float32)
+    s["head.weight"] = rand(v, d, generator=g, mean=-0.2, std=0.7).float()
+    cases.append(
+        Case(
+            f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) loaded with "
+            "different matrices for tok_emb.weight and head.weight",
+            [new("model", "GPT", v, d, h, n, max_len, state=s)],
+            ["model.tok_emb.weight", "model.head.weight"],
+            facts=dict(tie=True, s=s),
+            size=1,
+        )
+    )
+    return cases
+
+
+def _gpt_mistakes(s, idx, h, cache=None):
+    m = [
+        (
+            "the final LayerNorm ln_f is missing: a Pre-LN stack normalizes its residual stream once, "
+            "after the last block, before the output layer",
+            lambda: ref_gpt(s, idx, h, cache, final_norm=False)[0],
+        ),
+        (
+            "the position embeddings are missing: x = tok_emb(idx) + pos_emb(positions)",
+            lambda: ref_gpt(s, idx, h, cache, pos=False)[0],
+        ),
+        (
+            "your blocks are Post-LN: the GPT block is Pre-LN, x = x + attn(ln1(x)); x = x + mlp(ln2(x))",
+            lambda: ref_gpt(s, idx, h, cache, pre_ln=False)[0],
+        ),
+        (
+            "the MLP uses ReLU: GPT's uses GELU, mlp = Linear(d, 4d) -> GELU -> Linear(4d, d)",
+            lambda: ref_gpt(s, idx, h, cache, act="relu")[0],
+        ),
+    ]
+    if cache is not None:
+        m.insert(
+            0,
+            (
+                "with a cache, your positions restart at 0: the new tokens are at positions T_past.."
+                "T_past + T - 1 (T_past = kv_cache[0][0].shape[2]), both for pos_emb and for the causal mask",
+                lambda: ref_gpt(s, idx, h, cache, offset=False)[0],
+            ),
+        )
+        m.insert(
+            1,
+            (
+                "with a cache, the position embeddings restart at 0: the new tokens are at positions T_past.."
+                "T_past + T - 1, with T_past = kv_cache[0][0].shape[2]",
+                lambda: _pos_restart_only(s, idx, h, cache),
+            ),
+        )
+    return m
+
+
+def _pos_restart_only(s, idx, h, cache):
+    """Positions of pos_emb restarted at 0, while the attention itself handles the cache right."""
+    t_past, t = cache[0][0].shape[2], idx.shape[1]
+    shifted = dict(s)
+    pe = s["pos_emb.weight"].clone()
+    pe[t_past : t_past + t] = s["pos_emb.weight"][:t]
+    shifted["pos_emb.weight"] = pe
+    return ref_gpt(shifted, idx, h, cache)[0]
+
+
+def _gpt_judge(case, out):
+    f = case.facts
+    if f.get("tie"):
+        e, w = out["model.tok_emb.weight"], out["model.head.weight"]
+        expect_tensor(e, "model.tok_emb.weight", shape=f["s"]["tok_emb.weight"].shape)
+        expect_tensor(w, "model.head.weight", shape=f["s"]["head.weight"].shape)
+        if not torch.equal(e, w):
+            raise CheckFailure(
+                "the output weight is not tied to the token embedding: after loading two different "
+                "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two separate "
+                "matrices.\n  hint: make them one parameter: self.head.weight = self.tok_emb.weight"
+            )
+        return
+    s, h, dt = f["s"], f["h"], f["dt"]
+    generic = (
+        "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
+        "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head"
+    )
+    if "idx" in f:
+        idx = f["idx"]
+        logits, cache = _pair(out["full"], "GPT(idx)")
+        exp, exp_cache = ref_gpt(s, idx, h)
+        _compare_y(logits, exp, dt, "GPT logits", _gpt_mistakes(s, idx, h), generic)
+        if not isinstance(cache, (list, tuple)) or len(cache) != len(exp_cache):
+            raise CheckFailure(
+                f"GPT's new_cache should be a list with one (k, v) per block.\n  got:      {cache!r:.80}\n"
+                f"  expected: a list of {len(exp_cache)} pairs"
+            )
+        for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
+            _check_cache(c, ek, ev, dt, f"new_cache[{i}] (block {i})")
+        if not torch.equal(out["idx"], idx):
+            raise CheckFailure("GPT modified its input idx in place")
+    else:
+        idx_new, past = f["idx_new"], f["cache"]
+        logits, cache = _pair(out["inc"], "GPT(idx, kv_cache)")
+        exp, exp_cache = ref_gpt(s, idx_new, h, past)
+        _compare_y(
+            logits,
+            exp,
+            dt,
+            "GPT logits with a cache",
+            _gpt_mistakes(s, idx_new, h, past),
+            generic + "; with a cache, give block i its kv_cache[i], and start the positions at T_past",
+        )
+        if not isinstance(cache, (list, tuple)) or len(cache) != len(exp_cache):
+            raise CheckFailure("GPT's new_cache should be a list with one (k, v) per block")
+        for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
+            _check_cache(c, ek, ev, dt, f"new_cache[{i}] (block {i})")
+
+
+# GPT_init: a fresh model predicts the uniform distribution, so its loss is close to ln V
+
+
+def _init_cases(hidden):
+    specs = [(50, 32, 4, 2, 16, 1)] if not hidden else [(97, 48, 4, 2, 24, 2), (300, 64, 8, 1, 32, 3)]
+    cases = []
+    for v, d, h, n, max_len, sd in specs:
+        g = gen(7500 + sd)
+        idx = torch.randint(0, v, (8, max_len), generator=g)
+        targets = torch.randint(0, v, (8, max_len), generator=g)
+        cases.append(
+            Case(
+                f"a fresh GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) "
+                f"(torch.manual_seed({sd})), idx {tuple(idx.shape)}",
+                [
+                    _core.seed(sd),
+                    new("model", "GPT", v, d, h, n, max_len),
+                    let("idx", idx),
+                    call("out", ref("model"), ref("idx")),
+                ],
+                ["out"],
+                facts=dict(v=v, targets=targets),
+                size=v * d,
+            )
+        )
+    return cases
+
+
+INIT_MARGIN = 0.1  # |initial loss - ln V|; measured: 0.01-0.02 with std 0.02, > 3 with N(0, 1) embeddings
+
+
+def _init_judge(case, out):
+    v, targets = case.facts["v"], case.facts["targets"]
+    logits, _ = _pair(out["out"], "GPT(idx)")
+    expect_tensor(logits, "GPT logits", shape=(*targets.shape, v))
+    loss = F.cross_entropy(logits.to(F64).reshape(-1, v), targets.reshape(-1)).item()
+    if not abs(loss - math.log(v)) < INIT_MARGIN:
+        raise CheckFailure(
+            f"a fresh GPT should predict (nearly) the uniform distribution.\n  got:      loss {loss:.3f} on "
+            f"random tokens\n  expected: ln V = ln {v} = {math.log(v):.3f} (within {INIT_MARGIN})\n  hint: "
+            "initialize the weights small, as GPT-2 does: nn.init.normal_(std=0.02) for the embeddings and "
+            "Linear weights, zero biases. nn.Embedding's default N(0, 1), shared with the tied output layer, "
+            "makes the logits about sqrt(d_model) large"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# sample_next: deterministic cases, and frequencies of many seeded draws
+
+N_DRAWS = 20000
+SIGMAS = 6.0  # a frequency within 6 standard deviations of its probability (false alarm < 1e-8)
+
+
+def _sample_specs(hidden):
+    # (name, logits row (V,), temperature, top_k, dtype)
+    base = torch.tensor([1.2, -0.3, 0.5, 2.0, -1.0, 0.9, 0.0, 1.6])
+    specs = [
+        ("greedy", None, 0.0, None, torch.float32),
+        ("top1", None, 1.7, 1, torch.float64),
+        ("dist", base, 0.5, None, torch.float32),
+        ("dist", base, 2.0, None, torch.float64),
+        ("dist", base, 1.0, 3, torch.float32),
+    ]
+    if hidden:
+        base2 = torch.tensor([0.3, 2.2, -0.7, 1.1, 1.9, -2.0, 0.8, 0.2, 1.4, -0.1, 0.6])
+        specs += [
+            ("greedy", None, 0.0, 5, torch.float64),
+            ("dist", base2, 0.7, 4, torch.float64),
+            ("dist", base2, 1.5, None, torch.float32),
+            ("dist", base2 * 2, 1.0, 2, torch.float32),
+        ]
+    return specs
+
+
+def _sample_cases(hidden):
+    cases = []
+    for i, (kind, row, temp, top_k, dt) in enumerate(_sample_specs(hidden)):
+        g = gen(7600 + 17 * i + (900 if hidden else 0))
+        kw = dict(temperature=temp, top_k=top_k)
+        if kind != "dist":
+            logits = rand(5, 13, generator=g, mean=0.5, std=2.0).to(dt)  # (B, V)
+            cases.append(
+                Case(
+                    f"logits {tuple(logits.shape)} {dt}, temperature={temp}, top_k={top_k}",
+                    [
+                        let("logits", logits),
+                        new("g", "torch.Generator"),
+                        call("_", ref("g", "manual_seed"), 5 + i),
+                        call("out", "sample_next", ref("logits"), generator=ref("g"), **kw),
+                        call("out2", "sample_next", ref("logits"), generator=ref("g"), **kw),
+                    ],
+                    ["out", "out2", "logits"],
+                    facts=dict(kind=kind, logits=logits, **kw),
+                    size=logits.numel(),
+                )
+            )
+            continue
+        logits = row.to(dt)[None, :].expand(N_DRAWS, -1).contiguous()  # the same row, N_DRAWS times
+        seed_ = 100 + i + (900 if hidden else 0)
+        cases.append(
+            Case(
+                f"logits ({N_DRAWS}, {row.numel()}) {dt}: {N_DRAWS} copies of the row {[round(x, 2) for x in row.tolist()]}, "
+                f"temperature={temp}, top_k={top_k}, generator seeded {seed_}",
+                [
+                    let("logits", logits),
+                    new("g", "torch.Generator"),
+                    call("_", ref("g", "manual_seed"), seed_),
+                    call("out", "sample_next", ref("logits"), generator=ref("g"), **kw),
+                    call("_", ref("g", "manual_seed"), seed_),
+                    call("again", "sample_next", ref("logits"), generator=ref("g"), **kw),
+                ],
+                ["out", "again"],
+                facts=dict(kind=kind, row=row.to(F64), **kw),
+                size=1000 + row.numel(),
+            )
+        )
+    return cases
+
+
+def sampling_probs(row, temperature, top_k, after_softmax=False, multiply=False, smallest=False, renorm=True):
+    """The distribution sample_next should draw from (float64), or that of a classic mistake."""
+    row = row.to(F64)
+    keep = torch.ones_like(row, dtype=torch.bool)
+    if top_k is not None:
+        keep = torch.zeros_like(keep)
+        keep[row.topk(top_k, largest=not smallest).indices] = True
+    if after_softmax:
+        p = torch.softmax(row, -1)  # p / T, then renormalized by the sampler: T has no effect
+    else:
+        p = torch.softmax(row * temperature if multiply else row / temperature, -1)
+    p = torch.where(keep, p, torch.zeros_like(p))
+    return p / p.sum() if renorm else p
+
+
+def _expect_samples(got, b, what):
+    if isinstance(got, torch.Tensor) and tuple(got.shape) == (b, 1):
+        raise CheckFailure(
+            f"{what} has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: ({b},)\n  hint: "
+            "torch.multinomial(probs, 1) gives (B, 1): take [:, 0] (or .squeeze(-1))"
+        )
+    got = expect_tensor(got, what, shape=(b,))
+    if got.dtype != torch.int64:
+        raise CheckFailure(
+            f"{what} should be token ids.\n  got:      {got.dtype}\n  expected: torch.int64 (a LongTensor)"
+        )
+    return got
+
+
+def _sample_judge(case, out):
+    f = case.facts
+    temp, top_k = f["temperature"], f["top_k"]
+    if f["kind"] != "dist":
+        logits = f["logits"]
+        got = _expect_samples(out["out"], logits.shape[0], "sample_next")
+        exp = logits.argmax(-1)
+        if not torch.equal(got, exp):
+            why = (
+                "temperature 0 means greedy: return logits.argmax(-1) (dividing by 0 is not defined)"
+                if temp == 0
+                else "top_k=1 keeps only the largest logit, so every draw is logits.argmax(-1): set the other "
+                "logits to -inf before the softmax (0 still gives them probability)"
+            )
+            if top_k == 1 and torch.equal(got, logits.argmin(-1)):
+                why = "your top-k keeps the smallest logits: keep the k largest (torch.topk(logits, k))"
+            raise CheckFailure(
+                f"sample_next is not deterministic here.\n  got:      {got.tolist()}\n  "
+                f"expected: {exp.tolist()}\n  hint: {why}"
+            )
+        if not torch.equal(out["out2"], exp):
+            raise CheckFailure("sample_next gave a different answer the second time on a deterministic input")
+        if not torch.equal(out["logits"], logits):
+            raise CheckFailure("sample_next modified its input logits in place")
+        return
+    row = f["row"]
+    v = row.numel()
+    got = _expect_samples(out["out"], N_DRAWS, "sample_next")
+    if got.min() < 0 or got.max() >= v:
+        raise CheckFailure(
+            f"sample_next returned ids outside the vocabulary [0, {v}).\n  got:      min {int(got.min())}, "
+            f"max {int(got.max())}\n  hint: sample one index of the last dim per row (the top-k indices "
+            "must be mapped back to vocabulary ids with gather)"
+        )
+    again = _expect_samples(out["again"], N_DRAWS, "sample_next")
+    if not torch.equal(got, again):
+        raise CheckFailure(
+            "sample_next gave different draws with the same seeded generator: it does not use it.\n  hint: "
+            "pass generator=generator to torch.multinomial (or to torch.rand)"
+        )
+    freq = torch.bincount(got, minlength=v).to(F64) / N_DRAWS
+    exp = sampling_probs(row, temp, top_k)
+
+    def fits(p):
+        sd = torch.sqrt(p * (1 - p) / N_DRAWS)
+        return bool(((freq - p).abs() <= SIGMAS * sd + 1e-12).all())
+
+    if fits(exp):
+        return
+    mistakes = [
+        (
+            "the temperature is applied after the softmax (or not at all): softmax(logits) / T renormalizes "
+            "to softmax(logits). Divide the logits: softmax(logits / T)",
+            sampling_probs(row, temp, top_k, after_softmax=True),
+        ),
+        (
+            "the logits are multiplied by the temperature: divide them, softmax(logits / T) (a high T "
+            "flattens the distribution)",
+            sampling_probs(row, temp, top_k, multiply=True),
+        ),
+    ]
+    if top_k is not None:
+        mistakes += [
+            (
+                "your top-k keeps the k smallest logits: keep the k largest, torch.topk(logits, k)",
+                sampling_probs(row, temp, top_k, smallest=True),
+            ),
+            (
+                "top-k is not applied: only the k largest logits may ever be drawn",
+                sampling_probs(row, temp, None),
+            ),
+        ]
+    hint = next((h for h, p in mistakes if fits(p)), "")
+    if not hint and top_k is not None:
+        kept = exp > 0
+        outside = [i for i in range(v) if not kept[i] and freq[i] > 0]
+        p_raw = sampling_probs(row, temp, top_k, renorm=False)
+        best = int(p_raw.argmax())
+        if outside:
+            hint = (
+                f"tokens outside the top {top_k} were drawn ({outside}): set the other logits to -inf "
+                "before the softmax (setting them to 0 still gives them probability)"
+            )
+        elif abs(freq[best] - p_raw[best]) <= SIGMAS * math.sqrt(p_raw[best] * (1 - p_raw[best]) / N_DRAWS):
+            hint = (
+                "your top-k probabilities are not renormalized: the kept tokens must be drawn with "
+                "p_i / (sum of the kept p), so they sum to 1 (softmax over the k kept logits only)"
+            )
+    raise CheckFailure(
+        f"sample_next draws with the wrong frequencies ({N_DRAWS} draws).\n"
+        f"  got:      {[round(x, 3) for x in freq.tolist()]}\n"
+        f"  expected: {[round(x, 3) for x in exp.tolist()]} (each within {SIGMAS:g} standard deviations)\n"
+        f"  hint: {hint or 'probs = softmax(logits / temperature) over the kept (top-k) logits, then torch.multinomial'}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# generate (with the student's GPT, in float64: greedy decoding has no near-ties to round)
+
+
+def ref_generate(s, idx, n_new, h, use_cache=True, mode="ok"):
+    """Greedy decoding with the float64 reference GPT; `mode` recomputes a classic mistake:
+    "first_position" (samples from logits[:, 0]), "full_with_cache" (feeds the whole sequence again
+    with the cache), "last_token_only" (feeds only the last token, without the cache)."""
+    out, cache = idx.clone(), None
+    for _ in range(n_new):
+        if mode == "last_token_only":
+            logits, _ = ref_gpt(s, out[:, -1:], h)
+        elif mode == "full_with_cache":
+            logits, cache = ref_gpt(s, out, h, cache)
+        elif use_cache:
+            logits, cache = ref_gpt(s, out if cache is None else out[:, -1:], h, cache)
+        else:
+            logits, _ = ref_gpt(s, out, h)
+        nxt = (logits[:, 0] if mode == "first_position" else logits[:, -1]).argmax(-1)  # (B,)
+        out = torch.cat([out, nxt[:, None]], dim=1)
+    return out
+
+
+def _gen_specs(hidden):
+    # (B, T0, max_new, vocab, d_model, n_heads, n_layers, max_len, temperature, top_k, use_cache)
+    if not hidden:
+        return [
+            (2, 4, 1, 11, 12, 3, 1, 8, 0.0, None, True),  # one new token: ids out of the vocabulary show
+            (2, 3, 5, 11, 12, 3, 2, 26, 0.0, None, True),
+            (3, 4, 4, 9, 8, 2, 1, 9, 0.0, None, False),
+            (2, 2, 5, 13, 12, 2, 2, 21, 1.3, 1, True),
+            (3, 3, 6, 10, 8, 2, 1, 34, 1.0, None, True),
+        ]
+    # max_len leaves room for the positions that feeding the whole sequence with the cache would use
+    return [
+        (4, 5, 8, 17, 16, 4, 2, 70, 0.0, None, True),
+        (2, 1, 9, 12, 16, 4, 2, 46, 0.0, None, True),
+        (3, 6, 6, 15, 12, 3, 3, 13, 0.8, 1, False),
+        (4, 2, 10, 20, 16, 2, 2, 66, 0.9, 5, True),
+    ]
+
+
+def _gen_cases(hidden):
+    cases = []
+    for i, (b, t0, n_new, v, d, h, n, max_len, temp, top_k, use_cache) in enumerate(_gen_specs(hidden)):
+        g = gen(7700 + 23 * i + (900 if hidden else 0))
+        s = gpt_state(v, d, n, max_len, g, F64)
+        s = {k: (t * 0.6 if k == "tok_emb.weight" or k == "head.weight" else t) for k, t in s.items()}
+        idx = torch.randint(0, v, (b, t0), generator=g)
+        kw = dict(temperature=temp, top_k=top_k, use_cache=use_cache)
+        sampled = temp > 0 and top_k != 1
+        steps = [new("model", "GPT", v, d, h, n, max_len, state=s, dtype=F64), let("idx", idx)]
+        outputs = ["out", "idx"]
+        if sampled:
+            steps += [
+                new("g", "torch.Generator"),
+                call("_", ref("g", "manual_seed"), 11 + i),
+                call("out", "generate", ref("model"), ref("idx"), n_new, generator=ref("g"), **kw),
+                call("_", ref("g", "manual_seed"), 11 + i),
+                call("again", "generate", ref("model"), ref("idx"), n_new, generator=ref("g"), **kw),
+            ]
+            outputs.append("again")
+        else:
+            steps.append(call("out", "generate", ref("model"), ref("idx"), n_new, **kw))
+        cases.append(
+            Case(
+                f"generate(GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) "
+                f"(float64), idx {tuple(idx.shape)}, max_new_tokens={n_new}, temperature={temp}, top_k={top_k}, "
+                f"use_cache={use_cache}" + (", generator seeded" if sampled else ""),
+                steps,
+                outputs,
+                facts=dict(s=s, idx=idx, n_new=n_new, h=h, v=v, sampled=sampled, use_cache=use_cache),
+                size=b * (t0 + n_new) * d * n,
+            )
+        )
+    return cases
+
+
+def _gen_judge(case, out):
+    f = case.facts
+    s, idx, n_new, h, v = f["s"], f["idx"], f["n_new"], f["h"], f["v"]
+    b, t0 = idx.shape
+    got = expect_tensor(out["out"], "generate's output", shape=(b, t0 + n_new))
+    if got.dtype != torch.int64:
+        raise CheckFailure(
+            f"generate should return token ids.\n  got:      {got.dtype}\n  expected: torch.int64"
+        )
+    if not torch.equal(got[:, :t0], idx):
+        raise CheckFailure(
+            "generate's output should start with the prompt idx, then the new tokens.\n"
+            f"  got:      {got[0].tolist()}\n  expected: {idx[0].tolist()} + {n_new} new tokens"
+        )
+    if not torch.equal(out["idx"], idx):
+        raise CheckFailure("generate modified its input idx in place: build a new tensor with torch.cat")
+    if got.min() < 0 or got.max() >= v:
+        raise CheckFailure(
+            f"generate produced ids outside the vocabulary [0, {v}).\n  got:      {got[0].tolist()}\n  hint: "
+            "you sampled from the logits of every position, (B, T * V) or (B * T, V): take the last "
+            "position's logits, logits[:, -1, :] (B, V)"
+        )
+    if f["sampled"]:
+        if not torch.equal(got, out["again"]):
+            raise CheckFailure(
+                "generate gave different tokens with the same seeded generator: pass generator= on to "
+                "sample_next (and temperature, top_k)"
+            )
+        return
+    exp = ref_generate(s, idx, n_new, h, f["use_cache"])
+    if torch.equal(got, exp):
+        return
+    mistakes = [
+        (
+            "your generate samples from the first position's logits: the next token comes from the last "
+            "position, logits[:, -1, :]",
+            "first_position",
+        ),
+        (
+            "with the cache, feed only the new token: you passed the whole sequence again together with the "
+            "cache, so the cached positions are counted twice",
+            "full_with_cache",
+        ),
+        (
+            "your model sees only the last token: pass the cache back in (kv_cache=cache), or, without the "
+            "cache, the whole sequence so far",
+            "last_token_only",
+        ),
+    ]
+    hint = ""
+    for text, mode in mistakes:
+        try:
+            if torch.equal(got, ref_generate(s, idx, n_new, h, f["use_cache"], mode)):
+                hint = text
+                break
+        except Exception:  # noqa: BLE001 - a mistake the reference cannot even run
+            continue
+    raise CheckFailure(
+        "generate with greedy decoding (temperature 0 or top_k=1) gave other tokens than the reference.\n"
+        f"  got:      {got[0].tolist()}\n  expected: {exp[0].tolist()}\n  hint: "
+        + (
+            hint
+            or "at each step: logits of the last position -> sample_next(..., temperature, top_k, generator) "
+            "-> append; with use_cache, feed only the new token and the cache the model returned"
+        )
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+
+QUESTIONS = {
+    q.name: q
+    for q in [
+        Question("shift_targets", _shift_cases, _shift_judge),
+        Question("CausalSelfAttention", _attn_cases, _attn_judge),
+        Question("GPT", _gpt_cases, _gpt_judge, needs=("CausalSelfAttention",)),
+        Question("GPT_init", _init_cases, _init_judge, needs=("GPT",)),
+        Question("sample_next", _sample_cases, _sample_judge),
+        Question("generate", _gen_cases, _gen_judge, needs=("GPT", "sample_next")),
+    ]
+}
+
+
+def check(name: str, namespace: dict, hidden: bool = False) -> None:
+    """Self-check: `check("CausalSelfAttention", globals())`."""
+    _core.check(QUESTIONS, name, namespace, hidden)

@@ -253,6 +253,8 @@ def _whole_class(state: Path, subs: list, results: dict) -> list:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
+        if not isinstance(data, dict) or "rows" not in data:  # other state (manual.json), not a result
+            continue
         entries[(data["student"], data["lesson"])] = (
             _graded_from_json(data),
             data.get("submission", {}),

@@ -69,7 +69,11 @@ def setup_cell(source: str, topic: str) -> str:
         body = "\n".join(stdlib) + ("\n\n" + rest if rest else "")
     else:
         body = "\n".join(SETUP_IMPORTS) + "\n\n" + body
-    return body + "\n\n" + setup_block(topic)
+    block = setup_block(topic)
+    at = source.find(block)
+    # code the lesson defines after the block (given helpers) stays where it is
+    tail = source[at + len(block) :] if at >= 0 else ""
+    return body + "\n\n" + block + tail
 
 
 def is_setup(cell) -> bool:

@@ -135,7 +135,10 @@ def test_hostile_folder_graded_end_to_end_scores_nothing(tmp_path):
         assert summary[student]["status"] == "ungradable", (student, summary[student])
         (row,) = [r for r in grades if r["student"] == student]
         assert row["status"] == "ungradable" and words in row["message"], row
-    assert summary["honest"]["status"] == "failed" and summary["honest"]["max_points"] == "10"
+    lesson_max = sum(course.questions("01_attention").values()) + sum(
+        course.manual_questions("01_attention").values()
+    )
+    assert summary["honest"]["status"] == "failed" and float(summary["honest"]["max_points"]) == lesson_max
     assert sum(float(r["points"]) for r in grades) == 0, [r for r in grades if float(r["points"])]
     assert len({r["question"] for r in grades if r["student"] == "honest"}) == 6
 

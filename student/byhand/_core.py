@@ -140,10 +140,14 @@ def let(out: str, value: Any) -> dict:
     return {"op": "let", "out": out, "value": encode(value)}
 
 
-def new(out: str, cls: str, *args, state: dict | None = None, dtype=None, **kwargs) -> dict:
+def new(
+    out: str, cls: str, *args, state: dict | None = None, dtype=None, shared_ok: bool = False, **kwargs
+) -> dict:
     """Instantiate `cls` (a graded class name, or a dotted `torch.` path), move it to `dtype`,
-    then load `state` (a dict of tensors)."""
+    then load `state` (a dict of tensors). `shared_ok`: parameters meant to be one object (tied
+    weights) are judged by the case, not reported as a module shared by mistake."""
     return {
+        "shared_ok": shared_ok,
         "op": "new",
         "out": out,
         "cls": cls,
@@ -275,7 +279,7 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
                     if problem is None:
                         with torch.no_grad():
                             obj.load_state_dict(state)
-                        problem = _shared_problem(obj, state)
+                        problem = None if step.get("shared_ok") else _shared_problem(obj, state)
                     if problem is not None:
                         return {
                             "error": "structure",

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import i18n
+
 # ---------------------------------------------------------------------------------------------
 # Failures
 
@@ -313,6 +315,7 @@ class Question:
     needs: tuple = ()  # the graded names it calls
 
 
+@i18n.localized
 def judge_result(question: Question, case: Case, result: dict) -> None:
     """Turn one wire result into a verdict (raises CheckFailure/NotDone/AnswerError)."""
     if "error" in result:
@@ -349,7 +352,7 @@ def check(questions: dict, name: str, namespace: dict, hidden: bool = False, dev
         result = json.loads(json.dumps(run_steps(case.steps, case.outputs, namespace, device)))
         judge_result(question, case, result)
     kind = "cases, hidden ones included," if hidden else "visible cases"
-    print(f"{name}: all {len(cases)} {kind} pass.")
+    print(i18n.localize(f"{name}: all {len(cases)} {kind} pass."))
 
 
 # ---------------------------------------------------------------------------------------------

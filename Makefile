@@ -9,7 +9,7 @@ WORKERS ?=
 SCHEDULER ?=
 DB_URL  ?=
 
-.PHONY: help venv lab release execute examples grade test test-fast lint bench book wheel clean browser
+.PHONY: help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -18,6 +18,9 @@ help:
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
 	@echo "make book                                    the rendered course site (self-learners)"
 	@echo "make release                                 regenerate notebooks/ from solutions/"
+	@echo "make handout                                 build/handout/*.zip: the student notebooks for an LMS"
+	@echo "make exchange                                nbgrader release_assignment of every lesson (exchange)"
+	@echo "make formgrader [OUT=dir]                    nbgrader's formgrader on a grading output folder"
 	@echo "make wheel                                   the student package (byhand) as a wheel in build/wheel/"
 	@echo "make bench                                   grading benchmark table"
 
@@ -38,6 +41,18 @@ lab: $(STAMP)
 release: $(STAMP)
 	$(BIN)/python -m autograder release
 
+handout: $(STAMP)
+	$(BIN)/python -m autograder handout
+
+# nbgrader's exchange: NBGRADER_EXCHANGE=/srv/nbgrader/exchange on a JupyterHub (default build/course/exchange)
+exchange: $(STAMP)
+	$(BIN)/python -m autograder exchange
+
+# formgrader on a graded class: JupyterLab in OUT (Nbgrader menu > Formgrader, or /formgrader)
+formgrader: $(STAMP)
+	@test -f $(OUT)/nbgrader_config.py || { echo "no $(OUT)/nbgrader_config.py: run make grade OUT=$(OUT) first"; exit 2; }
+	cd $(OUT) && $(abspath $(BIN))/jupyter lab --notebook-dir=. $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 execute: $(STAMP)
 	$(BIN)/python -m autograder execute
 
@@ -52,15 +67,32 @@ grade: $(STAMP)
 # nbval re-executes every solution notebook and compares its stored outputs
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
 
-# everything CI checks; fails too when the run changed the working tree (tests write only to temp folders)
+# nbval once more as another machine would run it: the other instruction set (this CPU's AVX2 ->
+# no vectorization; AVX-512 -> AVX2), MKL and oneDNN capped at AVX2, and one thread instead of all
+OTHER_ISA = $$($(BIN)/python -c "import torch; print('default' if torch.backends.cpu.get_cpu_capability() == 'AVX2' else 'avx2')")
+OTHER_CPU = ATEN_CPU_CAPABILITY=$(OTHER_ISA) MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 OMP_NUM_THREADS=1
+NBVAL_OTHER := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=900
+
+nbval-other-cpu: $(STAMP)
+	env $(OTHER_CPU) $(BIN)/python -m pytest -q -p no:cacheprovider $(NBVAL_OTHER) solutions
+
+# everything CI checks; fails too when the run changed the working tree (tests write only to temp folders).
+# The other-CPU nbval pass runs beside the main pass (its log in build/); either failing fails the target.
 test: $(STAMP) browser lint
+	@mkdir -p build
 	@before="$$(git status --porcelain 2>/dev/null)"; \
-	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 $(NBVAL) tests solutions; rc=$$?; \
+	$(MAKE) --no-print-directory nbval-other-cpu > build/nbval-other-cpu.log 2>&1 & other=$$!; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(NBVAL) tests solutions; rc=$$?; \
+	wait $$other; second=$$?; \
+	echo "== nbval of solutions/ under another CPU (make nbval-other-cpu; build/nbval-other-cpu.log) =="; \
+	grep -E "^(FAILED|ERROR)|passed|failed|error" build/nbval-other-cpu.log | tail -n 20; \
 	after="$$(git status --porcelain 2>/dev/null)"; \
 	if [ "$$before" != "$$after" ]; then \
 		echo "make test changed the working tree (a test wrote into the checkout):"; \
 		echo "before:"; echo "$$before"; echo "after:"; echo "$$after"; exit 1; \
-	fi; exit $$rc
+	fi; \
+	if [ $$second -ne 0 ]; then echo "nbval under another CPU failed: build/nbval-other-cpu.log"; exit $$second; fi; \
+	exit $$rc
 
 # the in-process layer: checks, lessons, release, units (no end-to-end grading, nbval, browser, cluster)
 test-fast: $(STAMP) lint

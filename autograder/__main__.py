@@ -2,6 +2,8 @@
 
 grade [SUBMISSIONS] --out DIR     grade a folder or zip (default: the bundled example class)
 release [LESSON ...]              regenerate notebooks/ from solutions/ (nbgrader)
+handout [--out ZIP]               a zip of the student notebooks for an LMS
+exchange [LESSON ...]             nbgrader release_assignment into the exchange (course id set)
 execute [LESSON ...]              re-run solution notebooks in place (stored outputs)
 examples                          regenerate the bundled example class
 wheel [--out DIR]                 the student package (byhand) as a wheel (default build/wheel)
@@ -33,6 +35,8 @@ def _grade(args) -> int:
         notebook_timeout=args.notebook_timeout,
         max_processes=args.max_processes,
         max_file_mb=args.max_file_mb,
+        disk_mb=args.disk_mb,
+        shm_mb=args.shm_mb,
         isolate=not args.no_isolation,
         warm_kernels=not args.cold_kernels,
     )
@@ -139,6 +143,15 @@ def main(argv=None) -> int:
     g.add_argument("--notebook-timeout", type=int, default=sandbox.Limits.notebook_timeout)
     g.add_argument("--max-processes", type=int, default=sandbox.Limits.max_processes)
     g.add_argument("--max-file-mb", type=int, default=sandbox.Limits.max_file_mb)
+    g.add_argument(
+        "--disk-mb",
+        type=int,
+        default=sandbox.Limits.disk_mb,
+        help="what a kernel may write to its home and /tmp together (a private tmpfs)",
+    )
+    g.add_argument(
+        "--shm-mb", type=int, default=sandbox.Limits.shm_mb, help="size of a kernel's private /dev/shm"
+    )
     g.add_argument("--no-isolation", action="store_true", help="no namespaces / separate user (limits only)")
     g.add_argument(
         "--cold-kernels",
@@ -149,6 +162,10 @@ def main(argv=None) -> int:
     g.add_argument("--quiet", action="store_true")
     r = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
     r.add_argument("lessons", nargs="*")
+    h = sub.add_parser("handout", help="a zip of the student notebooks for an LMS")
+    h.add_argument("--out", default=None, help="zip path (default build/handout/<course>-notebooks.zip)")
+    x = sub.add_parser("exchange", help="release lessons into nbgrader's exchange")
+    x.add_argument("lessons", nargs="*")
     e = sub.add_parser("execute", help="execute solution notebooks in place")
     e.add_argument("lessons", nargs="*")
     sub.add_parser("examples", help="regenerate the bundled example class")
@@ -173,6 +190,13 @@ def main(argv=None) -> int:
     if args.cmd == "release":
         for path in course.release(args.lessons or None):
             print(f"wrote {path.relative_to(course.ROOT)}")
+        return 0
+    if args.cmd == "handout":
+        print(f"wrote {course.handout(Path(args.out) if args.out else None)}")
+        return 0
+    if args.cmd == "exchange":
+        for line in course.release_to_exchange(args.lessons or None):
+            print(line)
         return 0
     if args.cmd == "execute":
         from .execute import main as execute_main

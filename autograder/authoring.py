@@ -9,6 +9,11 @@ cell headers:
     # %% [answer] id=sdpa_answer             a student answer cell (### BEGIN/END SOLUTION inside)
     # %% [tests] id=causal_mask points=1     a graded test cell: visible checks, then hidden ones
                                                between ### BEGIN HIDDEN TESTS / ### END HIDDEN TESTS
+    # %% [question] id=why_scale_question     a locked text cell (the written question)
+    # %% [written] id=why_scale points=2     a written answer, graded by hand in formgrader: text with
+                                               the model answer and rubric between
+                                               ### BEGIN SOLUTION / ### END SOLUTION (the student
+                                               version shows YOUR ANSWER HERE)
     # %% [setup]                             a code cell graded answers need (imports, given code)
     # %% [demo]                              a code cell skipped when grading (plots, training)
 
@@ -48,7 +53,7 @@ def parse(text: str) -> nbformat.NotebookNode:
         if kind is None:
             return
         src = "\n".join(body).strip("\n")
-        if kind == "markdown":
+        if kind in ("markdown", "question", "written"):
             cell = nbformat.v4.new_markdown_cell(_strip_markdown(body))
         else:
             cell = nbformat.v4.new_code_cell(src)
@@ -69,6 +74,25 @@ def parse(text: str) -> nbformat.NotebookNode:
                 "points": int(opts["points"]),
                 "schema_version": 3,
                 "solution": False,
+                "task": False,
+            }
+        elif kind == "question":
+            cell.metadata["nbgrader"] = {
+                "grade": False,
+                "grade_id": opts["id"],
+                "locked": True,
+                "schema_version": 3,
+                "solution": False,
+                "task": False,
+            }
+        elif kind == "written":
+            cell.metadata["nbgrader"] = {
+                "grade": True,
+                "grade_id": opts["id"],
+                "locked": False,
+                "points": int(opts["points"]),
+                "schema_version": 3,
+                "solution": True,
                 "task": False,
             }
         elif kind in ("demo", "setup"):

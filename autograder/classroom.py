@@ -8,7 +8,6 @@ import multiprocessing as mp
 import os
 import shutil
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -24,11 +23,13 @@ _slot = None
 _worker_args = None
 
 
-def _init_worker(slots, args):
+def _init_worker(slots, args, grader_pid=None):
     global _slot, _worker_args
     _slot = slots.get()
     _worker_args = args
     sandbox.become_subreaper()
+    if grader_pid:  # a killed grader takes its workers, their zygotes and kernels with it
+        sandbox.exit_when_gone(grader_pid)
     import torch  # noqa: F401  - pay the import once per worker, not per submission
 
     torch.set_num_threads(1)
@@ -99,8 +100,7 @@ def grade_class(
     state.mkdir(exist_ok=True)
     lessons = course.lessons()
     cfg = _course_config(state, config)
-    tmp = Path(tempfile.mkdtemp(prefix="tbb-grade-"))
-    os.chmod(tmp, 0o711)
+    tmp = sandbox.new_grading_dir()  # removed at the end, also after Ctrl-C; a killed run's by the next
     try:
         subs = collect(
             Path(source),
@@ -121,7 +121,10 @@ def grade_class(
             [out, source_dir if source_dir.is_dir() else source_dir.parent, tmp / "unzipped"]
         )
         db_url = db_url or gradebook.default_url(out)
-        gradebook.register_lessons(db_url, sorted({s.lesson for s in subs if s.lesson}))
+        graded_lessons = sorted({s.lesson for s in subs if s.lesson})
+        gradebook.register_lessons(db_url, graded_lessons)
+        course.layout(out, graded_lessons, db_url)  # OUT is also formgrader's course root
+        _install_feedback_assets(out)
         results: dict = {}
         todo = []
         for sub in subs:
@@ -141,9 +144,13 @@ def grade_class(
 
         gb = gradebook.open_gradebook(db_url)
 
+        fresh = set()
+
         def finish(sub, fp, saved, g):
             results[sub.key] = g
-            gradebook.record(gb, [g])
+            fresh.add((g.student, g.lesson))
+            stamp = nbgrader_folders(out, sub, g)
+            gradebook.record(gb, [g], {(g.student, g.lesson): stamp} if stamp else None)
             _write_feedback(out, g)
             if not any(r.message.startswith("grader fault") for r in g.rows):  # faults are retried next run
                 saved.write_text(
@@ -165,11 +172,14 @@ def grade_class(
                 finish(sub, fp, saved, grade_one(sub, limits, tmp, 0, hide))
         else:
             ctx = mp.get_context("forkserver")
-            slots = ctx.Manager().Queue()
+            slots = ctx.Queue()  # no Manager: its server process would outlive a killed grader
             for i in range(workers):
                 slots.put(i)
             with ProcessPoolExecutor(
-                workers, mp_context=ctx, initializer=_init_worker, initargs=(slots, (limits, str(tmp), hide))
+                workers,
+                mp_context=ctx,
+                initializer=_init_worker,
+                initargs=(slots, (limits, str(tmp), hide), os.getpid()),
             ) as pool:
                 futures = {pool.submit(_work, sub): (sub, fp, saved) for sub, fp, saved in runnable}
                 for fut in as_completed(futures):
@@ -196,15 +206,16 @@ def grade_class(
         gb.close()
         graded = [results[s.key] for s in subs]
         whole = _whole_class(state, subs, results)
-        export(out, [g for g, _ in whole], [m for _, m in whole], cfg)
+        everyone = apply_manual_grades(out, [g for g, _ in whole], db_url, fresh)
+        export(out, everyone, [m for _, m in whole], cfg)
         return {
-            "graded": [g for g, _ in whole],
+            "graded": everyone,
             "this_run": graded,
             "seconds": time.monotonic() - t0,
             "db_url": db_url,
         }
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        sandbox.remove_grading_dir(tmp)
 
 
 def _nothing_to_grade(sub: Submission) -> Graded:
@@ -286,22 +297,126 @@ def _graded_from_json(d: dict) -> Graded:
     )
 
 
+def _feedback_page(out: Path, g: Graded) -> Path:
+    return out / "feedback" / _safe(g.student) / f"{g.lesson}.html"
+
+
 def _write_feedback(out: Path, g: Graded) -> None:
     if not g.lesson:
         return
-    folder = out / "feedback" / _safe(g.student)
-    folder.mkdir(parents=True, exist_ok=True)
+    page = _feedback_page(out, g)
+    page.parent.mkdir(parents=True, exist_ok=True)
     html = g.feedback_html
     if not html:
-        from .feedback import summary_html
+        from .feedback import plain_page
         from .submissions import Submission
 
-        html = (
-            "<html><body>"
-            + summary_html(Submission(g.student, g.lesson, None), g.rows, [])
-            + "</body></html>"
-        )
-    (folder / f"{g.lesson}.html").write_text(html, encoding="utf-8")
+        html = plain_page(Submission(g.student, g.lesson, None), g.rows)
+    page.write_text(html, encoding="utf-8")
+
+
+def _install_feedback_assets(out: Path) -> None:
+    from .feedback import install_assets
+
+    install_assets(out / "feedback")
+
+
+# ---------------------------------------------------------------------------------------------
+# nbgrader's course layout and manual grades (formgrader)
+
+
+def _nbgrader_id_ok(student: str) -> bool:
+    """A student id nbgrader can use as a folder name."""
+    return bool(student) and student not in (".", "..") and "/" not in student and "\0" not in student
+
+
+def nbgrader_folders(out: Path, sub, g: Graded) -> str | None:
+    """What formgrader reads for one submission: `submitted/<student>/<lesson>/` (the student's
+    file and timestamp.txt) and `autograded/<student>/<lesson>/` (the executed notebook, hidden
+    tests included, with each written answer's rubric below it; or, for a notebook that could not
+    be graded, the student version with the reason on top). Returns the timestamp text."""
+    import datetime as dt
+
+    import nbformat
+
+    if not g.lesson or sub.path is None or not _nbgrader_id_ok(g.student):
+        return None
+    when = getattr(sub, "submitted_at", None)
+    if not isinstance(when, dt.datetime):
+        when = dt.datetime.fromtimestamp(sub.path.stat().st_mtime, dt.timezone.utc)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    stamp = gradebook.timestamp_text(when)
+    submitted = out / "submitted" / g.student / g.lesson
+    autograded = out / "autograded" / g.student / g.lesson
+    for folder in (submitted, autograded):
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text(stamp + "\n")
+    shutil.copyfile(sub.path, submitted / f"{g.lesson}.ipynb")
+    if g.notebook:
+        nb = nbformat.reads(g.notebook, as_version=4)
+        nb = _with_rubrics(nb, g.lesson)
+    else:
+        nb = nbformat.read(course.NOTEBOOKS / f"{g.lesson}.ipynb", as_version=4)
+        why = "; ".join(r.message for r in g.rows if r.status == "ungradable") or "not graded"
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**This submission could not be graded:** {why}"))
+    nbformat.write(nb, autograded / f"{g.lesson}.ipynb")
+    return stamp
+
+
+def _with_rubrics(nb, lesson: str):
+    """Below each written answer, its model answer and rubric from solutions/ (for the person
+    grading in formgrader; feedback pages are made from the notebook without them)."""
+    import re
+
+    import nbformat
+
+    rubric = {}
+    for cell in course.manual_cells(course.read_solution(lesson)):
+        m = re.search(r"### BEGIN SOLUTION\n?(.*?)### END SOLUTION", cell.source, re.S)
+        rubric[course.nbgrader_meta(cell)["grade_id"]] = (m.group(1) if m else cell.source).strip()
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        gid = course.nbgrader_meta(cell).get("grade_id")
+        if gid in rubric and course.nbgrader_meta(cell).get("solution"):
+            note = nbformat.v4.new_markdown_cell(
+                "> **For the grader (from solutions/, not in the student's notebook)**\n>\n"
+                + "\n".join("> " + line for line in rubric[gid].splitlines())
+            )
+            note["id"] = f"rubric-{gid}"[:64]
+            cells.append(note)
+    nb.cells = cells
+    return nb
+
+
+def apply_manual_grades(out: Path, graded: list, db_url: str, fresh: set) -> list:
+    """Manual grades and comments from the gradebook (entered in formgrader) applied to the
+    results, and the feedback pages they change rewritten (only those: a page graded in this run,
+    or whose manual grades differ from the last run's)."""
+    from .feedback import update_scores
+
+    entered = gradebook.manual(db_url)
+    merged = gradebook.overlay(graded, entered)
+    memo = out / ".state" / "manual.json"
+    before = json.loads(memo.read_text()) if memo.exists() else {}
+    now = json.loads(json.dumps({f"{st}/{le}": v for (st, le), v in entered.items()}, sort_keys=True))
+    for g in merged:
+        key = f"{g.student}/{g.lesson}"
+        if not g.lesson or not (
+            (g.student, g.lesson) in fresh and key in now or before.get(key) != now.get(key)
+        ):
+            continue
+        page = _feedback_page(out, g)
+        if page.exists():
+            text = page.read_text(encoding="utf-8")
+            new = update_scores(text, g.rows)
+            if new != text:
+                page.write_text(new, encoding="utf-8")
+    memo.write_text(json.dumps(now, sort_keys=True))
+    return merged
 
 
 STUDENT_COLUMNS = ["student", "name", "lms", "lms_id"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import byhand as checks
 import nbformat
 from byhand import i18n
-from byhand._core import AnswerError, CheckFailure, NotDone, judge_result, ordered_cases
+from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_cases
 
 from . import course, restore, runner, sandbox
 from .submissions import Submission
@@ -49,6 +49,7 @@ class Graded:
     feedback_html: str = ""
     seconds: float = 0.0
     hints: list = field(default_factory=list)  # (question, hint) for the class report
+    notebook: str = ""  # the executed notebook (JSON), for nbgrader's autograded/ folder
 
 
 # ---------------------------------------------------------------------------------------------
@@ -101,21 +102,20 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
     if not isinstance(probe, list) or len(probe) != len(cases):
         n = len(probe) if isinstance(probe, list) else 0
         return "error", f"the grader got {n} results back for {len(cases)} cases", ""
-    for case, result in zip(cases, probe):
-        if not isinstance(result, dict):
-            return "error", "the grader could not read your function's results", ""
-        try:
-            judge_result(q, case, result)
-        except NotDone as exc:
-            return "failed", str(exc), "not done"
-        except AnswerError as exc:
-            return "error", str(exc), "raised an exception"
-        except CheckFailure as exc:
-            text = str(exc)
-            m = re.search(r"hint: (.*)", text)
-            return "failed", text, (m.group(1) if m else text.splitlines()[0])
-        except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader
-            return "error", f"the grader could not judge your result ({type(exc).__name__}: {exc})", ""
+    if not all(isinstance(result, dict) for result in probe):
+        return "error", "the grader could not read your function's results", ""
+    try:
+        judge_all(q, zip(cases, probe))
+    except NotDone as exc:
+        return "failed", str(exc), "not done"
+    except AnswerError as exc:
+        return "error", str(exc), "raised an exception"
+    except CheckFailure as exc:
+        text = str(exc)
+        m = re.search(r"hint: (.*)", text)
+        return "failed", text, (m.group(1) if m else text.splitlines()[0])
+    except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader
+        return "error", f"the grader could not judge your result ({type(exc).__name__}: {exc})", ""
     return "passed", "", ""
 
 
@@ -123,7 +123,7 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
     """Grade one submission (never raises for a submission's fault)."""
     t0 = time.monotonic()
     maxes = course.questions(sub.lesson)
-    total = sum(maxes.values())
+    total = sum(maxes.values()) + sum(course.manual_questions(sub.lesson).values())
 
     def ungradable(why):
         return Graded(
@@ -213,10 +213,30 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
                 _redact(i18n.localize(message, nb_student.metadata.get("language") or i18n.DEFAULT)),
             )
         )
+    rows += written_rows(sub, result.nb)
     from .feedback import render
 
     html = render(sub, result.nb, rows, notes, source)
-    return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints)
+    return Graded(
+        sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, nbformat.writes(result.nb)
+    )
+
+
+NOT_ANSWERED = "not done yet: write your answer in the cell below the question"
+NEEDS_GRADING = "a written answer: your instructor grades it by hand"
+
+
+def written_rows(sub: Submission, nb) -> list:
+    """One row per written answer: `needs grading` (0 points until a person grades it in
+    formgrader) when answered, `failed` when the cell still holds the stub."""
+    cells = {course.nbgrader_meta(c).get("grade_id"): c for c in course.manual_cells(nb)}
+    rows = []
+    for name, max_points in course.manual_questions(sub.lesson).items():
+        text = cells[name].source.strip() if name in cells else ""
+        answered = text not in ("", course.TEXT_STUB)
+        status, message = ("needs grading", NEEDS_GRADING) if answered else ("failed", NOT_ANSWERED)
+        rows.append(Row(sub.student, sub.lesson, name, 0, max_points, status, message))
+    return rows
 
 
 def _redact(text: str) -> str:
@@ -248,7 +268,13 @@ def summary_rows(graded: list) -> list:
         mx = sum(r.max_points for r in g.rows)
         statuses = {r.status for r in g.rows}
         status = (
-            "ungradable" if "ungradable" in statuses else ("passed" if statuses == {"passed"} else "failed")
+            "ungradable"
+            if "ungradable" in statuses
+            else (
+                "passed"
+                if statuses == {"passed"}
+                else ("needs grading" if "needs grading" in statuses else "failed")
+            )
         )
         out.append(
             {

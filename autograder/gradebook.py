@@ -11,20 +11,47 @@ serialised by a PostgreSQL advisory lock, and each submission is written in its 
 is retried with a fresh session when another grader wins a race on a unique constraint (two graders
 creating the same student or submission) or the connection drops. Scores are keyed by
 (student, lesson, question) and overwritten, never added, so re-grading counts nothing twice.
+
+What nbgrader's formgrader needs, and gets here (measured on nbgrader 0.9.6: it shows only what
+the course root lays out and the gradebook says):
+- lessons registered by nbgrader's own generate_assignment preprocessors (locked cells, cleared
+  solutions, checksums), so every cell has the checksum nbgrader's autograde and validate compare;
+- per submission a timestamp, equal to `submitted/<student>/<lesson>/timestamp.txt` (formgrader
+  calls a submission autograded only when the two agree), the student's file in `submitted/` and
+  the executed notebook in `autograded/` (without it, opening a submission hits nbgrader 0.9.6's
+  404 page, whose template imports a `formgrade_macros.tpl` that nbgrader does not ship: the
+  `TemplateNotFound` HTTP 500);
+- `auto_score` for every autograded cell and `needs_manual_grade` cleared for them, as nbgrader's
+  SaveAutoGrades does (set again where a manual score exists: a re-graded submission is flagged
+  for review); written answers get no auto score (they need grading), unanswered ones 0 and the
+  comment "No response." as nbgrader gives them. Autograded answer cells get the grader's message
+  as their automatic comment.
+- `manual()` reads back what a person entered in formgrader: manual scores, extra credit and
+  comments.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import datetime as dt
 import os
 import random
 import sys
 import time
+import warnings
 
 from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
-from nbgrader.preprocessors import SaveCells
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from nbgrader.preprocessors import (
+    CheckCellMetadata,
+    ClearOutput,
+    ClearSolutions,
+    ComputeChecksums,
+    LockCells,
+    SaveCells,
+)
+from nbgrader.utils import parse_utc
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SAWarning
 
 from . import course
 
@@ -70,6 +97,11 @@ def exclusive(db_url: str):
         engine.dispose()
 
 
+# nbgrader's generate_assignment, up to the point where it saves the cells (same order)
+_REGISTER = (LockCells, ClearSolutions, ClearOutput, CheckCellMetadata, ComputeChecksums, SaveCells)
+NO_RESPONSE = "No response."
+
+
 def register_lessons(db_url: str, lessons: list) -> None:
     with exclusive(db_url):
         with open_gradebook(db_url) as gb:
@@ -79,9 +111,15 @@ def register_lessons(db_url: str, lessons: list) -> None:
             nb = copy.deepcopy(course.read_solution(lesson))
             resources = {"nbgrader": {"notebook": lesson, "assignment": lesson, "db_url": db_url}}
             try:
-                SaveCells().preprocess(nb, resources)
+                for step in _REGISTER:
+                    nb, resources = step().preprocess(nb, resources)
             except RuntimeError:
                 pass  # already registered with submissions attached: the cells are there
+
+
+def timestamp_text(when: dt.datetime) -> str:
+    """A submission time as nbgrader writes timestamp.txt (UTC)."""
+    return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
 
 
 def open_gradebook(db_url: str) -> Gradebook:
@@ -90,20 +128,22 @@ def open_gradebook(db_url: str) -> Gradebook:
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
     if not is_server(db_url):
-        return Gradebook(db_url)
+        return Gradebook(db_url, course.COURSE_ID)
     with exclusive(db_url):  # two graders creating the schema at once would collide
-        return Gradebook(db_url)
+        return Gradebook(db_url, course.COURSE_ID)
 
 
-def record(gb: Gradebook, graded_list: list) -> None:
+def record(gb: Gradebook, graded_list: list, when: dict | None = None) -> None:
     """Write the auto scores of graded submissions (idempotent: re-grading overwrites), one
-    transaction per submission, retried when another grader sharing the database wins a race."""
+    transaction per submission, retried when another grader sharing the database wins a race.
+    `when`: (student, lesson) -> the submission's timestamp text (timestamp.txt)."""
+    when = when or {}
     for g in graded_list:
         if not g.lesson:
             continue
         for attempt in range(RETRIES):
             try:
-                _record_one(gb, g)
+                _record_one(gb, g, when.get((g.student, g.lesson)))
                 break
             except (IntegrityError, OperationalError, InvalidEntry, DBAPIError):
                 _fresh_session(gb)
@@ -112,17 +152,43 @@ def record(gb: Gradebook, graded_list: list) -> None:
                 time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
 
 
-def _record_one(gb: Gradebook, g) -> None:
+# nbgrader's update_or_create_submission builds a SubmittedAssignment (and its notebooks) while the
+# session autoflushes, and SQLAlchemy warns that the half-built objects are not in the session yet;
+# nbgrader adds them right after, so the scores are all there (tests/test_grading.py reads them
+# back). Silenced around that one call, for that one message: an instructor sees no library noise.
+_NOT_IN_SESSION = r"Object of type <Submitted\w+> not in session"
+
+
+def _record_one(gb: Gradebook, g, stamp: str | None = None) -> None:
     gb.update_or_create_student(g.student)
-    gb.update_or_create_submission(g.lesson, g.student)
-    for row in g.rows:
-        if not row.question:
-            continue
-        try:
-            grade = gb.find_grade(row.question, g.lesson, g.lesson, g.student)
-        except MissingEntry:
-            continue
-        grade.auto_score = float(row.points)
+    extra = {"timestamp": parse_utc(stamp)} if stamp else {}
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_NOT_IN_SESSION, category=SAWarning)
+        gb.update_or_create_submission(g.lesson, g.student, **extra)
+    try:
+        notebook = gb.find_submission_notebook(g.lesson, g.lesson, g.student)
+    except MissingEntry:
+        gb.db.commit()
+        return
+    rows = {r.question: r for r in g.rows if r.question}
+    targets = course.comment_targets(g.lesson)
+    for grade in notebook.grades:
+        row = rows.get(grade.name)
+        if row is not None and row.status == "needs grading":
+            grade.auto_score = None  # a written answer: a person decides
+        else:  # an autograded question, an unanswered written one, or an ungradable notebook: 0
+            grade.auto_score = float(row.points) if row is not None else 0.0
+        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+    for comment in notebook.comments:
+        row = rows.get(targets.get(comment.name, ""))
+        if row is None or row.status == "passed":
+            comment.auto_comment = None
+        elif row.status == "failed" and row.question == comment.name and row.message.startswith("not done"):
+            comment.auto_comment = NO_RESPONSE
+        elif row.status != "needs grading":
+            comment.auto_comment = row.message
+        else:
+            comment.auto_comment = None
     gb.db.commit()
 
 
@@ -136,12 +202,77 @@ def _fresh_session(gb: Gradebook) -> None:
 
 
 def scores(db_url: str) -> dict:
-    """(student, lesson, question) -> auto score, read back from the gradebook."""
+    """(student, lesson, question) -> score (nbgrader's: the manual score where a person gave one,
+    else the auto score, 0 when neither), read back from the gradebook."""
     out = {}
     with open_gradebook(db_url) as gb:
         for assignment in gb.assignments:
             for sub in assignment.submissions:
                 for nb in sub.notebooks:
                     for grade in nb.grades:
-                        out[(sub.student.id, assignment.name, grade.name)] = grade.auto_score
+                        out[(sub.student.id, assignment.name, grade.name)] = float(grade.score or 0)
     return out
+
+
+def manual(db_url: str) -> dict:
+    """What people entered in formgrader: (student, lesson) -> {"scores": {question: (manual score,
+    extra credit)}, "comments": {cell: comment}}. Only submissions with something entered."""
+    from nbgrader.api import Comment, Grade
+
+    out: dict = {}
+    with open_gradebook(db_url) as gb:
+        for grade in gb.db.query(Grade).filter((Grade.manual_score != None) | (Grade.extra_credit != None)):  # noqa: E711
+            key = (grade.student.id, grade.notebook.assignment.name)
+            entry = out.setdefault(key, {"scores": {}, "comments": {}})
+            entry["scores"][grade.name] = (grade.manual_score, grade.extra_credit or 0.0)
+        for comment in gb.db.query(Comment).filter(Comment.manual_comment != None):  # noqa: E711
+            if not (comment.manual_comment or "").strip():
+                continue
+            key = (comment.student.id, comment.notebook.assignment.name)
+            entry = out.setdefault(key, {"scores": {}, "comments": {}})
+            entry["comments"][comment.name] = comment.manual_comment.strip()
+    return out
+
+
+HAND = "graded by hand"
+COMMENT = "your instructor's comment"
+
+
+def overlay(graded: list, entered: dict) -> list:
+    """The graded submissions with what people entered in formgrader applied (`entered` from
+    `manual()`): a manual score replaces the grader's points (plus any extra credit), comments are
+    added to the message of the question they are about. Returns new Graded objects; the grader's
+    own results (saved for resuming) are left as they were."""
+    out = []
+    for g in graded:
+        entry = entered.get((g.student, g.lesson))
+        if not entry or not g.lesson:
+            out.append(g)
+            continue
+        targets = course.comment_targets(g.lesson)
+        notes: dict = {}
+        for cell, text in entry["comments"].items():
+            notes.setdefault(targets.get(cell, cell), []).append(text)
+        rows = []
+        for r in g.rows:
+            r = copy.copy(r)
+            if r.question in entry["scores"]:
+                manual_score, extra = entry["scores"][r.question]
+                points = (r.points if manual_score is None else float(manual_score)) + float(extra)
+                full = points >= r.max_points
+                r.status = (
+                    "passed" if full else ("failed" if r.status in ("passed", "needs grading") else r.status)
+                )
+                lead = (
+                    "" if r.status == "passed" or r.message in ("", NEEDS_GRADING_MSG) else r.message + "\n"
+                )
+                r.message = f"{lead}{HAND}: {points:g} / {r.max_points:g} points"
+                r.points = points
+            for text in notes.get(r.question, []):
+                r.message = (r.message + "\n" if r.message else "") + f"{COMMENT}: {text}"
+            rows.append(r)
+        out.append(type(g)(g.student, g.lesson, rows, g.feedback_html, g.seconds, g.hints, g.notebook))
+    return out
+
+
+NEEDS_GRADING_MSG = "a written answer: your instructor grades it by hand"

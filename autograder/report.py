@@ -1,21 +1,37 @@
 """The instructor's class report: `OUT/report/index.html` with plots, and the same numbers as CSV.
 
-- score distribution per lesson (histogram of each student's points)
-- pass rate per question
-- the most common mistakes the class made, from the hints the checks fired
+- per lesson: how many students submitted, mean, median, how many got full points, and the score
+  distribution (a histogram of whole students);
+- one row per student: points per lesson, each a link to that student's feedback page;
+- pass rate per question;
+- the most common mistakes, from the hints the checks fired: real mistakes first; a failure that
+  only follows from a piece the question uses failing too ("first make Encoder ... pass", or a
+  question whose `needs` failed in the same notebook) is a knock-on, counted apart;
+- the notebooks that could not be graded.
+
+Everything a submission controls (student names, messages) is escaped; the page loads nothing from
+outside and runs no script (a Content-Security-Policy says so to the browser).
 """
 
 from __future__ import annotations
 
 import csv
 import html
+import statistics
+import textwrap
 from collections import Counter, defaultdict
 from pathlib import Path
+from urllib.parse import quote
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from .feedback import CSP  # noqa: E402
+
+KNOCK_ON_PREFIXES = ("first make ",)
 
 
 def _write_csv(path: Path, header: list, rows: list) -> None:
@@ -25,10 +41,34 @@ def _write_csv(path: Path, header: list, rows: list) -> None:
         w.writerows(rows)
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _needs(lesson: str, question: str) -> tuple:
+    try:
+        import byhand as checks
+
+        return tuple(checks.for_lesson(lesson).QUESTIONS[question].needs)
+    except Exception:  # noqa: BLE001 - a lesson without a check module: no known dependencies
+        return ()
+
+
+def is_knock_on(lesson: str, question: str, hint: str, failed: set) -> bool:
+    """A failure that follows from another graded piece failing in the same notebook."""
+    return hint.lower().startswith(KNOCK_ON_PREFIXES) or any(n in failed for n in _needs(lesson, question))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
 def numbers(graded: list) -> dict:
-    scores = defaultdict(list)  # lesson -> [(student, points, max)]
+    scores = defaultdict(list)  # lesson -> [(student, points, max, status)]
     passes = defaultdict(lambda: [0, 0])  # (lesson, question) -> [passed, submitted]
-    mistakes = Counter()  # (lesson, question, hint) -> count
+    mistakes = Counter()  # (lesson, question, hint) -> submissions
+    knock_ons = Counter()
+    pending = Counter()  # lesson -> written answers waiting for a person
     ungradable = []
     for g in graded:
         if not g.lesson:
@@ -36,37 +76,52 @@ def numbers(graded: list) -> dict:
             continue
         if any(r.status == "ungradable" for r in g.rows):
             ungradable.append((g.student, g.lesson, g.rows[0].message))
-        scores[g.lesson].append((g.student, sum(r.points for r in g.rows), sum(r.max_points for r in g.rows)))
+        statuses = {r.status for r in g.rows}
+        status = (
+            "ungradable"
+            if "ungradable" in statuses
+            else "needs grading"
+            if "needs grading" in statuses
+            else "passed"
+            if statuses == {"passed"}
+            else "failed"
+        )
+        scores[g.lesson].append(
+            (g.student, sum(r.points for r in g.rows), sum(r.max_points for r in g.rows), status)
+        )
         for r in g.rows:
             if r.question:
                 passes[(g.lesson, r.question)][1] += 1
                 passes[(g.lesson, r.question)][0] += r.status == "passed"
+                pending[g.lesson] += r.status == "needs grading"
+        failed = {r.question for r in g.rows if r.question and r.status not in ("passed", "needs grading")}
         for question, hint in g.hints:
-            if hint != "not done":  # unanswered is not a mistake: it shows in the pass rates
-                mistakes[(g.lesson, question, hint)] += 1
-    return {"scores": dict(scores), "passes": dict(passes), "mistakes": mistakes, "ungradable": ungradable}
+            if hint == "not done":  # unanswered is not a mistake: it shows in the pass rates
+                continue
+            kind = knock_ons if is_knock_on(g.lesson, question, hint, failed) else mistakes
+            kind[(g.lesson, question, hint)] += 1
+    return {
+        "scores": dict(scores),
+        "passes": dict(passes),
+        "mistakes": mistakes,
+        "knock_ons": knock_ons,
+        "pending": pending,
+        "ungradable": ungradable,
+    }
 
 
-def write_report(out: Path, graded: list) -> Path:
-    folder = Path(out) / "report"
-    folder.mkdir(parents=True, exist_ok=True)
-    n = numbers(graded)
-    lessons = sorted(n["scores"])
-    # CSVs
-    _write_csv(
-        folder / "scores.csv",
-        ["lesson", "student", "points", "max_points"],
-        [[les, s, f"{p:g}", f"{m:g}"] for les in lessons for s, p, m in sorted(n["scores"][les])],
-    )
-    pass_rows = [[les, q, ok, tot, f"{ok / tot:.3f}"] for (les, q), (ok, tot) in sorted(n["passes"].items())]
-    _write_csv(
-        folder / "pass_rates.csv", ["lesson", "question", "passed", "submitted", "pass_rate"], pass_rows
-    )
-    mistake_rows = [
-        [les, q, h, c] for (les, q, h), c in sorted(n["mistakes"].items(), key=lambda kv: (-kv[1], kv[0]))
-    ]
-    _write_csv(folder / "mistakes.csv", ["lesson", "question", "hint", "count"], mistake_rows)
-    # plots
+def lesson_stats(n: dict) -> list:
+    """[lesson, submitted, mean, median, max points, full points] per lesson."""
+    out = []
+    for lesson in sorted(n["scores"]):
+        pts = [p for _, p, _, _ in n["scores"][lesson]]
+        mx = max(m for _, _, m, _ in n["scores"][lesson])
+        full = sum(1 for _, p, m, _ in n["scores"][lesson] if m and p >= m)
+        out.append([lesson, len(pts), statistics.mean(pts), statistics.median(pts), mx, full])
+    return out
+
+
+def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: list) -> None:
     if lessons:
         cols = min(3, len(lessons))
         rows_ = (len(lessons) + cols - 1) // cols
@@ -74,21 +129,24 @@ def write_report(out: Path, graded: list) -> Path:
         for ax in axes.flat[len(lessons) :]:
             ax.axis("off")
         for ax, lesson in zip(axes.flat, lessons):
-            pts = [p for _, p, _ in n["scores"][lesson]]
-            mx = max(m for _, _, m in n["scores"][lesson]) or 1
+            pts = [p for _, p, _, _ in n["scores"][lesson]]
+            mx = max(m for _, _, m, _ in n["scores"][lesson]) or 1
             ax.hist(pts, bins=range(0, int(mx) + 2), color="#4c72b0", edgecolor="white", align="left")
             ax.set_title(lesson, fontsize=9)
             ax.set_xlabel(f"points (of {mx:g})", fontsize=8)
             ax.set_xlim(-0.5, mx + 0.5)
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # students are counted whole
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         for row in axes:
             row[0].set_ylabel("students")
         fig.suptitle("Score distribution per lesson", fontsize=10)
         fig.tight_layout()
         fig.savefig(folder / "scores.png", dpi=90)
         plt.close(fig)
+    if pass_rows:
         fig, ax = plt.subplots(figsize=(7, 0.28 * len(pass_rows) + 1.0))
-        labels = [f"{les[:2]} {q}" for les, q, *_ in pass_rows]
-        rates = [float(r[4]) for r in pass_rows]
+        labels = [f"{row[0][:2]} {row[1]}" for row in pass_rows]
+        rates = [float(row[4]) for row in pass_rows]
         ax.barh(range(len(rates)), rates, color=["#55a868" if r >= 0.5 else "#c44e52" for r in rates])
         ax.set_yticks(range(len(rates)), labels, fontsize=7)
         ax.invert_yaxis()
@@ -99,54 +157,154 @@ def write_report(out: Path, graded: list) -> Path:
         fig.savefig(folder / "pass_rates.png", dpi=90)
         plt.close(fig)
     top = mistake_rows[:12]
+    stale = folder / "mistakes.png"
     if top:
-        fig, ax = plt.subplots(figsize=(9, 0.35 * len(top) + 1.0))
-        ax.barh(range(len(top)), [r[3] for r in top], color="#dd8452")
-        ax.set_yticks(range(len(top)), [f"{r[1]}: {r[2]}"[:60] for r in top], fontsize=7)
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        labels = ["\n".join(textwrap.wrap(f"{row[1]}: {row[2]}", 70)[:3]) for row in top]
+        height = 0.45 * sum(label.count("\n") + 1 for label in labels) + 1.0
+        fig, ax = plt.subplots(figsize=(10, height))
+        ax.barh(range(len(top)), [row[3] for row in top], color="#dd8452")
+        ax.set_yticks(range(len(top)), labels, fontsize=7)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.invert_yaxis()
         ax.set_xlabel("submissions")
-        ax.set_title("Most common mistakes (hints fired)", fontsize=10)
+        ax.set_title("Most common mistakes (knock-on failures not counted)", fontsize=10)
         fig.tight_layout()
-        fig.subplots_adjust(left=0.5)
-        fig.savefig(folder / "mistakes.png", dpi=90)
+        fig.savefig(stale, dpi=90)
         plt.close(fig)
+    elif stale.exists():
+        stale.unlink()
+
+
+def write_report(out: Path, graded: list) -> Path:
+    from .classroom import _safe
+
+    folder = Path(out) / "report"
+    folder.mkdir(parents=True, exist_ok=True)
+    n = numbers(graded)
+    lessons = sorted(n["scores"])
+    students = sorted({s for v in n["scores"].values() for s, *_ in v} | {s for s, _, _ in n["ungradable"]})
+    stats = lesson_stats(n)
+    # CSVs
+    _write_csv(
+        folder / "scores.csv",
+        ["lesson", "student", "points", "max_points", "status"],
+        [[le, s, f"{p:g}", f"{m:g}", st] for le in lessons for s, p, m, st in sorted(n["scores"][le])],
+    )
+    _write_csv(
+        folder / "lessons.csv",
+        ["lesson", "submitted", "mean", "median", "max_points", "full_points"],
+        [[le, k, _fmt(mean), _fmt(med), f"{mx:g}", full] for le, k, mean, med, mx, full in stats],
+    )
+    pass_rows = [[le, q, ok, tot, f"{ok / tot:.3f}"] for (le, q), (ok, tot) in sorted(n["passes"].items())]
+    _write_csv(
+        folder / "pass_rates.csv", ["lesson", "question", "passed", "submitted", "pass_rate"], pass_rows
+    )
+
+    def ranked(counter):
+        return [[le, q, h, c] for (le, q, h), c in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+    mistake_rows, knock_rows = ranked(n["mistakes"]), ranked(n["knock_ons"])
+    _write_csv(
+        folder / "mistakes.csv",
+        ["lesson", "question", "hint", "count", "kind"],
+        [r + ["mistake"] for r in mistake_rows] + [r + ["knock-on"] for r in knock_rows],
+    )
+    _plots(folder, n, lessons, pass_rows, mistake_rows)
+
     # page
     esc = html.escape
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>Class report</title>",
-        "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}"
-        "img{max-width:100%}</style></head><body><h1>Class report</h1>",
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        "<meta name='referrer' content='no-referrer'><title>Class report</title>",
+        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;"
+        "text-align:left;vertical-align:top}th{background:#f3f3f3}td.num{text-align:right}"
+        "td.needs-grading a{color:#9a6700}td.ungradable a{color:#cf222e}img{max-width:100%}"
+        ".muted{color:#57606a}</style></head><body><h1>Class report</h1>",
     ]
     total = sum(len(v) for v in n["scores"].values())
+    waiting = sum(n["pending"].values())
     parts.append(
-        f"<p>{total} graded notebooks, {len({s for v in n['scores'].values() for s, _, _ in v})} "
-        f"students, {len(lessons)} lessons. Numbers: <a href='scores.csv'>scores.csv</a>, "
+        f"<p>{plural(total, 'graded notebook')}, {plural(len(students), 'student')}, "
+        f"{plural(len(lessons), 'lesson')}"
+        + (
+            f"; {plural(waiting, 'written answer')} waiting to be graded by hand (formgrader)"
+            if waiting
+            else ""
+        )
+        + ". Numbers: <a href='lessons.csv'>lessons.csv</a>, <a href='scores.csv'>scores.csv</a>, "
         "<a href='pass_rates.csv'>pass_rates.csv</a>, <a href='mistakes.csv'>mistakes.csv</a>.</p>"
     )
-    for png, title in [
-        ("scores.png", "Score distribution"),
-        ("pass_rates.png", "Pass rate per question"),
-        ("mistakes.png", "Most common mistakes"),
-    ]:
-        if (folder / png).exists():
-            parts.append(f"<h2>{title}</h2><img src='{png}' alt='{title}'>")
     parts.append(
-        "<h2>Hints fired, by count</h2><table><tr><th>lesson</th><th>question</th><th>hint</th>"
-        "<th>submissions</th></tr>"
+        "<h2>Per lesson</h2><table><tr><th>lesson</th><th>students</th><th>mean</th><th>median</th>"
+        "<th>of</th><th>full points</th><th>written answers to grade</th></tr>"
     )
     parts += [
-        f"<tr><td>{esc(les)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td><td>{c}</td></tr>"
-        for les, q, h, c in mistake_rows[:30]
+        f"<tr><td>{esc(le)}</td><td class='num'>{k}</td><td class='num'>{_fmt(mean)}</td>"
+        f"<td class='num'>{_fmt(med)}</td><td class='num'>{mx:g}</td><td class='num'>{full}</td>"
+        f"<td class='num'>{n['pending'][le]}</td></tr>"
+        for le, k, mean, med, mx, full in stats
     ]
     parts.append("</table>")
+    if (folder / "scores.png").exists():
+        parts.append("<h2>Score distribution</h2><img src='scores.png' alt='Score distribution per lesson'>")
+    # one row per student, a link to each feedback page
+    cell = {(s, le): (p, m, st) for le in lessons for s, p, m, st in n["scores"][le]}
+    parts.append(
+        "<h2>Students</h2><p class='muted'>Points per lesson; each links to the student's feedback "
+        "page. <i>needs grading</i>: written answers not graded yet.</p><table><tr><th>student</th>"
+        + "".join(f"<th>{esc(le)}</th>" for le in lessons)
+        + "<th>total</th></tr>"
+    )
+    for s in students:
+        row = [f"<tr><td>{esc(s)}</td>"]
+        tp = tm = 0.0
+        for le in lessons:
+            if (s, le) not in cell:
+                row.append("<td class='muted'>-</td>")
+                continue
+            p, m, st = cell[(s, le)]
+            tp, tm = tp + p, tm + m
+            href = esc(f"../feedback/{quote(_safe(s))}/{quote(le)}.html", quote=True)
+            mark = "" if st in ("passed", "failed") else f" <i>{esc(st)}</i>"
+            row.append(
+                f"<td class='num {esc(st.replace(' ', '-'), quote=True)}'><a href=\"{href}\">{p:g} / {m:g}</a>{mark}</td>"
+            )
+        row.append(f"<td class='num'>{tp:g} / {tm:g}</td></tr>")
+        parts.append("".join(row))
+    parts.append("</table>")
+    if (folder / "pass_rates.png").exists():
+        parts.append("<h2>Pass rate per question</h2><img src='pass_rates.png' alt='Pass rate per question'>")
+    parts.append("<h2>Most common mistakes</h2>")
+    if (folder / "mistakes.png").exists():
+        parts.append("<img src='mistakes.png' alt='Most common mistakes'>")
+    parts.append(
+        "<table><tr><th>lesson</th><th>question</th><th>hint</th><th>submissions</th></tr>"
+        + "".join(
+            f"<tr><td>{esc(le)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td><td class='num'>{c}</td></tr>"
+            for le, q, h, c in mistake_rows[:30]
+        )
+        + "</table>"
+    )
+    if knock_rows:
+        parts.append(
+            "<h2>Knock-on failures</h2><p class='muted'>A question that fails because a piece it uses "
+            "fails its own check in the same notebook: fixing that piece usually fixes these.</p>"
+            "<table><tr><th>lesson</th><th>question</th><th>hint</th><th>submissions</th></tr>"
+            + "".join(
+                f"<tr><td>{esc(le)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td>"
+                f"<td class='num'>{c}</td></tr>"
+                for le, q, h, c in knock_rows[:30]
+            )
+            + "</table>"
+        )
     if n["ungradable"]:
         parts.append(
             "<h2>Could not be graded</h2><table><tr><th>student</th><th>lesson</th><th>why</th></tr>"
         )
         parts += [
-            f"<tr><td>{esc(s)}</td><td>{esc(les)}</td><td>{esc(m)}</td></tr>" for s, les, m in n["ungradable"]
+            f"<tr><td>{esc(s)}</td><td>{esc(le)}</td><td>{esc(m)}</td></tr>" for s, le, m in n["ungradable"]
         ]
         parts.append("</table>")
     parts.append("</body></html>")

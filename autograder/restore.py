@@ -15,7 +15,7 @@ import re
 
 import nbformat
 
-from .course import nbgrader_meta, tags
+from .course import TEXT_STUB, nbgrader_meta, tags
 
 
 def _role(cell) -> str:
@@ -51,9 +51,13 @@ def restore(student: nbformat.NotebookNode, source: nbformat.NotebookNode):
         seen.add(gid)
         if _role(src) == "answer":
             cell.metadata["nbgrader"] = copy.deepcopy(src.metadata["nbgrader"])
-            cell.cell_type = "code"
-            cell.setdefault("outputs", [])
-            cell.setdefault("execution_count", None)
+            cell.cell_type = src.cell_type  # a written answer stays text, code stays code
+            if cell.cell_type == "code":
+                cell.setdefault("outputs", [])
+                cell.setdefault("execution_count", None)
+            else:
+                cell.pop("outputs", None)
+                cell.pop("execution_count", None)
         else:
             if _visible(cell.source) != _visible(src.source) and _role(src) == "locked":
                 notes.append(f"the locked cell '{gid}' was changed: the original was restored")
@@ -72,6 +76,8 @@ def restore(student: nbformat.NotebookNode, source: nbformat.NotebookNode):
             restored.outputs, restored.execution_count = [], None
             if _role(src) == "answer":
                 restored.source = "raise NotImplementedError()  # this answer cell was deleted"
+        elif _role(src) == "answer":  # a deleted written answer: never the model answer
+            restored.source = TEXT_STUB
         notes.append(f"the cell '{gid}' was missing: it was put back")
         anchor = _anchor(source.cells[:i], cells)
         cells.insert(anchor, restored)

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 import subprocess
+import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from . import sandbox
+from . import sandbox, zygote
 
 PROBE = """\
 import json as _j
@@ -43,6 +47,31 @@ class RunResult:
     probe_errors: dict = field(default_factory=dict)  # question -> why its probe gave nothing
     probe_error: str = ""
     seconds: float = 0.0
+
+
+class SandboxKernelManager(AsyncKernelManager):
+    """A KernelManager whose kernel starts in the sandbox, over unix sockets: warm (forked by the
+    zygote, through its provisioner) or cold (`python -m autograder.sandbox SPEC -- KERNEL_CMD`)."""
+
+    sandbox_spec: str = ""
+    sandbox_uid: int = -1
+    zygote = None  # a warm kernel factory (autograder/zygote.py), or None for a cold start
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self.zygote is not None and self.provisioner is None:
+            self.kernel_id = self.kernel_id or kw.pop("kernel_id", str(uuid.uuid4()))
+            self.provisioner = zygote.ZygoteProvisioner(
+                kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self
+            )
+            self.provisioner.zygote = self.zygote
+            self.provisioner.sandbox_spec = self.sandbox_spec
+        return await super()._async_pre_start_kernel(**kw)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        cmd = super().format_kernel_cmd(extra_arguments)
+        if self.sandbox_uid >= 0 and os.path.exists(self.connection_file):
+            os.chown(self.connection_file, self.sandbox_uid, self.sandbox_uid)  # ipykernel rewrites it
+        return [sys.executable, "-m", "autograder.sandbox", self.sandbox_spec, "--", *cmd]
 
 
 class Unresponsive(Exception):
@@ -87,7 +116,7 @@ def run(
     stage.mkdir(exist_ok=True)
     stage.chmod(0o700)
     spec = sandbox.write_spec(workdir, uid, limits, hide, stage)
-    km = sandbox.SandboxKernelManager(
+    km = SandboxKernelManager(
         kernel_name="python3",
         transport="ipc",
         ip=str(workdir / "kernel"),
@@ -96,8 +125,6 @@ def run(
     km.sandbox_spec = str(spec)
     km.sandbox_uid = uid
     if limits.warm_kernels:
-        from . import zygote
-
         km.zygote = zygote.get()
     client = NotebookClient(
         nb,
@@ -115,6 +142,7 @@ def run(
     start = time.monotonic()
     try:
         with client.setup_kernel(cwd=str(workdir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+            sandbox.seal(workdir, uid)  # its sockets are bound: from now on it writes to its tmpfs only
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or index in skip:
                     continue

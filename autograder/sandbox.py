@@ -1,20 +1,27 @@
-"""Where student code runs: a kernel process with limits, its own user, its own view of the disk.
+"""Where student code runs: a kernel process with limits, its own user, and a root of its own.
 
-The grader starts each submission's kernel through this module (`python -m autograder.sandbox
-SPEC -- KERNEL_CMD...`), which, before it becomes the kernel:
+The grader starts each submission's kernel through `enter()` (from `python -m autograder.sandbox
+SPEC -- KERNEL_CMD...` for a cold start, or in a process forked by the warm-kernel zygote). As root
+on Linux, before it becomes the kernel, that process:
 
-1. (as root) enters new mount and network namespaces: the network is gone (the kernel talks to the
-   grader over unix sockets, not TCP), and the paths the grader must keep to itself (solutions,
-   hidden tests, the gradebook, the output folder, other students' submissions and work folders)
-   are covered by empty tmpfs mounts; only the submission's own work folder is put back;
-2. sets resource limits: address space (memory), CPU seconds, processes, file size, open files;
-3. (as root) drops to an unprivileged uid of its own (one per worker slot, so one sandbox's fork bomb
-   cannot use up another's process quota, and no sandbox can read another's files);
-4. replaces the environment with a minimal one that does not say it is being graded.
+1. enters new mount, network, PID, IPC and UTS namespaces: no network (the kernel talks to the
+   grader over unix sockets), no view of the host's processes, SysV shared memory and semaphores of
+   its own (gone with the namespace);
+2. builds a root from an allow-list and `pivot_root`s into it: an empty tmpfs holding, read-only,
+   the Python runtime (the interpreter's prefix, the venv, the system libraries the interpreter and
+   torch are linked against) and the student checks package; the folder with its connection file
+   and sockets; and a private tmpfs for its home and `/tmp` (`disk_mb`) and one for `/dev/shm`
+   (`shm_mb`). Nothing else of the host exists in there: no other checkout, no /home, no /srv;
+3. forks a small init (PID 1 of the namespace: it reaps orphans, and when it dies the kernel and
+   everything it started die with it), which forks the kernel (PID 2);
+4. sets resource limits (address space, CPU seconds, processes, file size, open files), drops to an
+   unprivileged uid of its own (one per grading process), and gets a minimal environment that does
+   not say it is being graded.
 
-Without root (a laptop), steps 1 and 3 are skipped with a warning: the limits still hold, but student
-code runs as you and can read your files. For a real course, run the grader as root inside a
-container (see README, "The sandbox").
+Everything the kernel can write lives in memory of its own namespaces (tmpfs, SysV IPC) and is
+released when its last process ends, also when the grader is killed (parent-death signals end the
+chain). Without root (a laptop), steps 1-3 and the uid are skipped with a warning: the limits still
+hold, but student code runs as you and can read your files (see README, "The sandbox").
 """
 
 from __future__ import annotations
@@ -23,19 +30,24 @@ import ctypes
 import importlib.util
 import json
 import os
+import platform
 import resource
 import shutil
+import signal
+import struct
 import sys
 import tempfile
+import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
-
 ROOT = Path(__file__).resolve().parent.parent
-# The student package the kernel imports (the checks and the probe's run_steps): wherever it is
-# installed (editable from student/, or a wheel in site-packages), the kernel must see it.
+# The packages a kernel imports from this course (the checks its test cells and the probe call):
+# found by import, so the sandbox follows them wherever they are installed.
+KERNEL_PACKAGES = ("byhand", "autograder.checks")
+HOME = "/home/student"  # the kernel's home and working folder inside its root
+# The student package's folder (for the workers' code hash in distributed.py)
 BYHAND = Path(importlib.util.find_spec("byhand").origin).resolve().parent
 
 
@@ -50,25 +62,32 @@ class Limits:
     max_processes: int = 256  # processes and threads of the sandbox user (RLIMIT_NPROC)
     max_file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE)
     max_open_files: int = 256  # RLIMIT_NOFILE
-    isolate: bool = True  # namespaces and a separate uid, where the OS allows
+    disk_mb: int = 1024  # everything it writes to its home and /tmp together (a private tmpfs)
+    shm_mb: int = 64  # its /dev/shm (a private tmpfs; Docker's default size)
+    isolate: bool = True  # namespaces, own root and a separate uid, where the OS allows
     base_uid: int = 61000  # sandbox uids are the first free ones from here (one per worker)
     warm_kernels: bool = True  # fork kernels from a pre-imported zygote (autograder/zygote.py)
 
 
 @dataclass
 class Spec:
-    """What the launcher needs: written by the grader, read before the kernel starts."""
+    """What the launcher needs: written by the grader, read (as root) before the kernel starts."""
 
-    workdir: str
+    workdir: str  # host folder of the kernel's connection file and sockets, bound at the same path
     uid: int
-    hide: list = field(default_factory=list)  # paths covered by an empty tmpfs
-    expose: list = field(default_factory=list)  # paths put back (read-only) under hidden ones
-    stage: str = ""  # a root-only empty dir used while re-exposing
+    stage: str = ""  # a root-only empty folder where the new root is built
+    expose: list = field(default_factory=list)  # host paths bound read-only at the same path
+    links: list = field(default_factory=list)  # [path, target]: symlinks of the new root (/lib -> usr/lib)
+    hide: list = field(default_factory=list)  # paths inside exposed ones, covered by an empty tmpfs
     limits: dict = field(default_factory=dict)
 
 
 def can_isolate() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0 and sys.platform.startswith("linux")
+
+
+def isolating(limits: Limits) -> bool:
+    return limits.isolate and can_isolate()
 
 
 _warned = False
@@ -87,8 +106,10 @@ def warn_if_degraded(limits: Limits) -> None:
 
 
 def secret_paths(extra=()) -> list:
-    """What student code must never see: the reference notebooks, the build folder (course,
-    release, gradebook), the example class, the tests, the repo's history, plus `extra`."""
+    """Paths student code must never see even if they lie inside something the sandbox shows (the
+    reference notebooks, the build folder, the example class, the tests, the history, plus `extra`,
+    e.g. the output and submissions folders). The root is an allow-list, so these matter only where
+    an exposed folder (the venv, the checks package) contains one of them."""
     paths = [
         ROOT / "solutions",
         ROOT / "build",
@@ -103,15 +124,137 @@ def secret_paths(extra=()) -> list:
 
 
 # ---------------------------------------------------------------------------------------------
-# The launcher (runs as the kernel's parent, then exec()s the kernel)
+# What the kernel's root holds (computed once per grading process, on the grader's side)
 
-CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
-MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MNT_DETACH = 1, 32, 4096, 16384, 1 << 18, 2
+
+def kernel_packages() -> list:
+    """The folders of the course packages a kernel imports, and the `__init__.py` of their parent
+    packages (so `autograder.checks` is importable without the rest of `autograder/`)."""
+    import importlib
+
+    out = []
+    for name in KERNEL_PACKAGES:
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        out.append(str(Path(mod.__file__).resolve().parent))
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            out.append(str(Path(importlib.import_module(".".join(parts[:i])).__file__).resolve()))
+    if not out:
+        raise RuntimeError(f"none of the kernel's packages {KERNEL_PACKAGES} can be imported")
+    return out
+
+
+def _elf_interpreter(path: str) -> str | None:
+    """The dynamic loader an ELF executable names (PT_INTERP), e.g. /lib64/ld-linux-x86-64.so.2."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit only
+                return None
+            end = "<" if head[5] == 1 else ">"
+            (phoff,) = struct.unpack(end + "Q", head[32:40])
+            phentsize, phnum = struct.unpack(end + "HH", head[54:58])
+            for i in range(phnum):
+                f.seek(phoff + i * phentsize)
+                p_type, _flags, p_offset, _vaddr, _paddr, p_filesz = struct.unpack(end + "IIQQQQ", f.read(40))
+                if p_type == 3:
+                    f.seek(p_offset)
+                    return f.read(p_filesz).rstrip(b"\0").decode()
+    except (OSError, struct.error, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _symlinks_on_the_way(path: str) -> tuple[list, str]:
+    """Every symlink met while resolving `path` (to recreate them in the new root), and the real path."""
+    links, seen = [], 0
+    parts = [p for p in path.split("/") if p]
+    cur = "/"
+    while parts and seen < 40:
+        nxt = os.path.join(cur, parts.pop(0))
+        if os.path.islink(nxt):
+            seen += 1
+            target = os.readlink(nxt)
+            links.append([nxt, target])
+            rest = [p for p in target.split("/") if p]
+            cur = "/" if target.startswith("/") else cur
+            parts = rest + parts
+        else:
+            cur = nxt
+    return links, os.path.normpath(cur)
+
+
+def _loaded_library_dirs() -> set:
+    """Folders of the shared libraries this process has mapped (with torch and numpy imported:
+    what a kernel loads), e.g. /usr/lib/x86_64-linux-gnu for libc and libstdc++."""
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+
+    dirs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].startswith("/") and ".so" in parts[5]:
+                lib = parts[5].strip()
+                if lib.endswith(" (deleted)"):
+                    continue
+                dirs.add(os.path.dirname(os.path.realpath(lib)))
+    return dirs
+
+
+def _minimal(paths) -> list:
+    """`paths` without those inside another one."""
+    out = []
+    for p in sorted(set(paths), key=len):
+        if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in out):
+            out.append(p)
+    return sorted(out)
+
+
+_view: dict = {}
+
+
+def root_view() -> tuple[list, list]:
+    """(expose, links) of a kernel's root: what it needs to run Python, torch and the checks."""
+    if not _view:
+        runtime = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
+        links, real_exe = _symlinks_on_the_way(sys.executable)
+        runtime.add(os.path.dirname(real_exe))
+        interp = _elf_interpreter(real_exe)
+        if interp:
+            more, real_interp = _symlinks_on_the_way(interp)
+            links += more
+            runtime.add(os.path.dirname(real_interp))
+        runtime |= _loaded_library_dirs()
+        runtime |= set(kernel_packages())
+        if os.path.exists("/etc/ld.so.cache"):
+            runtime.add("/etc/ld.so.cache")
+        for name in os.listdir("/"):  # /lib -> usr/lib and the like: what ld.so.cache paths go through
+            if os.path.islink("/" + name):
+                links.append(["/" + name, os.readlink("/" + name)])
+        _view.update(expose=_minimal(runtime), links=[list(x) for x in {tuple(x) for x in links}])
+    return _view["expose"], _view["links"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The launcher (runs as the kernel's parent, then becomes the kernel)
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MNT_DETACH = 32, 4096, 16384, 1 << 18, 2
+PR_SET_PDEATHSIG = 1
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217}
+DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
 def _libc():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+    libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
     return libc
 
 
@@ -121,32 +264,184 @@ def _check(ret, what):
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def _isolate(spec: Spec) -> None:
-    libc = _libc()
-    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
-    _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
-    keep = [spec.workdir] + list(spec.expose)
-    staged = []
-    for i, path in enumerate(keep):  # bind what must stay visible aside first...
-        slot = os.path.join(spec.stage, str(i))
-        os.makedirs(slot, exist_ok=True)
-        _check(libc.mount(path.encode(), slot.encode(), None, MS_BIND | MS_REC, None), f"stage {path}")
-        staged.append((slot, path))
-    hidden = []
-    for path in spec.hide:  # ...cover the secrets with empty tmpfs...
-        if any(path == h or path.startswith(h + "/") for h in hidden):
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """This process gets `sig` when its parent dies (Linux), so no sandbox outlives its grader."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        except (AttributeError, OSError):
+            pass
+
+
+def exit_when_gone(pid: int) -> None:
+    """End this process when process `pid` ends (a pool worker is the child of multiprocessing's
+    forkserver, not of the grader, so a parent-death signal does not reach it); its zygote and
+    kernels follow (closed pipe, parent-death signals)."""
+    import select
+    import threading
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return
+
+    def watch():
+        select.select([fd], [], [])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-when-grader-gone", daemon=True).start()
+
+
+class _Root:
+    """Builds the kernel's root under `new` (a root-only empty folder) and pivots into it."""
+
+    def __init__(self, spec: Spec, limits: Limits):
+        self.spec, self.limits, self.libc = spec, limits, _libc()
+        self.new = spec.stage.rstrip("/")
+
+    def mount(self, src, dst, fstype=None, flags=0, data=None, what=""):
+        _check(
+            self.libc.mount(
+                src.encode() if src else None,
+                dst.encode(),
+                fstype.encode() if fstype else None,
+                flags,
+                data.encode() if data else None,
+            ),
+            f"{what or 'mount'} {dst}",
+        )
+
+    def at(self, path: str) -> str:
+        return self.new + path
+
+    def bind(self, path: str, writable: bool = False):
+        dst = self.at(path)
+        if os.path.isdir(path):
+            os.makedirs(dst, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if not os.path.exists(dst):
+                open(dst, "w").close()
+        self.mount(path, dst, None, MS_BIND | MS_REC, None, "bind")
+        flags = MS_REMOUNT | MS_BIND | MS_NOSUID | (0 if writable else MS_RDONLY)
+        if not os.path.isdir(path) and path.startswith("/dev/"):
+            self.mount(None, dst, None, flags, None, "remount")
+        else:
+            self.mount(None, dst, None, flags | MS_NODEV, None, "remount")
+
+    def tmpfs(self, dst: str, size_mb: float, mode: str, inodes: int):
+        os.makedirs(dst, exist_ok=True)
+        data = f"size={int(size_mb * 1024)}k,nr_inodes={inodes},mode={mode}"
+        self.mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, data, "tmpfs")
+
+    def build(self):
+        spec, limits, uid = self.spec, self.limits, self.spec.uid
+        self.mount(None, "/", None, MS_REC | MS_PRIVATE, None, "make private")
+        self.tmpfs(self.new, 4, "0755", 4096)
+        # home and /tmp: one private tmpfs of disk_mb, staged aside and bound to both places
+        scratch = self.at("/.scratch")
+        self.tmpfs(scratch, limits.disk_mb, "0755", 65536)
+        for sub, mode in (("home", 0o700), ("tmp", 0o1777)):
+            os.mkdir(os.path.join(scratch, sub))
+            os.chmod(os.path.join(scratch, sub), mode)
+        os.chown(os.path.join(scratch, "home"), uid, uid)
+        for sub, dst in (("home", HOME), ("tmp", "/tmp")):
+            os.makedirs(self.at(dst), exist_ok=True)
+            self.mount(os.path.join(scratch, sub), self.at(dst), None, MS_BIND, None, "bind scratch")
+        _check(self.libc.umount2(scratch.encode(), MNT_DETACH), "unstage scratch")
+        os.rmdir(scratch)
+        # /dev: a few character devices, the usual links, and a private /dev/shm
+        os.makedirs(self.at("/dev"), exist_ok=True)
+        for name in DEVICES:
+            if os.path.exists("/dev/" + name):
+                self.bind("/dev/" + name, writable=True)
+        for name, target in (
+            ("fd", "/proc/self/fd"),
+            ("stdin", "/proc/self/fd/0"),
+            ("stdout", "/proc/self/fd/1"),
+            ("stderr", "/proc/self/fd/2"),
+        ):
+            os.symlink(target, self.at("/dev/" + name))
+        self.tmpfs(self.at("/dev/shm"), limits.shm_mb, "1777", 4096)
+        # the runtime, read-only, and the connection folder, writable until the kernel is up
+        for path in spec.expose:
+            if os.path.exists(path):
+                self.bind(path)
+        for path in spec.hide:
+            if os.path.isdir(path) and os.path.isdir(self.at(path)):
+                self.mount(
+                    "tmpfs", self.at(path), "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k", "hide"
+                )
+        self.bind(spec.workdir, writable=True)
+        for path, target in spec.links:
+            if not os.path.lexists(self.at(path)):
+                os.makedirs(os.path.dirname(self.at(path)), exist_ok=True)
+                os.symlink(target, self.at(path))
+        os.makedirs(self.at("/etc"), exist_ok=True)
+        with open(self.at("/etc/passwd"), "w") as f:
+            f.write(f"root:x:0:0:root:/:/nonexistent\nstudent:x:{uid}:{uid}:student:{HOME}:/nonexistent\n")
+        with open(self.at("/etc/group"), "w") as f:
+            f.write(f"root:x:0:\nstudent:x:{uid}:\n")
+        with open(self.at("/etc/hostname"), "w") as f:
+            f.write("sandbox\n")
+        os.makedirs(self.at("/proc"), exist_ok=True)
+        # pivot: the host's tree is detached, the new root becomes read-only
+        os.makedirs(self.at("/.old"), exist_ok=True)
+        os.chdir(self.new)
+        number = SYS_PIVOT_ROOT.get(platform.machine())
+        if number is None:
+            raise OSError(f"pivot_root: unknown syscall number on {platform.machine()}")
+        _check(self.libc.syscall(number, b".", b".old"), "pivot_root")
+        os.chdir("/")
+        _check(self.libc.umount2(b"/.old", MNT_DETACH), "detach the host's root")
+        os.rmdir("/.old")
+        self.mount(
+            None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None, "read-only /"
+        )
+
+
+def _exit_like(status: int) -> None:
+    """End this process the way a child with wait status `status` ended (same code or signal)."""
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [-code])
+        os.kill(os.getpid(), -code)
+        time.sleep(1)
+        os._exit(128 - code)
+    os._exit(code)
+
+
+def _wait(pid: int) -> int:
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:
             continue
-        hidden.append(path)
-        _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", 0, b"size=1m,mode=0755"), f"hide {path}")
-    for i, (slot, path) in enumerate(staged):  # ...and put the kept paths back
-        os.makedirs(path, exist_ok=True)
-        _check(libc.mount(slot.encode(), path.encode(), None, MS_BIND | MS_REC, None), f"expose {path}")
-        if i > 0:
-            _check(
-                libc.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None),
-                f"read-only {path}",
-            )
-        _check(libc.umount2(slot.encode(), MNT_DETACH), "unstage")
+
+
+def _supervise(init_pid: int, status_fd: int) -> None:
+    """Outside the namespace: wait for its init, then end as the kernel ended."""
+    status = _wait(init_pid)
+    data = os.read(status_fd, 8)
+    if len(data) == 8:
+        status = struct.unpack("q", data)[0]
+    _exit_like(status)
+
+
+def _init(kernel_pid: int, status_fd: int) -> None:
+    """PID 1 of the sandbox: reap every orphan; when the kernel ends, report how and end too (and
+    with it, by the kernel's rule for PID namespaces, every process still in the sandbox)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(1)
+        if pid == kernel_pid:
+            os.write(status_fd, struct.pack("q", status))
+            os._exit(0)
 
 
 def _set_limits(limits: Limits) -> None:
@@ -162,37 +457,66 @@ def _set_limits(limits: Limits) -> None:
         resource.setrlimit(res, (value, value))
 
 
-def clean_env(workdir: str) -> dict:
+def clean_env(home: str) -> dict:
     keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
     return {
         **keep,
-        "HOME": workdir,
-        "TMPDIR": workdir,
+        "HOME": home,
+        "TMPDIR": home if home != HOME else "/tmp",
         "PYTHONHASHSEED": "0",
         "MPLBACKEND": "module://matplotlib_inline.backend_inline",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "MPLCONFIGDIR": os.path.join(workdir, ".mpl"),
+        "MPLCONFIGDIR": os.path.join(home, ".mpl"),
     }
 
 
 def enter(spec_path: str) -> dict:
-    """Turn this process into a sandbox (namespaces, work folder, limits, user); returns the
-    environment the kernel must run with."""
+    """Turn this process into a sandboxed kernel process (namespaces, own root, init, limits, user);
+    returns the environment the kernel must run with. As root, this process stays outside as the
+    sandbox's supervisor and only a grandchild returns from here."""
     spec = Spec(**json.loads(Path(spec_path).read_text()))
     limits = Limits(**spec.limits)
-    isolated = limits.isolate and can_isolate()
-    if isolated:
-        _isolate(spec)
-    os.chdir(spec.workdir)
+    if not isolating(limits):
+        os.chdir(spec.workdir)
+        _set_limits(limits)
+        return clean_env(spec.workdir)
+    # the supervisor: outside the namespaces; an interrupt is the kernel's business, not its
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+    libc = _libc()
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    _Root(spec, limits).build()
+    _check(libc.sethostname(b"sandbox", 7), "sethostname")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_end)
+        try:
+            _supervise(pid, read_end)
+        finally:
+            os._exit(70)
+    os.close(read_end)
+    try:  # PID 1 of the new namespace
+        die_with_parent()
+        _check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mount /proc")
+        pid = os.fork()
+        if pid:
+            _init(pid, write_end)
+    finally:
+        if pid:
+            os._exit(70)
+    os.close(write_end)
+    # the kernel (PID 2)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.chdir(HOME)
     _set_limits(limits)
-    if isolated:
-        os.setgroups([])
-        os.setgid(spec.uid)
-        os.setuid(spec.uid)
-    return clean_env(spec.workdir)
+    os.setgroups([])
+    os.setgid(spec.uid)
+    os.setuid(spec.uid)
+    return clean_env(HOME)
 
 
 def launch(spec_path: str, cmd: list) -> None:
@@ -209,12 +533,14 @@ _claimed: dict = {}
 
 def claim_uid(limits: Limits) -> int:
     """A sandbox uid no other grading process on this machine is using (held by a file lock for
-    this process's life), so two graders never kill or read each other's kernels."""
+    this process's life), so two graders never kill or read each other's kernels. Whatever a killed
+    grader left running under that uid is killed first."""
     import fcntl
 
     if "uid" in _claimed:
         return _claimed["uid"]
-    locks = Path(tempfile.gettempdir()) / "tbb-sandbox-uids"
+    # one lock folder per machine (not per TMPDIR): two graders must never share a uid
+    locks = Path("/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()) / "tbb-sandbox-uids"
     locks.mkdir(mode=0o700, exist_ok=True)
     for uid in range(limits.base_uid, limits.base_uid + 4096):
         fd = os.open(locks / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
@@ -224,21 +550,93 @@ def claim_uid(limits: Limits) -> int:
             os.close(fd)
             continue
         _claimed.update(uid=uid, fd=fd)
+        kill_user_processes(uid)
         return uid
     raise RuntimeError("no free sandbox uid")
 
 
 def prepare_workdir(base: Path, slot: int, limits: Limits) -> tuple[Path, int]:
-    """A fresh, empty work folder owned by this process's sandbox user (0700)."""
-    uid = claim_uid(limits) if (can_isolate() and limits.isolate) else -1
+    """A fresh, empty folder for the kernel's connection file and sockets, owned by this process's
+    sandbox user until the kernel is up (then `seal` takes it back)."""
+    isolated = isolating(limits)
+    uid = claim_uid(limits) if isolated else -1
     work = base / f"slot{slot}"
     if work.exists():
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    if can_isolate() and limits.isolate:
+    if isolated:
         os.chown(work, uid, uid)
     os.chmod(work, 0o700)
     return work, uid
+
+
+def seal(workdir: Path, uid: int) -> None:
+    """Once the kernel has bound its sockets, it may no longer write in the host folder that holds
+    them (it writes to its own tmpfs only): the folder and the connection file go back to root."""
+    if uid < 0:
+        return
+    for path in [workdir, *[p for p in workdir.iterdir() if p.is_file() and not p.is_symlink()]]:
+        os.chown(path, 0, 0, follow_symlinks=False)
+    os.chmod(workdir, 0o755)
+
+
+GRADING_PREFIX = "tbb-grade-"
+_run_locks: dict = {}
+
+
+def sweep_stale_grading_dirs(tmp: str | None = None, min_age_s: float = 3600) -> int:
+    """Remove the temporary folders of grading runs that were killed: their lock is free (a folder
+    without a lock, from an older grader, once it is `min_age_s` old). Returns how many went."""
+    import fcntl
+
+    gone = 0
+    for d in Path(tmp or tempfile.gettempdir()).glob(GRADING_PREFIX + "*"):
+        if d.is_symlink() or not d.is_dir():
+            continue
+        lock = d / ".lock"
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            try:
+                if time.time() - d.stat().st_mtime < min_age_s:
+                    continue
+            except FileNotFoundError:
+                continue
+            fd = None
+        except OSError:
+            continue
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: its run is gone
+            shutil.rmtree(d, ignore_errors=True)
+            gone += 1
+        except OSError:
+            pass
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return gone
+
+
+def new_grading_dir() -> Path:
+    """A temporary folder for one grading run (work folders, unzipped uploads), locked for this
+    process's life so that the next run can tell a killed run's folder from a running one."""
+    import fcntl
+
+    sweep_stale_grading_dirs()
+    tmp = Path(tempfile.mkdtemp(prefix=GRADING_PREFIX))
+    os.chmod(tmp, 0o711)
+    fd = os.open(tmp / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _run_locks[str(tmp)] = fd
+    return tmp
+
+
+def remove_grading_dir(tmp: Path) -> None:
+    shutil.rmtree(tmp, ignore_errors=True)
+    fd = _run_locks.pop(str(tmp), None)
+    if fd is not None:
+        os.close(fd)
 
 
 def become_subreaper() -> None:
@@ -263,16 +661,27 @@ def _procs_of(uid: int) -> list:
     return out
 
 
+def _is_sandbox_kernel(pid: int) -> bool:
+    """Is `pid` the kernel of its sandbox, i.e. PID 2 of its own PID namespace?"""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    ids = line.split()[1:]
+                    return len(ids) > 1 and ids[-1] == "2"
+    except OSError:
+        pass
+    return False
+
+
 def kill_user_processes(uid: int, keep: int | None = None) -> None:
     """After a sandbox ends, nothing it started may live on (fork bombs, daemons), and its zombies
-    are reaped. With `keep`, every process of the sandbox but that one (the kernel) is killed."""
+    are reaped. With `keep`, every process of the sandbox but the kernel (`keep`, or PID 2 of its
+    namespace) is killed."""
     if not can_isolate() or uid < 0:
         return
-    import signal
-    import time
-
     for _ in range(3):
-        pids = [p for p in _procs_of(uid) if p != keep]
+        pids = [p for p in _procs_of(uid) if keep is None or (p != keep and not _is_sandbox_kernel(p))]
         if not pids:
             return
         for pid in pids:
@@ -288,52 +697,17 @@ def kill_user_processes(uid: int, keep: int | None = None) -> None:
                 pass
 
 
-class SandboxKernelManager(AsyncKernelManager):
-    """A KernelManager whose kernel is started through the sandbox launcher, over unix sockets."""
-
-    sandbox_spec: str = ""
-    sandbox_uid: int = -1
-    zygote = None  # a warm kernel factory (autograder/zygote.py), or None for a cold start
-
-    def format_kernel_cmd(self, extra_arguments=None):
-        cmd = super().format_kernel_cmd(extra_arguments)
-        if self.sandbox_uid >= 0 and os.path.exists(self.connection_file):
-            os.chown(self.connection_file, self.sandbox_uid, self.sandbox_uid)
-        if self.zygote is not None:
-            from .zygote import ZygoteProvisioner
-
-            self.provisioner.__class__ = ZygoteProvisioner  # launch by fork, not by exec
-            self.provisioner.zygote = self.zygote
-            self.provisioner.sandbox_spec = self.sandbox_spec
-        return [sys.executable, "-m", "autograder.sandbox", self.sandbox_spec, "--", *cmd]
-
-
-def _closed_ancestor(path: Path):
-    """The highest ancestor of `path` that other users cannot enter (e.g. /root), or None."""
-    for parent in reversed(path.parents):
-        if str(parent) != "/" and not (os.stat(parent).st_mode & 0o001):
-            return parent
-    return None
-
-
-def runtime_paths() -> tuple[list, list]:
-    """(hide, expose) so that the interpreter, the venv and the checks package (byhand) are reachable by an
-    unprivileged user even when they live under a closed home folder such as /root."""
-    hide, expose = [], []
-    needed_paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), ROOT / "autograder", BYHAND}
-    for needed in needed_paths:
-        closed = _closed_ancestor(needed)
-        if closed is not None:
-            hide.append(str(closed))
-            expose.append(str(needed))
-    return sorted(set(hide)), sorted(set(expose))
-
-
 def write_spec(workdir: Path, uid: int, limits: Limits, hide: list, stage: Path) -> Path:
-    rt_hide, rt_expose = runtime_paths()
-    hide = sorted(set(hide) | set(rt_hide), key=len)
+    expose, links = root_view() if isolating(limits) else ([], [])
+    hide = [h for h in hide if any(h == e or h.startswith(e.rstrip("/") + "/") for e in expose)]
     spec = Spec(
-        workdir=str(workdir), uid=uid, hide=hide, expose=rt_expose, stage=str(stage), limits=asdict(limits)
+        workdir=str(workdir),
+        uid=uid,
+        stage=str(stage),
+        expose=expose,
+        links=links,
+        hide=sorted(set(hide)),
+        limits=asdict(limits),
     )
     path = workdir.parent / f"{workdir.name}.spec.json"
     path.write_text(json.dumps(spec.__dict__))

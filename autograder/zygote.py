@@ -3,8 +3,12 @@ submission's kernel, instead of every kernel paying ~2 s of imports.
 
 The zygote never runs student code: each fork is a fresh copy of a clean, pre-imported process,
 which then enters the sandbox exactly as a cold-started kernel does (`sandbox.enter`: namespaces,
-limits, its own uid, a clean environment) before it becomes an ipykernel. The grader talks to the
-zygote over its stdin/stdout, one JSON line per request.
+its own root, an init, limits, its own uid, a clean environment) before it becomes an ipykernel.
+The grader talks to the zygote over its stdin/stdout, one JSON line per request; the zygote dies
+when the grading process that started it does (its stdin closes), and its kernels with it (each
+sandbox dies with its parent).
+
+Imports go one way: runner -> zygote -> sandbox (the sandbox knows nothing of how it is started).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import threading
 import time
 
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
+
+from . import sandbox
 
 PRELOAD_ENV = {
     "OMP_NUM_THREADS": "1",
@@ -40,8 +46,6 @@ def _child(spec_path: str, connection_file: str) -> None:
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from . import sandbox
-
     env = sandbox.enter(spec_path)
     os.environ.clear()
     os.environ.update(env)
@@ -65,7 +69,7 @@ def serve() -> None:
     import torch.nn.functional  # noqa: F401
 
     torch.set_num_threads(1)
-    from byhand import _core  # noqa: F401
+    sandbox.kernel_packages()  # the checks package, whichever name it has
 
     statuses: dict = {}
 

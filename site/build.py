@@ -192,8 +192,6 @@ def assemble(src: Path) -> list[str]:
     for lesson in names:
         nb = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
         student = NOTEBOOKS / f"{lesson}.ipynb"
-        if student.exists():
-            write_if_changed(src / "downloads" / f"{lesson}.ipynb", student.read_text(encoding="utf-8"))
         write_if_changed(
             src / "lessons" / f"{lesson}.ipynb",
             nbformat.writes(site_notebook(nb, lesson, student.exists())) + "\n",
@@ -203,12 +201,24 @@ def assemble(src: Path) -> list[str]:
         for stale in (src / folder).glob("*.ipynb"):
             if stale.stem not in names:
                 stale.unlink()
-    add_wheel(src / "downloads")
+    write_downloads(src / "downloads", names)
     write_if_changed(src / "index.md", index_page(entries))
     es5, dest = ensure_mathjax(), src / "_static" / "mathjax"
     if not (dest / "tex-chtml-full.js").exists():
         shutil.copytree(es5, dest, dirs_exist_ok=True)
     return names
+
+
+def write_downloads(downloads: Path, names: list[str]) -> list[Path]:
+    """What the site serves for students: each lesson's student notebook (as notebooks/ has it) and
+    the wheel of the self-checks they import."""
+    written = []
+    for lesson in names:
+        student = NOTEBOOKS / f"{lesson}.ipynb"
+        if student.exists():
+            write_if_changed(downloads / f"{lesson}.ipynb", student.read_text(encoding="utf-8"))
+            written.append(downloads / f"{lesson}.ipynb")
+    return written + [add_wheel(downloads)]
 
 
 def add_wheel(downloads: Path) -> Path:

@@ -9,6 +9,14 @@ attacks it does not name.
 
 import copy
 import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import byhand
@@ -107,6 +115,86 @@ for path in found:
         if "BEGIN SOLUTION" in src:
             exec(src.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", ""), globals())
 '''
+
+TOKEN = secrets.token_hex(4)  # names what the attacks below leave, to look for it afterwards
+DISK_MB, SHM_MB = 96, 16  # the fixture's limits, small so that filling them is quick
+
+WALK_FOR_SOLVED = f'''
+import json, os
+found = []
+def consider(path):
+    try:
+        nb = json.load(open(path))
+        cells = ["".join(c["source"]) for c in nb["cells"] if c.get("cell_type") == "code"]
+    except Exception:
+        return
+    if any("def scaled_dot_product_attention" in c and "YOUR CODE" not in c and "NotImplementedError" not in c
+           for c in cells):
+        found.append(path)
+        for c in cells:
+            if c.lstrip().startswith(("def ", "class ", "import ", "from ")):
+                try:
+                    exec(c, globals())
+                except Exception:
+                    pass
+roots = ["/srv", "/home", "/root", "/work", "/opt", "/mnt", "/var", "/tmp", "/dev/shm", "/"]
+roots += [f"/proc/{{p}}/{{w}}" for p in os.listdir("/proc") if p.isdigit() for w in ("root", "cwd")]
+skip = {{"proc", "sys", ".git", ".venv", "site-packages", "node_modules", "__pycache__", "lib", "usr"}}
+seen = set()
+for top in roots:
+    for dirpath, dirnames, filenames in os.walk(top):
+        if dirpath.count("/") - top.count("/") > 6 or dirpath in seen or len(found) > 2:
+            dirnames[:] = []
+            continue
+        seen.add(dirpath)
+        dirnames[:] = [d for d in dirnames if d not in skip]
+        for f in filenames:
+            if f.endswith(".ipynb") and "{LESSON}" in f:
+                consider(os.path.join(dirpath, f))
+print("FOUND" + json.dumps(found))
+'''
+
+FILL_DISK = f"""
+import ctypes, json, os
+written = {{}}
+chunk = b"x" * (4 * 2**20)
+for where in ["/tmp", "/dev/shm", os.path.expanduser("~"), os.getcwd(), "/var/tmp"]:
+    n = 0
+    for i in range(4 * {DISK_MB} // 32 + 1):  # tries four times its limit
+        try:
+            with open(os.path.join(where, f"tbb-fill-{TOKEN}-{{i}}"), "wb") as f:
+                for _ in range(8):
+                    f.write(chunk)
+                    n += len(chunk)
+        except OSError:
+            break
+    written[where] = written.get(where, 0) + n
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget.restype = ctypes.c_int
+shmid = libc.shmget({int(TOKEN, 16) & 0x7FFFFFFF}, 8 * 2**20, 0o1600)  # IPC_CREAT | 0600, never removed
+print("FILLED" + json.dumps({{"written": written, "shmid": shmid}}))
+"""
+
+LEAVE_A_DAEMON = f"""
+import ctypes, os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        ctypes.CDLL(None).prctl(15, b"tbbd{TOKEN}", 0, 0, 0)  # PR_SET_NAME: findable afterwards
+        time.sleep(600)
+    os._exit(0)
+time.sleep(0.5)
+"""
+
+KILL_WHAT_IT_SEES = """
+import os, signal
+for p in os.listdir("/proc"):
+    if p.isdigit() and int(p) != os.getpid():
+        try:
+            os.kill(int(p), signal.SIGKILL)
+        except OSError:
+            pass
+"""
 
 ATTACKS = {
     # name: (notebook factory, the most it may score, what its honest part earns)
@@ -244,6 +332,20 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     ),
 }
 
+# Attacks on the machine itself: graded only where the sandbox isolates (as root on Linux). Without
+# it they would really fill your disk, kill your processes and find what the fixture planted.
+ISOLATED_ATTACKS = {
+    # a solved copy of the lesson elsewhere on the machine (the fixture plants some): never found
+    "walks_the_filesystem": (lambda: with_cells(BLANK, [WALK_FOR_SOLVED], where="end"), 0),
+    # fills /tmp, /dev/shm, its home, its cwd and /var/tmp, and makes a SysV segment it never removes
+    "fills_the_disk": (lambda: with_cells(OK, [FILL_DISK], where="end"), 10),
+    "leaves_a_daemon": (lambda: with_cells(OK, [LEAVE_A_DAEMON], where="end"), 10),
+    "kills_what_it_sees": (lambda: with_cells(OK, [KILL_WHAT_IT_SEES], where="end"), 10),
+}
+if sandbox.can_isolate():
+    ATTACKS.update(ISOLATED_ATTACKS)
+needs_isolation = pytest.mark.skipif(not sandbox.can_isolate(), reason="isolation needs root on Linux")
+
 # Submissions that wreck their own kernel's messaging may lose more than their dishonest part: they
 # must never gain, and must still get rows with messages.
 DISRUPTIVE = {"fork_many"}
@@ -256,8 +358,39 @@ BROKEN = {
 }
 
 
+def _plant_solved_copies() -> list:
+    """Solved copies of the lesson where a grading machine may hold them: another checkout beside
+    this one, /srv, the grader's home. Removed after the module's tests."""
+    planted = []
+    for parent in (sandbox.ROOT.parent, Path("/srv"), Path.home()):
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="tbb-planted-", dir=parent))
+        except OSError:
+            continue
+        (folder / "last-year" / "alice").mkdir(parents=True)
+        nbformat.write(fill(LESSON, OK), folder / "last-year" / "alice" / f"{LESSON}.ipynb")
+        planted.append(folder)
+    return planted
+
+
+def feedback_text(out, student) -> str:
+    import html as _html
+
+    page = (out / "feedback" / student / f"{LESSON}.html").read_text()
+    return _html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
+    planted = _plant_solved_copies()
+    try:
+        yield _grade_the_catalogue(tmp_path_factory)
+    finally:
+        for folder in planted:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _grade_the_catalogue(tmp_path_factory):
     root = tmp_path_factory.mktemp("adversarial")
     subs = root / "class"
     for name, (factory, _) in ATTACKS.items():
@@ -274,7 +407,9 @@ def graded(tmp_path_factory):
     nbformat.write(fill(LESSON, OK), subs / "renamed" / f"{LESSON} (1).ipynb")
     (subs / "no_notebook").mkdir()
     (subs / "no_notebook" / "notes.txt").write_text("I forgot")
-    limits = sandbox.Limits(cell_timeout=8, notebook_timeout=120, memory_mb=3072)
+    limits = sandbox.Limits(
+        cell_timeout=8, notebook_timeout=120, memory_mb=3072, disk_mb=DISK_MB, shm_mb=SHM_MB
+    )
     out = root / "out"
     result = grade_class(subs, out, workers=2, limits=limits, quiet=True)
     return {(g.student): g for g in result["graded"]}, out
@@ -327,6 +462,64 @@ def test_deaths_and_timeouts_are_explained(graded):
     assert "kernel" in msg and "died" in msg, msg
 
 
+@needs_isolation
+def test_no_solved_copy_elsewhere_on_the_machine_is_found(graded):
+    """Does a submission that walks every folder it can read (and /proc/*/root, /proc/*/cwd) for a
+    solved copy of the lesson find none, though the fixture planted some beside this checkout, in
+    /srv and in the grader's home?"""
+    _, out = graded
+    found = json.loads(re.search(r"FOUND(\[.*?\])", feedback_text(out, "walks_the_filesystem")).group(1))
+    assert found == [], f"got {found}, expected no notebook found outside the sandbox"
+
+
+@needs_isolation
+def test_disk_and_shm_stay_under_their_limits(graded):
+    """Does a submission that writes four times its limit into /tmp, its home and /dev/shm get no
+    more than `disk_mb` and `shm_mb`, and nothing at all into the host's /var/tmp?"""
+    _, out = graded
+    text = feedback_text(out, "fills_the_disk")
+    filled = json.loads(re.search(r"FILLED(\{.*?\})\s*$", text, re.M).group(1))
+    w = filled["written"]
+    disk = sum(v for k, v in w.items() if k != "/dev/shm")
+    assert disk <= DISK_MB * 2**20, f"got {disk / 2**20:.0f} MiB in home and /tmp, expected <= {DISK_MB}"
+    assert w["/dev/shm"] <= SHM_MB * 2**20, f"got {w['/dev/shm'] / 2**20:.0f} MiB, expected <= {SHM_MB}"
+    assert w["/var/tmp"] == 0, f"got {w['/var/tmp']} bytes in /var/tmp, expected none"
+    # and it did try: the limits, not a failure to write, stopped it
+    assert w["/tmp"] >= DISK_MB * 2**20 // 2 and w["/dev/shm"] >= SHM_MB * 2**20 // 2, w
+
+
+def _host_files_with(token: str) -> list:
+    hits = []
+    for top in ("/tmp", "/dev/shm", "/var/tmp"):
+        for dirpath, dirnames, files in os.walk(top):
+            if dirpath.count("/") - top.count("/") >= 3:
+                dirnames[:] = []
+            hits += [os.path.join(dirpath, f) for f in files + dirnames if token in f]
+    return hits
+
+
+def _host_processes_named(name: str) -> list:
+    pids = []
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and open(f"/proc/{p}/comm").read().strip() == name[:15]:
+                pids.append(int(p))
+        except OSError:
+            pass
+    return pids
+
+
+@needs_isolation
+def test_nothing_a_submission_left_remains(graded):
+    """After grading: no file the attacks wrote on the host, no SysV segment, no daemon."""
+    graded  # noqa: B018 - graded first
+    assert _host_files_with(TOKEN) == [], "got files a submission wrote, expected none"
+    with open("/proc/sysvipc/shm") as f:
+        keys = [int(line.split()[0]) for line in f.readlines()[1:]]
+    assert int(TOKEN, 16) & 0x7FFFFFFF not in keys, "got the submission's SysV segment, expected it gone"
+    assert _host_processes_named(f"tbbd{TOKEN}") == [], "got the submission's daemon alive, expected none"
+
+
 @pytest.mark.skipif(not sandbox.can_isolate(), reason="isolation needs root on Linux")
 def test_sandbox_facts(tmp_path):
     """Inside the sandbox: not root, no network, no secrets visible, no grading variables."""
@@ -336,8 +529,14 @@ def test_sandbox_facts(tmp_path):
             f'''
 import os, socket, json
 facts = {{"uid": os.getuid(), "env": sorted(os.environ), "cwd_files": sorted(os.listdir("."))}}
-for path in ["{sandbox.ROOT}/solutions", "{sandbox.ROOT}/build", "{sandbox.ROOT}/tests", "{tmp_path}"]:
-    facts["sees " + path] = os.path.exists(path) and bool(os.listdir(path))
+facts["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+facts["root"] = sorted(os.listdir("/"))
+facts["home"] = sorted(os.listdir("/home"))
+for path in ["{sandbox.ROOT}/solutions", "{sandbox.ROOT}/build", "{sandbox.ROOT}/tests", "{tmp_path}",
+             "{sandbox.ROOT}/autograder/examples", "{sandbox.ROOT}/autograder/grade.py", "/srv",
+             "/etc/shadow", "/root/.ssh", "/var"]:
+    facts["sees " + path] = os.path.exists(path) and (not os.path.isdir(path) or bool(os.listdir(path)))
+facts["beside the checkout"] = sorted(os.listdir("{sandbox.ROOT.parent}"))
 try:
     socket.create_connection(("127.0.0.1", 22), timeout=2); facts["net"] = "connected"
 except OSError as e:
@@ -359,6 +558,10 @@ print("FACTS" + json.dumps(facts))
     text = _html.unescape(re.sub(r"<[^>]+>", "", page))
     facts = json.loads(re.search(r"FACTS(\{.*?\})\s*$", text, re.M).group(1))
     assert facts["uid"] != 0
+    assert facts["pids"] == [1, 2], f"got processes {facts['pids']}, expected only its init and itself"
+    assert facts["home"] == ["student"], facts["home"]
+    assert facts["beside the checkout"] == [sandbox.ROOT.name], facts["beside the checkout"]
+    assert "srv" not in facts["root"] and "var" not in facts["root"], facts["root"]
     assert not any(v for k, v in facts.items() if k.startswith("sees ")), facts
     assert facts["net"] != "connected" and "111" not in facts["net"], facts["net"]  # unreachable, not refused
     assert not any(
@@ -367,3 +570,138 @@ print("FACTS" + json.dumps(facts))
     assert set(facts["cwd_files"]) <= {"kernel.json", ".mpl", ".ipython", ".cache", ".config"} | {
         f for f in facts["cwd_files"] if f.startswith("kernel-")
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# A grader interrupted (Ctrl-C) or killed (SIGKILL) mid-run: what is left, and what the next run cleans.
+# The grader runs in a mount namespace with a /dev/shm of its own, so that what it leaves there is
+# told apart from what the other processes of this machine leave; its TMPDIR is the test's.
+
+WRAPPER = r"""
+import ctypes, json, os, signal, subprocess, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x00020000) or libc.mount(b"none", b"/", None, (1 << 18) | 16384, None):
+    sys.exit("no mount namespace")
+if libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", 0, b"size=64m,mode=1777"):
+    sys.exit("no private /dev/shm")
+how, name, cmd = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is for the grader and its children
+
+
+def grade():
+    return subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def alive():
+    out = []
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and open(f"/proc/{p}/comm").read().strip() == name[:15]:
+                out.append(int(p))
+        except OSError:
+            pass
+    return out
+
+
+p = grade()
+threading.Thread(target=p.stderr.read, daemon=True).start()
+deadline = time.monotonic() + 600
+while not alive() and time.monotonic() < deadline and p.poll() is None:
+    time.sleep(0.2)  # until a kernel is in the middle of a submission
+time.sleep(1)
+report = {"daemons_during": alive()}
+if how == "int":
+    os.killpg(os.getpgrp(), signal.SIGINT)  # what Ctrl-C in a terminal does
+else:
+    os.kill(p.pid, signal.SIGKILL)  # what the out-of-memory killer does
+p.wait(timeout=120)
+deadline = time.monotonic() + 20  # the chain (workers, zygotes, sandboxes) ends within seconds
+while alive() and time.monotonic() < deadline:
+    time.sleep(0.2)
+time.sleep(1)
+report.update(rc=p.returncode, daemons=alive(), shm=sorted(os.listdir("/dev/shm")),
+              tmp=sorted(os.listdir(os.environ["TMPDIR"])))
+if how == "kill":  # the next run
+    q = grade()
+    q.communicate(timeout=900)
+    report.update(next_rc=q.returncode, next_shm=sorted(os.listdir("/dev/shm")),
+                  next_tmp=sorted(os.listdir(os.environ["TMPDIR"])), next_daemons=alive())
+print("REPORT" + json.dumps(report))
+"""
+
+SLOW_AND_MESSY = f"""
+import ctypes, os, time
+for where in ("/tmp", "/dev/shm", os.path.expanduser("~")):
+    open(os.path.join(where, "tbb-slow-{TOKEN}"), "wb").write(b"x" * 2**20)
+if os.fork() == 0:
+    os.setsid()
+    ctypes.CDLL(None).prctl(15, b"tbbk{TOKEN}", 0, 0, 0)
+    time.sleep(600)
+    os._exit(0)
+time.sleep(15)
+"""
+
+
+def _interrupt_a_grader(tmp_path, how: str) -> dict:
+    subs = tmp_path / "class"
+    for student in ("s1", "s2", "s3"):
+        (subs / student).mkdir(parents=True)
+        nbformat.write(with_cells(OK, [SLOW_AND_MESSY], where="end"), subs / student / f"{LESSON}.ipynb")
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    cmd = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(subs),
+        "--out",
+        str(tmp_path / "out"),
+        "--workers",
+        "2",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", WRAPPER, how, f"tbbk{TOKEN}", json.dumps(cmd)],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env={**os.environ, "TMPDIR": str(tmpdir)},
+        cwd=sandbox.ROOT,
+        start_new_session=True,
+    )
+    m = re.search(r"REPORT(\{.*\})", proc.stdout)
+    assert m, f"got no report, expected one:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    return json.loads(m.group(1))
+
+
+@needs_isolation
+def test_ctrl_c_leaves_nothing(tmp_path):
+    """After Ctrl-C mid-run: no temporary folder, no semaphore in /dev/shm, no kernel or anything a
+    kernel started, and nothing a kernel wrote, is left."""
+    r = _interrupt_a_grader(tmp_path, "int")
+    assert r["daemons_during"], "got no submission process while grading, expected one (the test is void)"
+    assert r["daemons"] == [], f"got processes {r['daemons']} alive, expected none"
+    assert r["shm"] == [], f"got {r['shm']} in /dev/shm, expected nothing"
+    assert [t for t in r["tmp"] if t != "tbb-sandbox-uids"] == [], (
+        f"got {r['tmp']} in TMPDIR, expected nothing"
+    )
+    assert _host_files_with(f"tbb-slow-{TOKEN}") == []
+
+
+@needs_isolation
+def test_a_killed_grader_leaves_nothing_the_next_run_does_not_clean(tmp_path):
+    """After SIGKILL of the grader mid-run: its kernels and what they started die with it, what they
+    wrote is gone; its temporary folder is removed by the next run, which grades what was left."""
+    r = _interrupt_a_grader(tmp_path, "kill")
+    assert r["daemons_during"], "got no submission process while grading, expected one (the test is void)"
+    assert r["rc"] == -signal.SIGKILL
+    assert r["daemons"] == [], f"got processes {r['daemons']} alive after the kill, expected none"
+    assert _host_files_with(f"tbb-slow-{TOKEN}") == []
+    assert r["next_rc"] == 0, r
+    assert r["next_daemons"] == [] and r["next_shm"] == [], r
+    assert [t for t in r["next_tmp"] if t != "tbb-sandbox-uids"] == [], (
+        f"got {r['next_tmp']}, expected nothing"
+    )
+    summary = (tmp_path / "out" / "summary.csv").read_text()
+    assert all(f"\n{s},{LESSON},10," in summary for s in ("s1", "s2", "s3")), summary

@@ -15,7 +15,8 @@ from autograder.course import answer_namespace, read_solution, tags
 
 
 def _definitions(lesson: str) -> dict:
-    """The lesson's reference answers plus the functions, classes and constants of its demo cells."""
+    """The lesson's reference answers plus the functions, classes and constants (arithmetic on literals
+    included) of its demo cells."""
     ns = answer_namespace(lesson)
     for cell in read_solution(lesson).cells:
         if cell.cell_type != "code" or "demo" not in tags(cell):
@@ -30,7 +31,9 @@ def _definitions(lesson: str) -> dict:
                 and all(
                     isinstance(n, ast.Constant)
                     for n in ast.walk(node.value)
-                    if not isinstance(n, (ast.Tuple, ast.Load))
+                    if not isinstance(
+                        n, (ast.Tuple, ast.List, ast.BinOp, ast.UnaryOp, ast.operator, ast.Load)
+                    )
                 )
             )
         ]
@@ -56,12 +59,89 @@ def lesson05():
     return _definitions("05_init")
 
 
-def test_toy_stack_leans_opposite_ways(lesson04):
-    """Toy stack (depth 48): Pre-LN last/first < 0.5, Post-LN > 1, Post/Pre > 2.5, seeds 100-119?"""
-    for seed in range(100, 120):
-        g_pre, g_post = lesson04["toy_grads"](seed)
-        r_pre, r_post = (g_pre[-1] / g_pre[0]).item(), (g_post[-1] / g_post[0]).item()
-        assert r_pre < 0.5 and r_post > 1.0 and r_post / r_pre > 2.5, (seed, r_pre, r_post)
+TEST_SEEDS = range(100, 120)
+
+
+@pytest.fixture(scope="module")
+def traced04(lesson04):
+    """The toy stack traced under the three losses on fresh seeds; the notebook's helpers that read
+    the global `traced` see this one."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    lesson04["traced"] = {
+        (loss, pre_ln): [lesson04["traced_grads"](s, pre_ln, loss) for s in TEST_SEEDS]
+        for loss in lesson04["LOSSES"]
+        for pre_ln in (True, False)
+    }
+    torch.set_num_threads(before)
+    return lesson04
+
+
+def test_traced_grads_are_block_grad_norms(traced04):
+    """Does traced_grads under the square loss give exactly the weights' gradients of toy_grads?"""
+    g_pre, g_post = traced04["toy_grads"](TEST_SEEDS[0])
+    assert torch.allclose(traced04["traced"]["square", True][0]["weight"], g_pre)
+    assert torch.allclose(traced04["traced"]["square", False][0]["weight"], g_post)
+
+
+def test_toy_stack_leans_opposite_ways_under_the_square_loss(traced04):
+    """Square loss: Pre-LN last/first < 0.55, Post-LN > 1, Post/Pre > 2 on seeds 100-119?"""
+    pre, post = traced04["last_first"]("square", True), traced04["last_first"]("square", False)
+    assert (pre < 0.55).all() and (post > 1.0).all() and (post / pre > 2.0).all(), (pre, post)
+
+
+def test_every_loss_pre_falls_and_post_leans_more(traced04):
+    """Every loss: Pre-LN last/first < 0.55 and Post/Pre > 1.3; cross-entropy and linear: Post-LN
+    about flat (median in (0.7, 1.3), below 1 on 3 to 17 of 20 seeds)?"""
+    for loss in traced04["LOSSES"]:
+        pre, post = traced04["last_first"](loss, True), traced04["last_first"](loss, False)
+        assert (pre < 0.55).all() and (post / pre > 1.3).all(), (loss, pre, post)
+        if loss != "square":
+            assert 0.7 < post.median() < 1.3 and 3 <= (post < 1).sum() <= 17, (loss, post)
+
+
+def test_gradient_through_the_stream(traced04):
+    """Post-LN: LayerNorm's backward ~ 1/std(z) (ratio in (0.98, 1.03)), (I + W)^T > 1.1, both in
+    (0.97, 1.03), the stream gradient within 3x; Pre-LN: it grows > 3x on the way down?"""
+    geo_mean, post_gains = traced04["geo_mean"], traced04["post_gains"]
+    for loss in traced04["LOSSES"]:
+        for t in traced04["traced"][loss, False]:
+            ln_gain, inv_std, res_gain = post_gains(t)
+            got = (geo_mean(ln_gain) / geo_mean(inv_std), geo_mean(res_gain), geo_mean(ln_gain * res_gain))
+            assert 0.98 < got[0] < 1.03 and got[1] > 1.1 and 0.97 < got[2] < 1.03, (loss, got)
+            assert 1 / 3 < t["stream"][0] / t["stream"][-1] < 3, (loss, t["stream"][[0, -1]])
+        for t in traced04["traced"][loss, True]:
+            assert t["stream"][0] / t["stream"][-1] > 3.0, (loss, t["stream"][[0, -1]])
+
+
+def test_square_loss_lines_up_with_the_top_blocks(traced04):
+    """Post-LN alignment top 8 / bottom 8 blocks: > 1.2 under the square loss, in (0.7, 1.4) otherwise?"""
+    for loss in traced04["LOSSES"]:
+        a = torch.stack([traced04["top_bottom_alignment"](t) for t in traced04["traced"][loss, False]])
+        assert ((a > 1.2) if loss == "square" else ((a > 0.7) & (a < 1.4))).all(), (loss, a)
+
+
+def test_absolute_scales_are_the_losses(traced04):
+    """Square loss: Post max / Pre min < 0.7, Pre/Post gradient entering the stack > 2.5; linear loss:
+    the same gradient enters both, last blocks Post/Pre in (0.5, 1.2)?"""
+    gap, entering, _ = traced04["scale_ratios"]("square")
+    assert (gap < 0.7).all() and (entering > 2.5).all(), (gap, entering)
+    _, entering, top = traced04["scale_ratios"]("linear")
+    assert torch.allclose(entering, torch.ones_like(entering)), entering
+    assert ((top > 0.5) & (top < 1.2)).all(), top
+
+
+@pytest.mark.parametrize(
+    "pre_ln, warmup, learns", [(False, 0, False), (False, 60, True), (True, 0, True), (True, 60, True)]
+)
+def test_warmup_at_lr_1e_2(lesson04, pre_ln, warmup, learns):
+    """Previous-token task, Adam lr 1e-2, seeds 100-102: Post-LN without warm-up stays within 0.1 of
+    ln 16, with 60 warm-up steps it gets below 0.3; Pre-LN gets below 0.3 either way?"""
+    chance = math.log(lesson04["VOCAB_W"])
+    final = torch.stack(
+        [lesson04["train_prev_token"](pre_ln, warmup, s)[-20:].mean() for s in (100, 101, 102)]
+    )
+    assert ((final < 0.3) if learns else ((final - chance).abs() < 0.1)).all(), final
 
 
 def test_encoder_per_layer_and_theorem_1(lesson04):
@@ -105,3 +185,14 @@ def test_gpt2_residual_scaling(lesson05):
         unscaled = final_std(64, False, seed) / final_std(4, False, seed)
         scaled = final_std(64, True, seed) / final_std(4, True, seed)
         assert unscaled > 3.0 and 0.85 < scaled < 1.2, (seed, unscaled, scaled)
+
+
+def test_fan_mixup_shows_only_layer_by_layer(lesson05):
+    """Alternating 512/128 layers, seeds 30-32: Kaiming's std steps within 10% of 1, the fan_out
+    mix-up x2 when narrowing and x1/2 when widening (within 10%), the same final std?"""
+    fan = {m: torch.stack([lesson05["fan_stds"](m, s) for s in (30, 31, 32)]) for m in (False, True)}
+    narrow, widen = lesson05["std_steps"](fan[False])
+    assert ((narrow > 0.9) & (narrow < 1.1) & (widen > 0.9) & (widen < 1.1)).all(), (narrow, widen)
+    narrow, widen = lesson05["std_steps"](fan[True])
+    assert ((narrow > 1.8) & (narrow < 2.2) & (widen > 0.45) & (widen < 0.55)).all(), (narrow, widen)
+    assert torch.allclose(fan[False][:, -1], fan[True][:, -1], rtol=1e-4)

@@ -89,7 +89,8 @@ def test_interrupted_grading_resumes_and_loses_nothing(small_class, tmp_path):
 
 
 def test_progress_is_plain_lines_off_a_terminal(small_class, tmp_path):
-    """Without a terminal, does grading log one plain line per notebook with counts and ETA?"""
+    """Without a terminal, does grading log one plain line per notebook with counts and ETA, and
+    nothing else (no library warnings)?"""
     root, _ = small_class
     proc = subprocess.run(
         [
@@ -112,6 +113,9 @@ def test_progress_is_plain_lines_off_a_terminal(small_class, tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.startswith("graded ")]
     assert len(lines) == 6 and all("eta" in line for line in lines), proc.stderr
     assert "\r" not in proc.stderr
+    # quiet: progress only, no library warning (nbgrader's SQLAlchemy SAWarning was one)
+    noise = [line for line in proc.stderr.splitlines() if not line.startswith("graded ")]
+    assert not noise, "grading printed more than its progress:\n" + "\n".join(noise)
     assert "alice" in proc.stdout and "01_attention" in proc.stdout  # the final table
 
 

@@ -23,6 +23,7 @@ import pytest
 from browser import ROOT, NetworkLog, free_port, kill_tree, require_chromium, screenshot_path
 
 from autograder.examples.answers.a01_attention import ALL_OK
+from autograder.examples.written import written_for
 
 pytest_plugins = ["conftest_browser"]
 
@@ -88,7 +89,10 @@ def lab(tmp_path_factory):
     shutil.copytree(ROOT / "notebooks", notebooks)
     student = json.loads((notebooks / f"{LESSON}.ipynb").read_text(encoding="utf-8"))
     (notebooks / ANSWERED).parent.mkdir()
-    (notebooks / ANSWERED).write_text(json.dumps(with_answers(student, ALL_OK), indent=1), encoding="utf-8")
+    (notebooks / ANSWERED).write_text(
+        json.dumps(with_answers(student, {**ALL_OK, **written_for(LESSON, "alice")}), indent=1),
+        encoding="utf-8",
+    )
     for name, value in LAB_SETTINGS.items():
         path = work / "settings" / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ import pytest
 from byhand._core import CheckFailure, NotDone
 
 from autograder.course import answer_namespace, lessons, questions
-from autograder.examples import answers_for, catalogue, lessons_with_answers
+from autograder.examples import answers_for, catalogue, feedback_problems, lessons_with_answers
 
 LESSONS = lessons()
 WITH_ANSWERS = lessons_with_answers()
@@ -63,7 +63,8 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     module = checks.for_lesson(lesson)
     with pytest.raises(CheckFailure) as info:
         module.check(spec["question"], ns, hidden=True)
-    assert spec["hint"] in str(info.value), f"hint should mention {spec['hint']!r}, got:\n{info.value}"
+    problems = feedback_problems(spec, str(info.value))
+    assert not problems, f"the feedback {'; '.join(problems)}:\n{info.value}"
     documented = DOCUMENTED.get((lesson, mistake))
     assert documented == catalogue.hint_of(str(info.value)), (
         f"docs/mistakes.md shows {documented!r} for this mistake, the check gives "

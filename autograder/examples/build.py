@@ -13,8 +13,9 @@ from pathlib import Path
 
 import nbformat
 
-from ..course import NOTEBOOKS, nbgrader_meta
+from ..course import NOTEBOOKS, manual_questions, nbgrader_meta
 from . import answers_for, lessons_with_answers
+from .written import written_for
 
 HERE = Path(__file__).resolve().parent
 CLASS = HERE / "class"
@@ -51,15 +52,27 @@ def build(dest: Path = CLASS, expected: Path = EXPECTED) -> list:
         for student, cells in mod.STUDENTS.items():
             folder = dest / folder_name(student)
             folder.mkdir(parents=True, exist_ok=True)
-            nbformat.write(fill(lesson, cells), folder / f"{lesson}.ipynb")
+            nbformat.write(
+                fill(lesson, {**cells, **written_for(lesson, folder.name)}), folder / f"{lesson}.ipynb"
+            )
             for question, points in mod.EXPECTED[student].items():
                 rows.append([folder_name(student), lesson, question, points, mod.MAX[question]])
+            for question, max_points in manual_questions(lesson).items():  # 0 until graded by hand
+                rows.append([folder_name(student), lesson, question, 0, int(max_points)])
     # a malformed file: a truncated notebook, as a crashed upload leaves it
     first = lessons_with_answers()[0]
     (dest / MALFORMED).mkdir(parents=True, exist_ok=True)
     text = (NOTEBOOKS / f"{first}.ipynb").read_text()
     (dest / MALFORMED / f"{first}.ipynb").write_text(text[: len(text) // 2])
-    rows.append([MALFORMED, first, "", 0, sum(answers_for(first).MAX.values())])
+    rows.append(
+        [
+            MALFORMED,
+            first,
+            "",
+            0,
+            sum(answers_for(first).MAX.values()) + int(sum(manual_questions(first).values())),
+        ]
+    )
     rows.sort()
     with open(expected, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")

@@ -9,6 +9,7 @@ LESSONS = {
     "04_pre_post_ln": "pre_post_ln",
     "05_init": "init",
     "06_transformer_block": "transformer_block",
+    "08_backward": "backward",
 }
 
 __version__ = "0.1.0"  # byhand: the self-checks of the course; torch and numpy only

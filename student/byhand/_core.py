@@ -15,6 +15,7 @@ answers, never a comparison.
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import math
 import traceback
@@ -170,10 +171,36 @@ def seed(value: int) -> dict:
     return {"op": "seed", "seed": int(value)}
 
 
+def graded(name: str) -> dict:
+    """A graded name of the student's namespace passed as an argument (e.g. a class to a helper)."""
+    return {"graded": name}
+
+
+def helper(name: str) -> dict:
+    """A check module's helper as the `fn` of a `call`: `helper("backward.run_function")`. It runs
+    where the student's code lives (it may need autograd there); only the plain results it returns
+    travel back, and the judge trusts nothing else about it. Each module lists its `HELPERS`."""
+    return {"helper": name}
+
+
+def _helper(name: str):
+    module, attr = name.rsplit(".", 1)
+    mod = importlib.import_module(f"{__package__}.{module}")
+    if attr not in getattr(mod, "HELPERS", ()):
+        raise ValueError(f"{name} is not a helper of {mod.__name__}")
+    return getattr(mod, attr)
+
+
 def _arg(value: Any) -> Any:
-    if isinstance(value, dict) and "ref" in value:
+    if isinstance(value, dict) and ("ref" in value or "graded" in value):
         return value
     return {"value": encode(value)}
+
+
+def _graded(name: str, namespace: dict):
+    if name not in namespace:
+        raise NameError(f"name '{name}' is not defined: run the cell that defines it")
+    return namespace[name]
 
 
 def _lookup_class(name: str, namespace: dict):
@@ -220,6 +247,8 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
     env: dict[str, Any] = {}
 
     def resolve(a, target=None):
+        if "graded" in a:
+            return _graded(a["graded"], namespace)
         if "ref" in a:
             v = env[a["ref"]]
             for part in (a.get("attr") or "").split("."):
@@ -243,19 +272,33 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
                 if step.get("dtype"):
                     obj = obj.to(_DTYPES[step["dtype"]])
                 if step["state"] is not None:
-                    with torch.no_grad():
-                        obj.load_state_dict({k: decode(v) for k, v in step["state"].items()})
+                    state = {k: decode(v) for k, v in step["state"].items()}
+                    problem = _state_problem(obj, state)
+                    if problem is None:
+                        with torch.no_grad():
+                            obj.load_state_dict(state)
+                        problem = _shared_problem(obj, state)
+                    if problem is not None:
+                        return {
+                            "error": "structure",
+                            "not_implemented": False,
+                            "step": i,
+                            "structure": problem,
+                        }
                 if device is not None and isinstance(obj, torch.nn.Module):
                     obj = obj.to(device)
                 env[step["out"]] = obj
             elif op == "call":
                 fn = step["fn"]
                 if isinstance(fn, str):
-                    if fn not in namespace:
-                        raise NameError(f"name '{fn}' is not defined: run the cell that defines it")
-                    fn = namespace[fn]
+                    fn = _graded(fn, namespace)
+                elif "helper" in fn:
+                    fn = _helper(fn["helper"])
                 else:
                     fn = resolve(fn)
+                missing = _forward_of(fn)
+                if missing is not None:
+                    return {"error": "no forward", "not_implemented": False, "step": i, "no_forward": missing}
                 target = module_device(fn)  # a module gets its inputs where its parameters are
                 env[step["out"]] = fn(
                     *[resolve(a, target) for a in step["args"]],
@@ -263,9 +306,20 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
                 )
             else:
                 raise ValueError(f"unknown step {op!r}")
-        except NotImplementedError:
+        except NotImplementedError as exc:
+            missing = _missing_forward(exc)
+            if missing is not None:
+                return {
+                    "error": "NotImplementedError",
+                    "not_implemented": False,
+                    "step": i,
+                    "no_forward": missing,
+                }
             return {"error": "NotImplementedError", "not_implemented": True, "step": i}
         except Exception as exc:  # the student's code raised: report it, never crash the runner
+            missing = _missing_forward(exc) if isinstance(exc, TypeError) else None
+            if missing is not None:
+                return {"error": "no forward", "not_implemented": False, "step": i, "no_forward": missing}
             tb = traceback.extract_tb(exc.__traceback__)
             where = f" (line {tb[-1].lineno})" if tb else ""
             return {
@@ -285,6 +339,199 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
         if isinstance(result[name], Unsupported):
             result[name] = {"__unsupported__": result[name].type_name}
     return {"outputs": result}
+
+
+# ---------------------------------------------------------------------------------------------
+# What a module *is*: probes of its structure, run where the module lives (they only shape a hint;
+# the verdict is the grader's either way)
+
+_MAX_NAMES = 12
+
+
+def _names(items) -> list:
+    return [str(n)[:80] for n in list(items)[:_MAX_NAMES]]
+
+
+def _attr_kind(value) -> str:
+    """How an attribute that should hold registered state is held instead."""
+    if isinstance(value, torch.nn.Parameter):
+        return "parameter"
+    if isinstance(value, torch.nn.Module):
+        return "module"
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    if isinstance(value, (list, tuple)) and any(isinstance(v, torch.nn.Module) for v in value):
+        return "list of modules"
+    if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+        return "list of tensors"
+    if isinstance(value, dict) and any(isinstance(v, torch.nn.Module) for v in value.values()):
+        return "dict of modules"
+    if value is None:
+        return "missing"
+    return type(value).__name__[:40]
+
+
+def _state_problem(module, state: dict):
+    """None when `module` has exactly the state dict keys the grader sends; else what differs and,
+    for each top-level name, how the module holds it (plain tensor, Python list of modules, ...)."""
+    if not isinstance(module, torch.nn.Module):
+        return None
+    have = set(module.state_dict().keys())
+    missing, extra = sorted(set(state) - have), sorted(have - set(state))
+    if not missing and not extra:
+        return None
+    attrs = {}
+    for key in missing:
+        path, owner, prefix = key.split("."), module, []
+        for part in path[:-1]:  # follow the registered submodules as far as they go
+            sub = getattr(owner, "_modules", {}).get(part)
+            if sub is None:
+                break
+            owner, prefix = sub, prefix + [part]
+        name = path[len(prefix)]  # the first name on the path that is not a registered module
+        attrs[".".join(prefix + [name])[:80]] = _attr_kind(getattr(owner, name, None))
+        if len(attrs) >= _MAX_NAMES:
+            break
+    for prefix, sub in list(module.named_modules())[:200]:  # state held where nn.Module cannot see it
+        for name, value in list(vars(sub).items())[:200]:
+            kind = _attr_kind(value)
+            if not name.startswith("_") and kind in (
+                "tensor",
+                "list of modules",
+                "list of tensors",
+                "dict of modules",
+            ):
+                attrs.setdefault(f"{prefix}.{name}" if prefix else name, kind)
+    return {
+        "cls": type(module).__name__[:80],
+        "missing": _names(missing),
+        "extra": _names(extra),
+        "attrs": attrs,
+    }
+
+
+def _shared_problem(module, state: dict):
+    """After load_state_dict: None when every loaded tensor is still there; else the groups of names
+    that are one and the same parameter (one module used for several), so later keys overwrote earlier."""
+    if not isinstance(module, torch.nn.Module):
+        return None
+    now = module.state_dict()
+    lost = [k for k, v in state.items() if k in now and not torch.equal(now[k], v.to(now[k].dtype))]
+    if not lost:
+        return None
+    groups: dict = {}
+    for name, p in module.named_parameters(remove_duplicate=False):
+        groups.setdefault(id(p), []).append(name)
+    shared = [_names(g) for g in groups.values() if len(g) > 1][:_MAX_NAMES]
+    return {"cls": type(module).__name__[:80], "lost": _names(lost), "shared": shared}
+
+
+def _forward_of(obj):
+    """When `obj` is a module of the student's own class that defines no forward (so calling it runs
+    nn.Module's, which raises): its class name and the methods it does define; else None."""
+    if not isinstance(obj, torch.nn.Module) or type(obj).forward is not torch.nn.Module.forward:
+        return None
+    if type(obj).__module__.startswith("torch"):  # nn.ModuleList and friends have no forward on purpose
+        return None
+    own = [
+        n
+        for klass in type(obj).__mro__
+        if klass not in torch.nn.Module.__mro__
+        for n, v in vars(klass).items()
+        if callable(v) and not n.startswith("__")
+    ]
+    return {"cls": type(obj).__name__[:80], "methods": _names(own)}
+
+
+def _missing_forward(exc: BaseException):
+    """The module without a forward behind `exc`, if any: one whose call ran nn.Module's own forward,
+    or a submodule of a module on the traceback (a nested call)."""
+    tb, seen = exc.__traceback__, 0
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, torch.nn.Module):
+            for sub in owner.modules():
+                found = _forward_of(sub)
+                seen += 1
+                if found is not None:
+                    return found
+                if seen > 2000:
+                    return None
+        tb = tb.tb_next
+    return None
+
+
+def structure_message(name: str, problem: dict) -> str:
+    """Words for a module whose structure the grader's state dict does not fit."""
+    cls = str(problem.get("cls", name))
+    if problem.get("shared") is not None:
+        groups = problem.get("shared") or []
+        shown = "; ".join(" = ".join(g[:3]) + (" = ..." if len(g) > 3 else "") for g in groups[:3])
+        return (
+            f"{name}: the weights loaded into {cls} did not stay: "
+            f"{', '.join(problem.get('lost', [])[:3])} came back different.\n"
+            f"  got:      one parameter object under several names ({shown or 'shared parameters'})\n"
+            f"  expected: a separate module, with its own parameters, for each of them\n"
+            f"  hint: one module is shared by every block ([block] * n, or the same object appended n "
+            f"times): build a new one per block, nn.ModuleList([Block(...) for _ in range(n)])"
+        )
+    attrs = problem.get("attrs", {}) or {}
+    missing = problem.get("missing", []) or []
+    extra = problem.get("extra", []) or []
+    by_kind: dict = {}
+    for attr, kind in attrs.items():
+        by_kind.setdefault(kind, []).append(f"self.{attr}")
+    why = []
+    for kind, names in by_kind.items():
+        shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        many = len(names) > 1
+        if kind == "tensor":
+            why.append(
+                f"{shown} {'are plain tensors' if many else 'is a plain tensor'}, not registered: "
+                "wrap each in nn.Parameter(...) (or use nn.Linear)"
+            )
+        elif kind in ("list of modules", "dict of modules"):
+            holder = "nn.ModuleList" if kind == "list of modules" else "nn.ModuleDict"
+            why.append(
+                f"{shown} {'are Python ' + kind.split()[0] + 's' if many else 'is a Python ' + kind.split()[0]} "
+                f"of modules: nn.Module does not register (or move, or save) modules inside it, so their "
+                f"parameters are not in state_dict(); use {holder}(...)"
+            )
+        elif kind == "list of tensors":
+            why.append(f"{shown}: a Python list of tensors is not registered; use nn.ParameterList")
+        elif kind == "missing":
+            why.append(f"there is no {shown}: the exercise names {'them' if many else 'it'}")
+        elif kind not in ("parameter", "module"):
+            why.append(
+                f"{shown} {'are' if many else 'is'} a {kind}, not a registered nn.Module or nn.Parameter"
+            )
+    if not why and extra:
+        why.append("it has parameters or buffers the exercise does not name: keep exactly the listed ones")
+    if not why:
+        why.append("name the submodules and parameters exactly as the exercise says")
+    return (
+        f"{name}: {cls}'s parameters are not the ones the exercise names, so its state_dict does not fit.\n"
+        f"  got:      state_dict() without {', '.join(missing[:4]) or 'nothing'}"
+        + (f", with extra {', '.join(extra[:4])}" if extra else "")
+        + f"\n  expected: the keys {', '.join(missing[:4] or extra[:4])} registered in the module\n"
+        f"  hint: " + "; ".join(why)
+    )
+
+
+def no_forward_message(name: str, info: dict) -> str:
+    import difflib
+
+    cls = str(info.get("cls", name))
+    methods = [str(m) for m in info.get("methods", [])]
+    close = difflib.get_close_matches("forward", methods, n=1, cutoff=0.6)
+    spelled = f"`{close[0]}` looks like a misspelling of `forward`: rename it" if close else ""
+    return (
+        f"{name}: {cls} has no method named forward, so calling it runs nn.Module's own forward, which "
+        f"raises NotImplementedError.\n"
+        f"  got:      methods {', '.join(methods) or '(none)'}\n"
+        f"  expected: a method named forward\n"
+        f"  hint: {spelled or 'define forward(self, ...): nn.Module calls it when you call the module'}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,6 +566,12 @@ class Question:
 def judge_result(question: Question, case: Case, result: dict) -> None:
     """Turn one wire result into a verdict (raises CheckFailure/NotDone/AnswerError)."""
     if "error" in result:
+        if isinstance(result.get("no_forward"), dict):
+            raise CheckFailure(no_forward_message(question.name, result["no_forward"]))
+        if isinstance(result.get("structure"), dict):
+            raise CheckFailure(
+                f"{structure_message(question.name, result['structure'])}\n  on input: {case.label}"
+            )
         if result.get("not_implemented"):
             raise NotDone(
                 f"{question.name}: not done yet. It still raises NotImplementedError: "
@@ -336,6 +589,43 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
         raise type(exc)(f"{exc}\n  on input: {case.label}") from None
 
 
+def _hint_of(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip().startswith("hint: "):
+            return line.strip()[len("hint: ") :]
+    return ""
+
+
+@i18n.localized
+def judge_all(question: Question, pairs) -> None:
+    """Judge (case, result) pairs in order (smallest first). Raise the first failure; when later cases
+    show other mistakes (a mask bug shows only on masked inputs), name those too."""
+    first, extra = None, []
+    for case, result in pairs:
+        try:
+            judge_result(question, case, result)
+        except (NotDone, AnswerError):
+            if first is None:
+                raise
+        except CheckFailure as exc:
+            if first is None:
+                first = exc
+                continue
+            hint = _hint_of(str(exc))
+            if hint and hint not in str(first) and hint not in [h for h, _ in extra]:
+                extra.append((hint, case.label))
+            if len(extra) >= 2:
+                break
+        except Exception:  # noqa: BLE001 - a malformed later result never hides the first failure
+            if first is None:
+                raise
+    if first is not None:
+        if extra:
+            also = "".join(f"\n  also, on {label}: {hint}" for hint, label in extra)
+            raise type(first)(f"{first}{also}") from None
+        raise first
+
+
 def ordered_cases(question: Question, hidden: bool) -> list:
     cases = list(question.cases(False))
     if hidden:
@@ -348,9 +638,12 @@ def check(questions: dict, name: str, namespace: dict, hidden: bool = False, dev
     CheckFailure with a hint otherwise. `device` (e.g. "cuda"): build the inputs there."""
     question = questions[name]
     cases = ordered_cases(question, hidden)
-    for case in cases:
-        result = json.loads(json.dumps(run_steps(case.steps, case.outputs, namespace, device)))
-        judge_result(question, case, result)
+
+    def results():
+        for case in cases:
+            yield case, json.loads(json.dumps(run_steps(case.steps, case.outputs, namespace, device)))
+
+    judge_all(question, results())
     kind = "cases, hidden ones included," if hidden else "visible cases"
     print(i18n.localize(f"{name}: all {len(cases)} {kind} pass."))
 
@@ -424,17 +717,50 @@ def assert_close(got: Any, expected: torch.Tensor, what: str, hint: str = "", rt
     raise CheckFailure(msg)
 
 
-def diagnose(got: torch.Tensor, mistakes: list) -> str:
-    """The hint of the first known mistake whose output `got` matches, or "".
-    `mistakes` is a list of (hint, function computing that mistake's output)."""
+def mismatch(got: torch.Tensor, wrong: torch.Tensor, rtol=1e-3, atol=1e-4) -> float:
+    """How far `got` is from `wrong`, in units of the tolerance (<= 1: they match); inf when the
+    shapes or the NaN positions differ."""
+    if not isinstance(wrong, torch.Tensor) or got.shape != wrong.shape:
+        return math.inf
+    g, w = got.detach().to(torch.float64), wrong.detach().to(torch.float64)
+    gn, wn = torch.isnan(g), torch.isnan(w)
+    if not torch.equal(gn, wn):
+        return math.inf
+    if g.numel() == 0 or bool(gn.all()):
+        return 0.0
+    g, w = g[~gn], w[~gn]
+    if not (torch.isfinite(g).all() and torch.isfinite(w).all()):
+        return 0.0 if torch.equal(g, w) else math.inf
+    return float(((g - w).abs() / (atol + rtol * w.abs())).max())
+
+
+def diagnose(got: torch.Tensor, mistakes: list, rtol=1e-3, atol=1e-4) -> str:
+    """The hint of the known mistake whose output `got` matches best, or "" when none matches.
+    `mistakes` is a list of (hint, function computing that mistake's output). The best match, not
+    the first: two mistakes can both come close on one input (the tutorial LayerNorm and the
+    unbiased variance alone differ by eps), and the answer is the one it is closest to. On a tie the
+    earlier entry wins, so list single mistakes before combinations."""
+    best, best_hint = 1.0, ""
     for hint, compute in mistakes:
         try:
-            wrong = compute()
+            err = mismatch(got, compute(), rtol, atol)
         except Exception:
             continue
-        if isinstance(wrong, torch.Tensor) and close(got, wrong, rtol=1e-3, atol=1e-4):
-            return hint
-    return ""
+        if err < best or (err <= 1.0 and not best_hint):
+            best, best_hint = err, hint
+    return best_hint
+
+
+def with_pairs(singles: list, model: Callable) -> list:
+    """(hint, compute) for each single mistake, then for every pair of them that change different
+    things, so an answer with two bugs at once gets both named. `singles` is a list of
+    (hint, kwargs for `model`); a pair merges the kwargs when their keys differ."""
+    out = [(h, (lambda kw=kw: model(**kw))) for h, kw in singles]
+    for i, (h1, k1) in enumerate(singles):
+        for h2, k2 in singles[i + 1 :]:
+            if set(k1).isdisjoint(k2):
+                out.append((f"two mistakes at once: {h1}; and {h2}", lambda kw={**k1, **k2}: model(**kw)))
+    return out
 
 
 def rand(*shape, dtype=torch.float32, mean=0.0, std=1.0, generator=None) -> torch.Tensor:

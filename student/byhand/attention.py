@@ -127,6 +127,48 @@ def _sdpa_cases(hidden):
     return cases
 
 
+_FINITE_FILL = (
+    "a row with no allowed key got uniform weights 1/Lk instead of 0: filling masked scores with a large "
+    "finite number (-1e9, torch.finfo.min) leaves softmax(-1e9, ..., -1e9) = 1/Lk, because -1e9 is "
+    "finite. Fill with float('-inf') and turn the NaN rows into 0 (torch.nan_to_num), or zero the "
+    "weights of rows where mask.any(-1) is False"
+)
+
+
+def _sdpa_mistakes(q, k, mask):
+    """(hint, weights) of the classic mistakes, one at a time and two at once."""
+    d = q.shape[-1]
+    singles = [
+        ("the scores are not scaled: divide q @ k^T by sqrt(d_k)", dict(scale=1.0)),
+        ("the scores are divided by d_k: divide by sqrt(d_k), the std of q.k", dict(scale=1.0 / d)),
+        (
+            "your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim",
+            dict(softmax_dim=-2),
+        ),
+    ]
+    if mask is not None:
+        singles += [
+            (
+                "the mask polarity is inverted: True means 'may attend', so fill the scores where the "
+                "mask is False with -inf",
+                dict(mask=~mask),
+            ),
+            ("the mask is ignored: fill the scores where mask is False with -inf", dict(mask=None)),
+            (
+                "masked scores are set to 0 instead of -inf: exp(0) = 1 still gives masked keys weight; "
+                "use float('-inf')",
+                dict(masked_value=0.0),
+            ),
+        ]
+        if not bool(mask.any(-1).all()):  # a fully masked row tells a finite fill from -inf
+            singles.append((_FINITE_FILL, dict(masked_value=-1e9)))
+
+    def kwargs(**kw):
+        return {"mask": mask, **kw}
+
+    return _core.with_pairs(singles, lambda **kw: ref_weights(q, k, **kwargs(**kw)))
+
+
 def _sdpa_judge(case, out):
     f = case.facts
     q, k, v, mask = f["q"], f["k"], f["v"], f["mask"]
@@ -151,34 +193,7 @@ def _sdpa_judge(case, out):
             "and output 0: e.g. torch.nan_to_num the weights, or zero the rows with "
             "mask.any(-1) == False"
         )
-    d = q.shape[-1]
-    hint = diagnose(
-        weights,
-        [
-            (
-                "the scores are not scaled: divide q @ k^T by sqrt(d_k)",
-                lambda: ref_weights(q, k, mask, scale=1.0),
-            ),
-            (
-                "the scores are divided by d_k: divide by sqrt(d_k), the std of q.k",
-                lambda: ref_weights(q, k, mask, scale=1.0 / d),
-            ),
-            (
-                "your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim",
-                lambda: ref_weights(q, k, mask, softmax_dim=-2),
-            ),
-            (
-                "the mask polarity is inverted: True means 'may attend', so fill the scores where the mask "
-                "is False with -inf",
-                lambda: ref_weights(q, k, None if mask is None else ~mask),
-            ),
-            (
-                "masked scores are set to 0 instead of -inf: exp(0) = 1 still gives masked keys weight; "
-                "use float('-inf')",
-                lambda: ref_weights(q, k, mask, masked_value=0.0),
-            ),
-        ],
-    )
+    hint = diagnose(weights, _sdpa_mistakes(q, k, mask))
     assert_close(weights, exp_w.to(weights.dtype), "weights", hint)
     assert_close(
         output,
@@ -431,8 +446,14 @@ def _mha_cases(hidden):
             let("value", value),
         ]
         args = [ref("query"), ref("key"), ref("value")]
+        outputs = ["y"]
         if mask is not None:
-            steps += [let("mask", mask), call("y", ref("mha"), *args, mask=ref("mask"))]
+            steps += [
+                let("mask", mask),
+                call("y", ref("mha"), *args, mask=ref("mask")),
+                call("y_nomask", ref("mha"), *args),  # a probe: does the mask change anything?
+            ]
+            outputs.append("y_nomask")
         else:
             steps.append(call("y", ref("mha"), *args))
         label = (
@@ -443,7 +464,7 @@ def _mha_cases(hidden):
             Case(
                 label,
                 steps,
-                ["y"],
+                outputs,
                 facts=dict(state=state, h=h, query=query, key=key, value=value, mask=mask),
                 size=b * lq * lk * d,
             )
@@ -466,6 +487,16 @@ def _mha_judge(case, out):
             )
         ],
     )
+    if not hint and f["mask"] is not None and not _core.close(y.double(), exp, rtol=1e-4, atol=1e-4):
+        y0 = out.get("y_nomask")
+        exp0 = ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], None)
+        if isinstance(y0, torch.Tensor) and y0.shape == y.shape and torch.equal(y0, y):
+            if not _core.close(exp0, exp, rtol=1e-4, atol=1e-4):
+                hint = (
+                    "your MultiHeadAttention ignores its mask argument: its output is the same with the mask "
+                    "and without it. Pass mask on to scaled_dot_product_attention (unsqueeze a (B, Lq, Lk) mask "
+                    "to (B, 1, Lq, Lk) so it is shared by all heads)"
+                )
     assert_close(
         y.double(),
         exp,

@@ -80,43 +80,52 @@ def _wrong_dims(x):
     return out
 
 
+_TUTORIAL = (
+    "this is the widely copied tutorial LayerNorm: x.std() is the unbiased std (divides by d-1) "
+    "and eps is added outside the sqrt. Use the population variance "
+    "(x.var(-1, unbiased=False, keepdim=True)) and divide by sqrt(var + eps)"
+)
+
+
 def _layer_norm_hint(y, x, w, b, eps):
-    mistakes = [
-        (
-            "this is the widely copied tutorial LayerNorm: x.std() is the unbiased std (divides by d-1) "
-            "and eps is added outside the sqrt. Use the population variance "
-            "(x.var(-1, unbiased=False, keepdim=True)) and divide by sqrt(var + eps)",
-            lambda: ref_layer_norm(x, w, b, eps, unbiased=True, eps_outside=True),
-        ),
+    """The mistake (or pair of mistakes) whose output `y` matches best."""
+    singles = [
         (
             "you used the unbiased variance (x.var() / x.std() divide by d-1 by default); LayerNorm uses "
             "the population variance: x.var(-1, unbiased=False, keepdim=True)",
-            lambda: ref_layer_norm(x, w, b, eps, unbiased=True),
+            dict(unbiased=True),
         ),
         (
             "eps is added to the std, outside the sqrt: divide by sqrt(var + eps), not sqrt(var) + eps",
-            lambda: ref_layer_norm(x, w, b, eps, eps_outside=True),
+            dict(eps_outside=True),
         ),
         (
             "the affine parameters are ignored: multiply by weight and add bias after normalising",
-            lambda: ref_layer_norm(x, w, b, eps, affine="none"),
+            dict(affine="none"),
         ),
-        ("bias is missing: y = x_hat * weight + bias", lambda: ref_layer_norm(x, w, b, eps, affine="w")),
+        ("bias is missing: y = x_hat * weight + bias", dict(affine="w")),
         (
             "the affine parameters are applied in the wrong order: (x_hat + bias) * weight; "
             "it is x_hat * weight + bias",
-            lambda: ref_layer_norm(x, w, b, eps, affine="b_then_w"),
+            dict(affine="b_then_w"),
         ),
     ]
     for dims in _wrong_dims(x):
-        mistakes.append(
+        singles.append(
             (
                 f"you normalised over dims {dims}: LayerNorm normalises each token over its "
                 "features, the last dim only (mean(-1, keepdim=True))",
-                lambda dims=dims: ref_layer_norm(x, w, b, eps, dims=dims),
+                dict(dims=dims),
             )
         )
-    return diagnose(y, mistakes)
+
+    def model(**kw):
+        return ref_layer_norm(x, w, b, eps, **kw)
+
+    candidates = _core.with_pairs(singles, model)
+    tutorial = (_TUTORIAL, lambda: model(unbiased=True, eps_outside=True))
+    candidates.insert(len(singles), tutorial)  # before the pairs: it is the pair with a name
+    return diagnose(y, candidates)
 
 
 def _same_input(out, facts, names, fn_name):

@@ -57,8 +57,9 @@ def _lin(x, state, prefix=""):
 # PositionwiseFeedForward
 
 
-def ref_ffn(state, x, act="relu_mid", drop_all=False):
-    """w2(relu(w1(x))) in float64; `act` switches on a mistake; drop_all: dropout(p=1) between the layers."""
+def ref_ffn(state, x, act="relu_mid", drop_all=False, drop_after=False):
+    """w2(relu(w1(x))) in float64; `act` switches on a mistake; drop_all: dropout(p=1) between the layers;
+    drop_after: dropout(p=1) after w2 (a mistake)."""
     h = _lin(x, state, "w1.")
     if act in ("relu_mid", "relu_both"):
         h = F.relu(h)
@@ -69,7 +70,7 @@ def ref_ffn(state, x, act="relu_mid", drop_all=False):
     y = _lin(h, state, "w2.")
     if act in ("relu_after", "relu_both"):
         y = F.relu(y)
-    return y
+    return torch.zeros_like(y) if drop_after else y
 
 
 # (input shape, d_ff, dropout, mode, dtype); mode: "fresh" = structure only, "default" = no dropout
@@ -154,6 +155,14 @@ def _ffn_judge(case, out):
             ("w2.bias", (d,)),
         ):
             got = out[f"ffn.{name}"]
+            if isinstance(got, _core.Unsupported) and "missing attribute" in got.type_name:
+                layer = name.split(".")[0]
+                raise CheckFailure(
+                    f"PositionwiseFeedForward.{name} is missing.\n  got:      there is no self.{layer}\n"
+                    f"  expected: self.{layer} = nn.Linear(...), an attribute of the module\n  hint: there is no "
+                    f"self.{layer}: the exercise names the layers self.w1 and self.w2 (layers kept in a Python "
+                    "list are neither named nor registered)"
+                )
             if not isinstance(got, torch.Tensor) or tuple(got.shape) != shape:
                 what = got if not isinstance(got, torch.Tensor) else tuple(got.shape)
                 raise CheckFailure(
@@ -171,24 +180,26 @@ def _ffn_judge(case, out):
     if _core.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "PositionwiseFeedForward")
         return
-    hint = diagnose(y, [(h, lambda a=a: ref_ffn(state, x, act=a, drop_all=drop_all)) for a, h in _FFN_HINTS])
-    if not hint and drop_all:
-        hint = diagnose(
-            y,
-            [
-                (
-                    "with dropout=1.0 in training mode every hidden unit is dropped, so the output should be "
-                    "w2.bias alone; yours did not drop anything: apply self.dropout (an nn.Dropout(dropout)) "
-                    "to relu(w1(x))",
-                    lambda: ref_ffn(state, x),
-                ),
-                (
-                    "with dropout=1.0 in training mode the output should be w2.bias alone; yours is 0: the dropout "
-                    "goes between the layers, w2(dropout(relu(w1(x)))), not after w2",
-                    lambda: torch.zeros_like(exp),
-                ),
-            ],
-        )
+    singles = [(h, dict(act=a)) for a, h in _FFN_HINTS]
+    if drop_all:
+        singles += [
+            (
+                "with dropout=1.0 in training mode every hidden unit is dropped, so the output should be "
+                "w2.bias alone; yours did not drop anything: apply self.dropout (an nn.Dropout(dropout)) "
+                "to relu(w1(x))",
+                dict(drop_all=False),
+            ),
+            (
+                "with dropout=1.0 in training mode the output should be w2.bias alone; yours is 0: the dropout "
+                "goes between the layers, w2(dropout(relu(w1(x)))), not after w2",
+                dict(drop_all=False, drop_after=True),
+            ),
+        ]
+
+    def model(**kw):
+        return ref_ffn(state, x, **{"drop_all": drop_all, **kw})
+
+    hint = diagnose(y, _core.with_pairs(singles, model))
     if not hint and mode == "eval":
         hint = (
             "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
@@ -254,6 +265,10 @@ def ref_sublayer_connection(x, norm_state, spec, pre_norm, placement=None, drop_
         return ln(drop(sub(x)))
     if placement == "normed_residual":
         return ln(x) + drop(sub(ln(x)))
+    if placement == "hybrid_no_residual":
+        return drop(ln(sub(x)))
+    if placement == "hybrid_drop_inside":  # x + norm(dropout(sublayer(x))): the norm after the dropout
+        return x + ln(drop(sub(x)))
     if placement == "drop_everything":
         return drop(x + sub(ln(x))) if pre_norm else drop(ln(x + sub(x)))
     raise ValueError(placement)
@@ -443,12 +458,148 @@ def _sub_judge(case, out):
 
 
 # ---------------------------------------------------------------------------------------------
+# HybridSublayerConnection: x + dropout(norm(sublayer(x)))
+
+# (input shape, dropout (None = default), mode, sublayer kind, dtype)
+_HYB_VISIBLE = [
+    ((4, 3, 6), 0.0, "train", "linear", torch.float32),
+    ((3, 4, 8), None, "train", "zero", torch.float64),
+    ((2, 5, 7), 0.5, "eval", "linear", torch.float32),
+    ((3, 2, 6), 1.0, "train", "linear", torch.float64),
+]
+_HYB_HIDDEN = [
+    ((5, 6, 10), 0.0, "train", "linear_tanh", torch.float64),
+    ((2, 3, 4, 9), None, "train", "zero", torch.float32),
+    ((4, 12), 0.3, "eval", "linear_tanh", torch.float32),
+    ((3, 5, 11), 1.0, "train", "linear", torch.float32),
+]
+
+
+def _hyb_cases(hidden):
+    specs = _HYB_HIDDEN if hidden else _HYB_VISIBLE
+    cases = []
+    for i, (shape, p, mode, kind, dt) in enumerate(specs):
+        g = gen(6800 + 47 * i + (300 if hidden else 0))
+        d = shape[-1]
+        x = rand(*shape, dtype=dt, mean=1.5, std=3.0, generator=g)
+        norm_state = {
+            "weight": rand(d, dtype=dt, mean=1.5, std=0.5, generator=g),
+            "bias": rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g),
+        }
+        sub_state = _linear_state(d, d, dt, g, zero=kind == "zero")
+        kw = {} if p is None else {"dropout": p}
+        steps = [
+            new(
+                "blk",
+                "HybridSublayerConnection",
+                d,
+                state={f"norm.{k}": v for k, v in norm_state.items()},
+                dtype=dt,
+                **kw,
+            ),
+            new("lin", "torch.nn.Linear", d, d, state=sub_state, dtype=dt),
+        ]
+        if kind == "linear_tanh":
+            steps += [new("act", "torch.nn.Tanh"), new("sub", "torch.nn.Sequential", ref("lin"), ref("act"))]
+        sub_ref = ref("sub") if kind == "linear_tanh" else ref("lin")
+        if mode == "eval":
+            steps.append(call("_mode", ref("blk", "eval")))
+        steps += [let("x", x), call("y", ref("blk"), ref("x"), sub_ref)]
+        sub_words = {
+            "linear": "an nn.Linear",
+            "zero": "a zero sublayer (nn.Linear with zero weight and bias)",
+            "linear_tanh": "nn.Sequential(nn.Linear, nn.Tanh)",
+        }[kind]
+        label = (
+            f"HybridSublayerConnection({d}{'' if p is None else f', dropout={p}'}), random norm weight and "
+            f"bias, {'eval mode' if mode == 'eval' else 'training mode'}, sublayer = {sub_words}, "
+            f"x {tuple(shape)} {dt} (mean 1.5, std 3)"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["y", "x"],
+                facts=dict(x=x, norm_state=norm_state, spec=(kind, sub_state), p=p, mode=mode, kind=kind),
+                size=i + (100 if hidden else 0),
+            )
+        )
+    return cases
+
+
+def _hyb_judge(case, out):
+    f = case.facts
+    x, norm_state, spec = f["x"], f["norm_state"], f["spec"]
+    drop_all = f["mode"] == "train" and f["p"] == 1.0
+
+    def model(placement, drop=drop_all):
+        return ref_sublayer_connection(x, norm_state, spec, True, placement, drop)
+
+    exp = model("hybrid")
+    y = expect_tensor(out["y"], "HybridSublayerConnection output", shape=exp.shape)
+    _core.expect_dtype(y, x.dtype, "HybridSublayerConnection output")
+    rtol, atol = _tol(x.dtype)
+    if _core.close(y, exp.to(y.dtype), rtol, atol):
+        _same_input(out, f, "HybridSublayerConnection")
+        return
+    mistakes = [
+        (
+            "that is Pre-LN, x + dropout(sublayer(norm(x))): the hybrid normalizes the sublayer's output, "
+            "x + dropout(norm(sublayer(x)))",
+            lambda: model("pre"),
+        ),
+        (
+            "that is Post-LN, norm(x + dropout(sublayer(x))): the hybrid adds the raw x after normalizing the "
+            "sublayer's output, x + dropout(norm(sublayer(x)))",
+            lambda: model("post"),
+        ),
+        (
+            "the residual path is missing: add the block's input x back, x + dropout(norm(sublayer(x)))",
+            lambda: model("hybrid_no_residual"),
+        ),
+    ]
+    if drop_all:
+        mistakes[:0] = [
+            (
+                "with dropout=1.0 in training mode the normalized sublayer output is entirely dropped, so the "
+                "block should return x; yours dropped nothing: apply self.dropout after self.norm",
+                lambda: model("hybrid", drop=False),
+            ),
+            (
+                "the dropout is applied before the norm, x + norm(dropout(sublayer(x))): with dropout=1.0 that "
+                "gives x + norm.bias, not x. Dropout comes last, x + dropout(norm(sublayer(x)))",
+                lambda: model("hybrid_drop_inside"),
+            ),
+            (
+                "with dropout=1.0 in training mode only the update is dropped; yours dropped everything: the "
+                "dropout wraps norm(sublayer(x)) only, before x is added",
+                lambda: torch.zeros_like(exp),
+            ),
+        ]
+    hint = diagnose(y, mistakes)
+    if not hint and f["mode"] == "eval":
+        hint = (
+            "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
+            "F.dropout(h, p, training=self.training)"
+        )
+    assert_close(
+        y,
+        exp.to(y.dtype),
+        "HybridSublayerConnection output",
+        hint or "expected x + dropout(norm(sublayer(x))) with self.norm = nn.LayerNorm(d_model)",
+        rtol=rtol,
+        atol=atol,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 
 QUESTIONS = {
     q.name: q
     for q in [
         Question("PositionwiseFeedForward", _ffn_cases, _ffn_judge),
         Question("SublayerConnection", _sub_cases, _sub_judge),
+        Question("HybridSublayerConnection", _hyb_cases, _hyb_judge),
     ]
 }
 

@@ -257,71 +257,89 @@ def ref_block(
 
 
 def _block_mistakes(state, h, x, pad, nf, block=ref_block):
-    """(hint, output) pairs of the block's classic mistakes, for `diagnose`."""
+    """(hint, output) pairs of the block's classic mistakes, one at a time and two at once, for
+    `diagnose`."""
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
-    m = [
+    singles = [
         (
             "Pre-LN and Post-LN are swapped: norm_first=True is x + sublayer(norm(x)) (Pre-LN), "
             "norm_first=False is norm(x + sublayer(x)) (Post-LN)",
-            lambda: sel(block(state, h, x, pad, not nf)),
+            dict(norm_first=not nf),
         ),
         (
             "the residual connection is missing around both sublayers: each sublayer's output is "
             "added to its input x",
-            lambda: sel(block(state, h, x, pad, nf, res_attn=False, res_ff=False)),
+            dict(res_attn=False, res_ff=False),
         ),
         (
             "the residual connection around the attention sublayer is missing: add its input x back",
-            lambda: sel(block(state, h, x, pad, nf, res_attn=False)),
+            dict(res_attn=False),
         ),
         (
             "the residual connection around the feed-forward sublayer is missing: add its input back",
-            lambda: sel(block(state, h, x, pad, nf, res_ff=False)),
+            dict(res_ff=False),
         ),
         (
             "the ReLU between linear1 and linear2 is missing: FFN(x) = linear2(relu(linear1(x)))",
-            lambda: sel(block(state, h, x, pad, nf, act="none")),
+            dict(act="none"),
         ),
         (
             "the FFN uses GELU: this block (like nn.TransformerEncoderLayer's default) uses ReLU, "
             "linear2(relu(linear1(x)))",
-            lambda: sel(block(state, h, x, pad, nf, act="gelu")),
+            dict(act="gelu"),
         ),
         (
             "norm1 and norm2 are swapped: norm1 goes with the attention sublayer, norm2 with the feed-forward",
-            lambda: sel(block(state, h, x, pad, nf, swap_norms=True)),
+            dict(swap_norms=True),
         ),
     ]
     if pad is None:
-        m.append(
+        singles.append(
             (
                 "self_attn mixes the batch, not the sequence: nn.MultiheadAttention expects (L, B, d) "
                 "unless it is built with batch_first=True",
-                lambda: block(state, h, x, pad, nf, seq_first=True),
+                dict(seq_first=True),
             )
         )
     if not nf:
-        m.append(
+        singles.append(
             (
                 "Post-LN normalizes the sum, norm(x + sublayer(x)); yours normalizes the sublayer's output "
                 "before adding the residual (x + norm(sublayer(x)))",
-                lambda: sel(block(state, h, x, pad, nf, post_norm_sublayer=True)),
+                dict(post_norm_sublayer=True),
             )
         )
     if pad is not None:
-        m += [
+        singles += [
             (
                 "the padding mask polarity is inverted: pad_mask is True for real tokens, while "
                 "nn.MultiheadAttention's key_padding_mask is True for the positions to ignore: pass ~pad_mask",
-                lambda: sel(block(state, h, x, pad, nf, pad_mode="inverted")),
+                dict(pad_mode="inverted"),
             ),
             (
                 "your block ignores the padding mask: pass key_padding_mask=~pad_mask to self_attn, so no "
                 "token attends to padding",
-                lambda: sel(block(state, h, x, pad, nf, pad_mode="ignored")),
+                dict(pad_mode="ignored"),
             ),
         ]
-    return m
+
+    def model(norm_first=nf, **kw):
+        return sel(block(state, h, x, pad, norm_first, **kw))
+
+    return _core.with_pairs(singles, model)
+
+
+def _ignores_mask(out, got, what):
+    """A probe of the answer itself: the same call without the mask gave exactly the same output."""
+    y0 = out.get("y_nopad")
+    if isinstance(y0, torch.Tensor) and isinstance(got, torch.Tensor) and y0.shape == got.shape:
+        if torch.equal(y0, got):
+            return (
+                f"your {what} ignores its pad_mask argument: its output is the same with the mask and without "
+                "it. Pass the mask on (key_padding_mask=~pad_mask for nn.MultiheadAttention, pad_mask for "
+                "each block)"
+            )
+    return ""
 
 
 def _pad(b, length, g):
@@ -335,8 +353,9 @@ def _tol(dtype):
     return (1e-4, 1e-4) if dtype == torch.float32 else (1e-7, 1e-8)
 
 
-def _compare(what, got, exp, pad, dtype, mistakes, generic):
-    """Compare at the real positions only (outputs at padding positions are not graded)."""
+def _compare(what, got, exp, pad, dtype, mistakes, generic, mask_hint=""):
+    """Compare at the real positions only (outputs at padding positions are not graded).
+    `mask_hint`: what the answer's own with/without-mask probe says, used when no mistake matches."""
     expect_tensor(got, what, shape=exp.shape)
     _core.expect_dtype(got, dtype, what)
     g, e = (got[pad], exp[pad]) if pad is not None else (got, exp)
@@ -351,7 +370,7 @@ def _compare(what, got, exp, pad, dtype, mistakes, generic):
                 else "look for a division by zero or a log of a negative number"
             )
         )
-    hint = diagnose(g, mistakes)
+    hint = diagnose(g, mistakes) or mask_hint
     rtol, atol = _tol(dtype)
     assert_close(
         g.to(F64),
@@ -390,7 +409,11 @@ def _block_cases(hidden):
         pad = _pad(b, seq, g) if padded else None
         steps = [new("blk", "EncoderBlock", d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
         if pad is not None:
-            steps += [let("pad", pad), call("y", ref("blk"), ref("x"), ref("pad"))]
+            steps += [
+                let("pad", pad),
+                call("y", ref("blk"), ref("x"), ref("pad")),
+                call("y_nopad", ref("blk"), ref("x")),  # a probe: does the mask change anything?
+            ]
         else:
             steps.append(call("y", ref("blk"), ref("x")))
         label = (
@@ -401,7 +424,7 @@ def _block_cases(hidden):
             Case(
                 label,
                 steps,
-                ["y", "x"],
+                ["y", "x"] + (["y_nopad"] if pad is not None else []),
                 facts=dict(state=state, h=h, x=x, pad=pad, nf=nf, dt=dt),
                 size=b * seq * d,
             )
@@ -422,6 +445,7 @@ def _block_judge(case, out):
         _block_mistakes(state, h, x, pad, nf),
         f"compare with nn.TransformerEncoderLayer(norm_first={nf}) step by step: self_attn, then "
         "linear1 -> relu -> linear2, each inside its sublayer connection",
+        mask_hint=_ignores_mask(out, out["y"], "EncoderBlock"),
     )
     if not _core.close(out["x"], x):
         raise CheckFailure(
@@ -483,7 +507,11 @@ def _encoder_cases(hidden):
         pad = _pad(b, seq, g) if padded else None
         steps = [new("enc", "Encoder", n, d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
         if pad is not None:
-            steps += [let("pad", pad), call("y", ref("enc"), ref("x"), ref("pad"))]
+            steps += [
+                let("pad", pad),
+                call("y", ref("enc"), ref("x"), ref("pad")),
+                call("y_nopad", ref("enc"), ref("x")),  # a probe: does the mask change anything?
+            ]
         else:
             steps.append(call("y", ref("enc"), ref("x")))
         label = (
@@ -494,7 +522,7 @@ def _encoder_cases(hidden):
             Case(
                 label,
                 steps,
-                ["y", "x"],
+                ["y", "x"] + (["y_nopad"] if pad is not None else []),
                 facts=dict(state=state, h=h, n=n, x=x, pad=pad, nf=nf, dt=dt),
                 size=b * seq * d * n,
             )
@@ -543,6 +571,7 @@ def _encoder_judge(case, out):
         mistakes,
         "first make EncoderBlock pass its check; then run the blocks in order "
         "(layers[0] first), each with pad_mask, and finish with self.norm when norm_first",
+        mask_hint=_ignores_mask(out, out["y"], "Encoder"),
     )
     if not _core.close(out["x"], x):
         raise CheckFailure("Encoder modified its input x in place")
@@ -577,7 +606,11 @@ def _model_cases(hidden):
             let("tokens", tokens),
         ]
         if pad is not None:
-            steps += [let("pad", pad), call("y", ref("model"), ref("tokens"), ref("pad"))]
+            steps += [
+                let("pad", pad),
+                call("y", ref("model"), ref("tokens"), ref("pad")),
+                call("y_nopad", ref("model"), ref("tokens")),  # a probe: does the mask change anything?
+            ]
         else:
             steps.append(call("y", ref("model"), ref("tokens")))
         label = (
@@ -589,7 +622,7 @@ def _model_cases(hidden):
             Case(
                 label,
                 steps,
-                ["y", "tokens"],
+                ["y", "tokens"] + (["y_nopad"] if pad is not None else []),
                 facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=pad, nf=nf, dt=dt),
                 size=b * seq * d * n,
             )
@@ -643,7 +676,7 @@ def _model_judge(case, out):
             f"  expected: {dt}\n  hint: cast the positional table to the embeddings' dtype"
         )
     gs = sel(g)
-    hint = diagnose(gs, mistakes)
+    hint = diagnose(gs, mistakes) or _ignores_mask(out, g, "TinyTransformer")
     assert_close(
         gs.to(F64),
         sel(exp),

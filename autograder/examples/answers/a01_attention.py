@@ -142,6 +142,81 @@ MISTAKES = {
     "causal_triu": dict(
         cells={"causal_mask_answer": CAUSAL_OK.replace("tril", "triu")}, question="causal_mask", hint="triu"
     ),
+    # the most copied tutorial code: a finite fill; only a fully masked row tells it from -inf
+    "masked_fill_minus_1e9": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa(
+                "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])",
+                mask_line="scores = scores.masked_fill(mask == 0, -1e9)",
+                fix_nan=False,
+            )
+        },
+        question="scaled_dot_product_attention",
+        hint="uniform weights 1/Lk",
+        not_hints=("contains NaN", "instead of -inf"),
+    ),
+    "mask_ignored": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa(
+                "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])", mask_line="pass"
+            )
+        },
+        question="scaled_dot_product_attention",
+        hint="mask is ignored",
+    ),
+    # two bugs at once: both are named
+    "no_scaling_and_softmax_over_queries": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa(
+                "scores = q @ k.transpose(-2, -1)", softmax="torch.softmax(scores, dim=-2)"
+            )
+        },
+        question="scaled_dot_product_attention",
+        hint=("not scaled", "over the queries"),
+    ),
+    "divide_by_dk_and_mask_inverted": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa(
+                "scores = q @ k.transpose(-2, -1) / q.shape[-1]",
+                mask_line='scores = scores.masked_fill(mask, float("-inf"))',
+            )
+        },
+        question="scaled_dot_product_attention",
+        hint=("divided by d_k", "polarity"),
+    ),
+    # structural mistakes in the module
+    "mha_forward_misspelled": dict(
+        cells={"MultiHeadAttention_answer": MHA_OK.replace("def forward(", "def foward(")},
+        question="MultiHeadAttention",
+        hint="`foward` looks like a misspelling of `forward`",
+        not_hints=("not done yet",),
+    ),
+    "mha_mask_ignored": dict(
+        cells={
+            "MultiHeadAttention_answer": MHA_OK.replace(
+                "scaled_dot_product_attention(q, k, v, mask)", "scaled_dot_product_attention(q, k, v)"
+            )
+        },
+        question="MultiHeadAttention",
+        hint="ignores its mask argument",
+    ),
+    "mha_projections_in_a_list": dict(
+        cells={
+            "MultiHeadAttention_answer": MHA_OK.replace(
+                """        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)""",
+                """        self.proj = [nn.Linear(d_model, d_model, bias=bias) for _ in range(4)]""",
+            ).replace(
+                "def forward(self, query, key, value, mask=None):",
+                "def forward(self, query, key, value, mask=None):\n"
+                "        self.w_q, self.w_k, self.w_v, self.w_o = self.proj",
+            )
+        },
+        question="MultiHeadAttention",
+        hint="self.proj is a Python list of modules",
+    ),
 }
 
 ALTERNATIVES = {

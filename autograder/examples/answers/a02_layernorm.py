@@ -83,6 +83,26 @@ MISTAKES = {
         cells={"layer_norm_answer": _layer_norm(var_line="var = x.var(dim=-1, keepdim=True)")},
         question="layer_norm",
         hint="unbiased",
+        not_hints=("tutorial", "outside the sqrt"),
+    ),
+    "ln_unbiased_and_wrong_dim": dict(
+        cells={
+            "layer_norm_answer": _layer_norm(
+                mean_line="mean = x.mean(dim=0, keepdim=True)", var_line="var = x.var(dim=0, keepdim=True)"
+            )
+        },
+        question="layer_norm",
+        hint=("two mistakes at once", "unbiased", "dims (0,)"),
+    ),
+    "ln_eps_outside_and_no_bias": dict(
+        cells={
+            "layer_norm_answer": _layer_norm(
+                return_line="return (x - mean) / (torch.sqrt(var) + eps) * weight"
+            )
+        },
+        question="layer_norm",
+        hint=("outside the sqrt", "bias is missing"),
+        not_hints=("tutorial",),
     ),
     "ln_tutorial_std_plus_eps": dict(
         cells={
@@ -146,7 +166,25 @@ MISTAKES = {
             )
         },
         question="LayerNorm",
+        hint="tutorial",
+    ),
+    "LayerNorm_unbiased_eps_inside": dict(
+        cells={
+            "LayerNorm_answer": LAYERNORM_OK.replace(
+                "return layer_norm(x, self.weight, self.bias, self.eps)",
+                "m = x.mean(-1, keepdim=True)\n        v = x.var(-1, keepdim=True)\n"
+                "        return self.weight * (x - m) / torch.sqrt(v + self.eps) + self.bias",
+            )
+        },
+        question="LayerNorm",
         hint="unbiased",
+        not_hints=("tutorial", "outside the sqrt"),
+    ),
+    "LayerNorm_forward_misspelled": dict(
+        cells={"LayerNorm_answer": LAYERNORM_OK.replace("def forward(", "def foward(")},
+        question="LayerNorm",
+        hint="misspelling of `forward`",
+        not_hints=("not done yet",),
     ),
     "LayerNorm_eps_ignored": dict(
         cells={

@@ -40,9 +40,27 @@ class SublayerConnection(nn.Module):
 """
 
 
+def _hybrid(forward="return x + self.dropout(self.norm(sublayer(x)))"):
+    return f"""
+class HybridSublayerConnection(nn.Module):
+    def __init__(self, d_model, dropout=0.0):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, sublayer):
+        {forward}
+"""
+
+
 FFN_OK = _ffn()
 SUBLAYER_OK = _sublayer()
-ALL_OK = {"PositionwiseFeedForward_answer": FFN_OK, "SublayerConnection_answer": SUBLAYER_OK}
+HYBRID_OK = _hybrid()
+ALL_OK = {
+    "PositionwiseFeedForward_answer": FFN_OK,
+    "SublayerConnection_answer": SUBLAYER_OK,
+    "HybridSublayerConnection_answer": HYBRID_OK,
+}
 
 MISTAKES = {
     "ffn_no_relu": dict(
@@ -132,6 +150,78 @@ MISTAKES = {
         question="SublayerConnection",
         hint="dropped everything",
     ),
+    "ffn_forward_misspelled": dict(
+        cells={"PositionwiseFeedForward_answer": _ffn().replace("def forward(", "def foward(")},
+        question="PositionwiseFeedForward",
+        hint="misspelling of `forward`",
+        not_hints=("not done yet",),
+    ),
+    "ffn_layers_in_a_list": dict(
+        cells={
+            "PositionwiseFeedForward_answer": _ffn("return self.w2(self.dropout(torch.relu(self.w1(x))))")
+            .replace(
+                "self.w1 = nn.Linear(d_model, d_ff)\n        self.w2 = nn.Linear(d_ff, d_model)",
+                "self.layers = [nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)]",
+            )
+            .replace("self.w1(x)", "self.layers[0](x)")
+            .replace("self.w2(", "self.layers[1](")
+        },
+        question="PositionwiseFeedForward",
+        hint="there is no self.w1",
+    ),
+    "ffn_plain_tensor_weights": dict(
+        cells={
+            "PositionwiseFeedForward_answer": """
+class MyLinear(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.weight = torch.randn(d_out, d_in) / d_in ** 0.5   # plain tensors: not registered
+        self.bias = torch.zeros(d_out)
+
+    def forward(self, x):
+        return x @ self.weight.T + self.bias
+
+
+class PositionwiseFeedForward(nn.Module):
+    def __init__(self, d_model, d_ff, dropout=0.0):
+        super().__init__()
+        self.w1 = MyLinear(d_model, d_ff)
+        self.w2 = MyLinear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.w2(self.dropout(torch.relu(self.w1(x))))
+"""
+        },
+        question="PositionwiseFeedForward",
+        hint="plain tensor",
+    ),
+    "hybrid_is_pre_ln": dict(
+        cells={"HybridSublayerConnection_answer": _hybrid("return x + self.dropout(sublayer(self.norm(x)))")},
+        question="HybridSublayerConnection",
+        hint="that is Pre-LN",
+    ),
+    "hybrid_is_post_ln": dict(
+        cells={"HybridSublayerConnection_answer": _hybrid("return self.norm(x + self.dropout(sublayer(x)))")},
+        question="HybridSublayerConnection",
+        hint="that is Post-LN",
+    ),
+    "hybrid_no_residual": dict(
+        cells={"HybridSublayerConnection_answer": _hybrid("return self.dropout(self.norm(sublayer(x)))")},
+        question="HybridSublayerConnection",
+        hint="residual path is missing",
+    ),
+    "hybrid_dropout_before_norm": dict(
+        cells={"HybridSublayerConnection_answer": _hybrid("return x + self.norm(self.dropout(sublayer(x)))")},
+        question="HybridSublayerConnection",
+        hint="dropout is applied before the norm",
+    ),
+    # two bugs at once
+    "ffn_no_relu_and_no_dropout": dict(
+        cells={"PositionwiseFeedForward_answer": _ffn("return self.w2(self.w1(x))")},
+        question="PositionwiseFeedForward",
+        hint=("ReLU is missing", "did not drop anything"),
+    ),
 }
 
 ALTERNATIVES = {
@@ -153,6 +243,17 @@ class PositionwiseFeedForward(nn.Module):
     def forward(self, x):
         h = F.dropout(F.relu(self.w1(x)), self.drop.p, training=self.training)
         return F.linear(h, self.w2.weight, self.w2.bias)
+""",
+        "HybridSublayerConnection_answer": """
+class HybridSublayerConnection(nn.Module):
+    def __init__(self, d_model, dropout=0.0):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.p = dropout
+
+    def forward(self, x, sublayer):
+        y = F.layer_norm(sublayer(x), self.norm.normalized_shape, self.norm.weight, self.norm.bias)
+        return torch.add(x, F.dropout(y, self.p, self.training))
 """,
         "SublayerConnection_answer": """
 class SublayerConnection(nn.Module):
@@ -191,11 +292,11 @@ STUDENTS = {
     "erin_pre_post_swapped": {**ALL_OK, **MISTAKES["sublayer_pre_post_swapped"]["cells"]},
 }
 
-MAX = {"PositionwiseFeedForward": 2, "SublayerConnection": 3}
+MAX = {"PositionwiseFeedForward": 2, "SublayerConnection": 3, "HybridSublayerConnection": 2}
 EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},
-    "carol_partial": {"PositionwiseFeedForward": 2, "SublayerConnection": 0},
+    "carol_partial": {"PositionwiseFeedForward": 2, "SublayerConnection": 0, "HybridSublayerConnection": 0},
     "dave_relu_after_w2": {**MAX, "PositionwiseFeedForward": 0},
     "erin_pre_post_swapped": {**MAX, "SublayerConnection": 0},
 }

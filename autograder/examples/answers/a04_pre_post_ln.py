@@ -53,6 +53,29 @@ MISTAKES = {
         question="ResidualStack",
         hint="head",
     ),
+    "stack_python_lists": dict(
+        cells={
+            "ResidualStack_answer": STACK_OK.replace(
+                "nn.ModuleList([nn.LayerNorm(d_model) for _ in range(depth)])",
+                "[nn.LayerNorm(d_model) for _ in range(depth)]",
+            ).replace(
+                "nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(depth)])",
+                "[nn.Linear(d_model, d_model) for _ in range(depth)]",
+            )
+        },
+        question="ResidualStack",
+        hint="use nn.ModuleList",
+    ),
+    "stack_one_linear_shared": dict(
+        cells={
+            "ResidualStack_answer": STACK_OK.replace(
+                "nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(depth)])",
+                "nn.ModuleList([nn.Linear(d_model, d_model)] * depth)",
+            )
+        },
+        question="ResidualStack",
+        hint="one module is shared by every block",
+    ),
     "bias_grads": dict(
         cells={"block_grad_norms_answer": GRADS_OK.replace("lin.weight.grad.norm()", "lin.bias.grad.norm()")},
         question="block_grad_norms",

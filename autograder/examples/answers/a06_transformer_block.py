@@ -154,6 +154,55 @@ MISTAKES = {
         question="EncoderBlock",
         hint="norm1 and norm2 are swapped",
     ),
+    "block_forward_misspelled": dict(
+        cells={"EncoderBlock_answer": BLOCK_OK.replace("def forward(", "def foward(")},
+        question="EncoderBlock",
+        hint="`foward` looks like a misspelling of `forward`",
+        not_hints=("not done yet",),
+    ),
+    # two bugs at once
+    "no_residual_and_gelu": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace("F.relu(", "F.gelu(")
+            .replace("x = x + self._sa(self.norm1(x), pad_mask)", "x = self._sa(self.norm1(x), pad_mask)")
+            .replace("x = x + self._ff(self.norm2(x))", "x = self._ff(self.norm2(x))")
+        },
+        question="EncoderBlock",
+        hint=("two mistakes at once", "residual connection is missing around both", "GELU"),
+    ),
+    "encoder_python_list": dict(
+        cells={
+            "Encoder_answer": ENCODER_OK.replace(
+                "self.layers = nn.ModuleList([EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=norm_first)\n"
+                "                                     for _ in range(n_layers)])",
+                "self.layers = [EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=norm_first)\n"
+                "                       for _ in range(n_layers)]",
+            )
+        },
+        question="Encoder",
+        hint="use nn.ModuleList",
+    ),
+    "encoder_one_block_shared": dict(
+        cells={
+            "Encoder_answer": ENCODER_OK.replace(
+                "nn.ModuleList([EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=norm_first)\n"
+                "                                     for _ in range(n_layers)])",
+                "nn.ModuleList([EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=norm_first)] * n_layers)",
+            )
+        },
+        question="Encoder",
+        hint="one module is shared by every block",
+    ),
+    "encoder_mask_not_passed": dict(
+        cells={"Encoder_answer": ENCODER_OK.replace("x = layer(x, pad_mask)", "x = layer(x)")},
+        question="Encoder",
+        hint="mask",
+    ),
+    "model_mask_ignored": dict(
+        cells={"TinyTransformer_answer": MODEL_OK.replace("self.encoder(x, pad_mask)", "self.encoder(x)")},
+        question="TinyTransformer",
+        hint="ignores its pad_mask argument",
+    ),
     "no_final_norm": dict(
         cells={
             "Encoder_answer": ENCODER_OK.replace(

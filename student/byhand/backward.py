@@ -1,0 +1,777 @@
+"""Checks for lesson 08_backward: gradients by hand.
+
+Every reference gradient is autograd's, computed in the judge's process in float64 on the inputs the
+judge generated (`torch.autograd.grad` through `torch.softmax`, `F.layer_norm`, and the attention
+of lesson 01). The mistake models are hand-written formulas, one classic mistake each, recomputed
+on the same inputs, so a hint names what the answer does ("your dx equals dy * y: only the diagonal
+term of the softmax Jacobian").
+
+`LayerNormFunction` needs autograd where the student's code lives, so its cases call the helper
+`run_function` there: it applies the Function under `torch.autograd.graph.saved_tensors_hooks`,
+runs the backward pass with the judge's `dy`, and sends back the raw results only: the forward
+output, the three gradients, one row of plain numbers per tensor the Function kept for its
+backward (saved, or stored on `ctx`), and the error text if backward raised. The judge compares
+the gradients with autograd itself and decides from the rows what the Function kept; it never runs
+`gradcheck` in the kernel (a submission could fake that verdict, not autograd's numbers here).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from . import _core
+from ._core import (
+    Case,
+    CheckFailure,
+    Question,
+    assert_close,
+    call,
+    diagnose,
+    expect_tensor,
+    gen,
+    graded,
+    helper,
+    let,
+    rand,
+    ref,
+)
+
+LESSON = "08_backward"
+HELPERS = ("run_function",)
+
+
+def _tols(expected: torch.Tensor, dtype):
+    """Gradients are sums of products: the absolute tolerance follows their scale."""
+    scale = max(1.0, float(expected.abs().max())) if expected.numel() else 1.0
+    return (2e-4, 2e-5 * scale) if dtype != torch.float64 else (1e-7, 1e-9 * scale)
+
+
+def _assert_grad(got, expected, what, hint, dtype):
+    rtol, atol = _tols(expected, dtype)
+    got = expect_tensor(got, what, shape=expected.shape)
+    _core.expect_dtype(got, dtype, what)
+    if torch.isnan(got).any() and not torch.isnan(expected).any():
+        hint = hint or "your result contains NaN where autograd's has none"
+    assert_close(got, expected.to(dtype), what, hint, rtol=rtol, atol=atol)
+
+
+def _unchanged(out, facts, names, fn_name):
+    for name in names:
+        if name in out and not _core.close(out[name], facts[name]):
+            raise CheckFailure(
+                f"{fn_name} modified its input {name} in place: a backward function must leave its "
+                "inputs as they are (use out-of-place ops)"
+            )
+
+
+def _autograd(fn, inputs, grad_out):
+    """d(<fn(*inputs), grad_out>)/d(inputs), by autograd in float64."""
+    xs = [t.detach().double().requires_grad_(True) for t in inputs]
+    y = fn(*xs)
+    return torch.autograd.grad(y, xs, grad_out.double())
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax_backward
+
+
+def ref_softmax_backward(dy, y, mistake=None):
+    """dx = y * (dy - sum(dy * y)), or one classic mistake (float64)."""
+    dy, y = dy.double(), y.double()
+    s = (dy * y).sum(-1, keepdim=True)
+    if mistake == "diag_only":
+        return dy * y
+    if mistake == "jacobian_diagonal":
+        return dy * y * (1 - y)
+    if mistake == "no_diag":
+        return -y * s
+    if mistake == "sign":
+        return y * (s - dy)
+    if mistake == "log_softmax":
+        return dy - y * dy.sum(-1, keepdim=True)
+    if mistake == "wrong_dim":
+        return y * (dy - (dy * y).sum(0, keepdim=True))
+    if mistake == "wrong_dim_2":
+        return y * (dy - (dy * y).sum(-2, keepdim=True))
+    return y * (dy - s)
+
+
+_SOFTMAX_MISTAKES = [
+    (
+        "diag_only",
+        "your dx equals dy * y: that keeps only the diagonal term diag(y) of the softmax Jacobian "
+        "J = diag(y) - y y^T. Every y_j depends on every x_i: subtract y * sum(dy * y, dim=-1, keepdim=True)",
+    ),
+    (
+        "jacobian_diagonal",
+        "your dx equals dy * y * (1 - y): that is only the diagonal of the Jacobian (the sigmoid "
+        "derivative). The off-diagonal entries -y_i y_j count too: dx = y * (dy - sum(dy * y))",
+    ),
+    (
+        "no_diag",
+        "your dx equals -y * sum(dy * y): the diagonal term y * dy of the Jacobian is missing",
+    ),
+    ("sign", "your dx has the wrong sign: dx = y * (dy - sum(dy * y)), not y * (sum(dy * y) - dy)"),
+    (
+        "log_softmax",
+        "your dx equals dy - y * sum(dy): that is the backward of log_softmax, not of softmax; "
+        "softmax's is y * (dy - sum(dy * y))",
+    ),
+    (
+        "wrong_dim",
+        "the sum(dy * y) runs over the wrong dim (dim 0): the softmax is over the last dim, so sum "
+        "over dim=-1 with keepdim=True",
+    ),
+    (
+        "wrong_dim_2",
+        "the sum(dy * y) runs over the wrong dim (dim -2): the softmax is over the last dim, so sum "
+        "over dim=-1 with keepdim=True",
+    ),
+]
+
+
+def _softmax_cases(hidden):
+    # (leading dims, n, dtype, logit scale)
+    specs = [
+        ((3,), 5, torch.float32, 2.0),
+        ((2, 4), 7, torch.float64, 1.0),
+        ((5, 2, 3), 6, torch.float32, 3.0),
+    ]
+    if hidden:
+        specs = [
+            ((4,), 9, torch.float64, 4.0),
+            ((3, 5), 11, torch.float32, 0.5),
+            ((2, 3, 4), 8, torch.float64, 2.5),
+            ((6, 7), 13, torch.float32, 5.0),
+        ]
+    cases = []
+    for i, (lead, n, dt, scale) in enumerate(specs):
+        g = gen(8100 + 17 * i + (500 if hidden else 0))
+        x = rand(*lead, n, dtype=torch.float64, mean=0.5, std=scale, generator=g)
+        y = torch.softmax(x, dim=-1).to(dt)
+        dy = rand(*lead, n, dtype=dt, mean=0.4, std=1.5, generator=g)
+        cases.append(
+            Case(
+                f"y = softmax(x) with x {tuple(x.shape)} (std {scale}), dy {tuple(dy.shape)} (mean 0.4), {dt}",
+                [let("dy", dy), let("y", y), call("dx", "softmax_backward", ref("dy"), ref("y"))],
+                ["dx", "dy", "y"],
+                facts=dict(x=x, y=y, dy=dy),
+                size=x.numel(),
+            )
+        )
+    return cases
+
+
+def _softmax_judge(case, out):
+    f = case.facts
+    dy, y = f["dy"], f["y"]
+    (exp,) = _autograd(lambda x: torch.softmax(x, dim=-1), [f["x"]], dy)
+    dx = expect_tensor(out["dx"], "softmax_backward(dy, y)", shape=exp.shape)
+    hints = dict(_SOFTMAX_MISTAKES)
+    hint = diagnose(dx, [(hints[k], lambda k=k: ref_softmax_backward(dy, y, k)) for k in hints])
+    _assert_grad(
+        dx, exp, "dx (the gradient w.r.t. x)", hint or "dx = y * (dy - sum(dy * y, dim=-1))", y.dtype
+    )
+    _unchanged(out, f, ("dy", "y"), "softmax_backward")
+
+
+# ---------------------------------------------------------------------------------------------
+# layer_norm_backward
+
+
+def ref_layer_norm_backward(dy, x, w, eps, mistake=None):
+    """(dx, dweight, dbias) by the compact formula, or with one classic mistake (float64)."""
+    dy, x, w = dy.double(), x.double(), w.double()
+    d = x.shape[-1]
+    mean = x.mean(-1, keepdim=True)
+    var = x.var(-1, unbiased=mistake == "unbiased", keepdim=True)
+    e = {"eps_ignored": 0.0, "default_eps": 1e-5}.get(mistake, eps)
+    rstd = 1 / (var.sqrt() + e) if mistake == "eps_outside" else (var + e).rsqrt()
+    xhat = (x - mean) * rstd
+    g = dy if mistake == "weight_ignored" else dy * w
+    a, b = g.mean(-1, keepdim=True), (g * xhat).mean(-1, keepdim=True)
+    if mistake == "unbiased":
+        b = (g * xhat).sum(-1, keepdim=True) / (d - 1)
+    dx = {
+        "no_mean_term": rstd * (g - xhat * b),
+        "no_var_term": rstd * (g - a),
+        "constant_stats": rstd * g,
+    }.get(mistake, rstd * (g - a - xhat * b))
+
+    def flat(t):
+        return t.reshape(-1, d)  # (..., d) -> (tokens, d)
+
+    dw = flat(dy * xhat).sum(0)
+    if mistake == "dweight_uses_x":
+        dw = flat(dy * x).sum(0)
+    if mistake == "dweight_mean":
+        dw = flat(dy * xhat).mean(0)
+    db = flat(dy).mean(0) if mistake == "dbias_mean" else flat(dy).sum(0)
+    return dx, dw, db
+
+
+_LN_DX_MISTAKES = [
+    (
+        "constant_stats",
+        "your dx equals rstd * dy * weight: mean and variance were treated as constants. Both depend "
+        "on x: dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = dy * weight",
+    ),
+    (
+        "no_mean_term",
+        "your dx misses the mean term -mean(g): the mean depends on x too (the path through mu). "
+        "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)), g = dy * weight",
+    ),
+    (
+        "no_var_term",
+        "your dx misses the variance term -x_hat * mean(g * x_hat): the variance depends on x too "
+        "(the path through sigma^2). dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
+        "weight_ignored",
+        "your dx ignores weight: the gradient reaching x_hat is g = dy * weight, not dy",
+    ),
+    (
+        "unbiased",
+        "you used the unbiased variance (divides by d-1); layer_norm uses the population variance, "
+        "and the backward divides by d",
+    ),
+    ("eps_outside", "eps is added to the std, outside the sqrt: rstd = 1 / sqrt(var + eps)"),
+    ("eps_ignored", "eps is ignored: rstd = 1 / sqrt(var + eps), with the eps passed in"),
+    ("default_eps", "the eps passed in is not used (you used 1e-5): rstd = 1 / sqrt(var + eps)"),
+]
+
+
+def _ln_cases(hidden):
+    # (leading dims, d, eps or None, x mean, x std, dtype)
+    specs = [
+        ((5,), 4, None, 1.0, 2.0, torch.float32),
+        ((3, 4), 6, 1e-5, -0.5, 0.5, torch.float64),
+        ((2, 3, 5), 7, 0.1, 2.0, 0.3, torch.float32),
+    ]
+    if hidden:
+        specs = [
+            ((7,), 8, 0.1, 0.5, 0.25, torch.float64),
+            ((4, 5), 9, None, -3.0, 4.0, torch.float32),
+            ((2, 3, 4), 5, 1e-3, 1.0, 0.1, torch.float64),
+            ((3, 2, 2, 3), 11, 1e-5, 0.0, 1.5, torch.float32),
+            ((), 10, None, 1.0, 2.0, torch.float64),  # one token, no leading dims
+        ]
+    cases = []
+    for i, (lead, d, eps, mean, std, dt) in enumerate(specs):
+        g = gen(8200 + 31 * i + (500 if hidden else 0))
+        x = rand(*lead, d, dtype=dt, mean=mean, std=std, generator=g)
+        w = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g)
+        dy = rand(*lead, d, dtype=dt, mean=0.5, std=1.0, generator=g)
+        kw = {} if eps is None else {"eps": eps}
+        steps = [
+            let("dy", dy),
+            let("x", x),
+            let("weight", w),
+            call("grads", "layer_norm_backward", ref("dy"), ref("x"), ref("weight"), **kw),
+        ]
+        label = (
+            f"x {tuple(x.shape)} (mean {mean}, std {std}), dy {tuple(dy.shape)}, random weight, "
+            f"eps={'default' if eps is None else eps}, {dt}"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["grads", "dy", "x", "weight"],
+                facts=dict(x=x, weight=w, dy=dy, eps=1e-5 if eps is None else eps),
+                size=x.numel() if lead else 10**6,  # judged last: the other cases name the usual mistakes
+            )
+        )
+    return cases
+
+
+def ref_ln_grads(x, w, b, eps, dy):
+    """autograd through F.layer_norm, float64."""
+    return _autograd(lambda x_, w_, b_: F.layer_norm(x_, (x.shape[-1],), w_, b_, eps), [x, w, b], dy)
+
+
+def _param_grad_hint(name, got, x):
+    """`got` has the wrong shape: name the reduction it did."""
+    shape, lead, d = tuple(got.shape), tuple(x.shape[:-1]), x.shape[-1]
+    if x.dim() == 1 and shape == ():
+        return (
+            f"{name} is a scalar for a single token x of shape ({d},): with no leading dims, "
+            ".sum(dim=()) sums over every dim (an empty tuple of dims means all of them). Reduce "
+            "with .reshape(-1, d).sum(0), which works for any number of leading dims"
+        )
+    if shape == tuple(x.shape):
+        return (
+            f"{name} is not reduced: it has x's shape {shape}. The same weight is used at every "
+            f"position, so its gradient is summed over all leading dims {tuple(range(x.dim() - 1))}"
+        )
+    if shape == lead:
+        return (
+            f"{name} is reduced over the wrong dim: you summed over the features (dim -1). Sum over "
+            "all leading dims instead, keeping the last one: shape (d,)"
+        )
+    if len(shape) >= 2 and shape[-1] == d:
+        return (
+            f"{name} is reduced over the first dim only (shape {shape}): sum over all leading dims, "
+            f"e.g. .sum(dim={tuple(range(x.dim() - 1))}) or .reshape(-1, d).sum(0)"
+        )
+    return f"{name} should have weight's shape ({d},): sum over all leading dims"
+
+
+def _ln_grads_judge(grads, x, w, b, eps, dy, who):
+    """Judge (dx, dweight, dbias) against autograd; shared by both questions."""
+    if not isinstance(grads, (tuple, list)) or len(grads) != 3:
+        raise CheckFailure(f"{who} should return three tensors (dx, dweight, dbias), got {grads!r:.80}")
+    exp = ref_ln_grads(x, w, b, eps, dy)
+    names = ("dx", "dweight", "dbias")
+    for name, got, e in zip(names[1:], grads[1:], exp[1:]):
+        got = expect_tensor(got, f"{name} from {who}")
+        if tuple(got.shape) != tuple(e.shape):
+            raise CheckFailure(
+                f"{name} has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: {tuple(e.shape)}\n"
+                f"  hint: {_param_grad_hint(name, got, x)}"
+            )
+    hints = dict(_LN_DX_MISTAKES)
+    models = {k: ref_layer_norm_backward(dy, x, w, eps, k) for k in hints}
+    dx = expect_tensor(grads[0], f"dx from {who}", shape=exp[0].shape)
+    hint = diagnose(dx, [(hints[k], lambda k=k: models[k][0]) for k in hints])
+    _assert_grad(
+        dx,
+        exp[0],
+        f"dx from {who}",
+        hint
+        or "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)), g = dy * weight, means over the last dim",
+        x.dtype,
+    )
+    dw_hints = [
+        (
+            "dweight uses x instead of x_hat: y = x_hat * weight + bias, so dweight = sum(dy * x_hat)",
+            lambda: ref_layer_norm_backward(dy, x, w, eps, "dweight_uses_x")[1],
+        ),
+        (
+            "dweight is averaged over the leading dims: the gradient of a shared weight is the sum "
+            "of its uses, not their mean",
+            lambda: ref_layer_norm_backward(dy, x, w, eps, "dweight_mean")[1],
+        ),
+    ] + [
+        (hints[k], lambda k=k: models[k][1])
+        for k in ("unbiased", "eps_outside", "eps_ignored", "default_eps")
+    ]
+    _assert_grad(grads[1], exp[1], f"dweight from {who}", diagnose(grads[1], dw_hints), x.dtype)
+    db_hint = diagnose(
+        grads[2],
+        [
+            (
+                "dbias is averaged over the leading dims: the gradient of a shared bias is the sum of its uses",
+                lambda: ref_layer_norm_backward(dy, x, w, eps, "dbias_mean")[2],
+            )
+        ],
+    )
+    _assert_grad(
+        grads[2], exp[2], f"dbias from {who}", db_hint or "dbias = sum of dy over all leading dims", x.dtype
+    )
+
+
+def _ln_judge(case, out):
+    f = case.facts
+    x, w, dy, eps = f["x"], f["weight"], f["dy"], f["eps"]
+    b = torch.zeros_like(w)
+    _ln_grads_judge(out["grads"], x, w, b, eps, dy, "layer_norm_backward")
+    _unchanged(out, f, ("dy", "x", "weight"), "layer_norm_backward")
+
+
+# ---------------------------------------------------------------------------------------------
+# attention_backward
+
+
+def _finite_fill(dtype):
+    return torch.finfo(dtype).min
+
+
+def ref_attention(q, k, v, mask=None):
+    """Lesson 01's attention, written so that autograd gives finite gradients on a fully masked row:
+    masked scores get the most negative float (not -inf) and a row with no allowed key is zeroed."""
+    scale = 1 / math.sqrt(q.shape[-1])
+    s = q @ k.transpose(-2, -1) * scale  # (..., Lq, Lk)
+    if mask is None:
+        return torch.softmax(s, -1) @ v
+    s = s.masked_fill(~mask, _finite_fill(s.dtype))
+    p = torch.softmax(s, -1) * mask.any(-1, keepdim=True)  # dead rows -> 0
+    return p @ v  # (..., Lq, Lk) x (..., Lk, d_v) -> (..., Lq, d_v)
+
+
+def ref_attention_backward(d_out, q, k, v, mask=None, mistake=None):
+    """(dq, dk, dv) by the hand formulas, or with one classic mistake (float64)."""
+    d_out, q, k, v = d_out.double(), q.double(), k.double(), v.double()
+    scale = 1 / math.sqrt(q.shape[-1])
+    fwd_scale = {"no_scale_forward": 1.0, "scale_dk": 1 / q.shape[-1]}.get(mistake, scale)
+    bwd_scale = {"no_scale_forward": 1.0, "no_scale_backward": 1.0, "scale_dk": 1 / q.shape[-1]}.get(
+        mistake, scale
+    )
+    s = q @ k.transpose(-2, -1) * fwd_scale
+    m = mask
+    if mistake == "mask_ignored":
+        m = None
+    elif mistake == "mask_inverted" and mask is not None:
+        m = ~mask
+    if m is not None:
+        s = s.masked_fill(~m, -math.inf)
+    p = torch.nan_to_num(torch.softmax(s, -1), nan=0.0)
+    if mistake == "mask_nan" and m is not None:
+        p = torch.softmax(s, -1)
+    dv = p.transpose(-2, -1) @ d_out
+    dp = d_out @ v.transpose(-2, -1)
+    if mistake == "softmax_diag_only":
+        ds = p * dp
+    else:
+        ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    return ds @ k * bwd_scale, ds.transpose(-2, -1) @ q * bwd_scale, dv
+
+
+_ATTN_MISTAKES = [
+    (
+        "no_scale_backward",
+        "dq and dk miss the scale: scores = q k^T / sqrt(d_k), so dq = dS k / sqrt(d_k) and "
+        "dk = dS^T q / sqrt(d_k)",
+    ),
+    (
+        "no_scale_forward",
+        "the attention weights are recomputed without the scale 1/sqrt(d_k) (and dq, dk miss it): "
+        "scores = q k^T / sqrt(d_k)",
+    ),
+    (
+        "scale_dk",
+        "the scores are divided by d_k: attention divides q k^T by sqrt(d_k), so the weights and "
+        "dq, dk use 1/sqrt(d_k)",
+    ),
+    (
+        "mask_ignored",
+        "the mask is ignored: masked keys must get weight 0 in the forward recomputation, so they get "
+        "no gradient (fill the scores where mask is False with -inf before the softmax)",
+    ),
+    (
+        "mask_inverted",
+        "the mask polarity is inverted: True means 'may attend', so fill the scores where the mask is False",
+    ),
+    (
+        "softmax_diag_only",
+        "dS = P * dP keeps only the diagonal term of the softmax Jacobian: "
+        "dS = P * (dP - sum(dP * P, dim=-1, keepdim=True))",
+    ),
+]
+
+_NAN_HINT = (
+    "your gradients contain NaN: a fully masked row (a query with no allowed key) has softmax of all "
+    "-inf = NaN. Its weights are 0 (lesson 01), so its dS is 0: torch.nan_to_num the weights, then "
+    "the row gives dq = 0 and adds nothing to dk and dv"
+)
+
+
+def _attn_cases(hidden):
+    # (leading dims, Lq, Lk, d_k, d_v, mask kind, dtype)
+    specs = [
+        ((2,), 3, 5, 8, 6, None, torch.float32),
+        ((2, 3), 5, 4, 16, 7, "random", torch.float64),
+        ((3,), 6, 6, 12, 5, "causal", torch.float32),
+        ((2, 2), 4, 7, 9, 3, "dead_row", torch.float64),
+    ]
+    if hidden:
+        specs = [
+            ((3, 2), 7, 9, 32, 10, "broadcast", torch.float32),
+            ((4,), 9, 9, 24, 11, "causal", torch.float64),
+            ((2, 3), 6, 8, 20, 13, "dead_row", torch.float32),
+            ((2, 2, 2), 5, 6, 10, 4, "dead_row", torch.float64),
+            ((5,), 8, 11, 64, 6, None, torch.float64),
+        ]
+    cases = []
+    for i, (lead, lq, lk, dk, dv, mk, dt) in enumerate(specs):
+        g = gen(8300 + 41 * i + (500 if hidden else 0))
+        q = rand(*lead, lq, dk, dtype=dt, mean=0.5, std=1.5, generator=g)
+        k = rand(*lead, lk, dk, dtype=dt, mean=-0.3, std=1.5, generator=g)
+        v = rand(*lead, lk, dv, dtype=dt, mean=1.0, std=2.0, generator=g)
+        d_out = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
+        mask = None
+        if mk == "causal":
+            mask = torch.tril(torch.ones(lq, lk, dtype=torch.bool))
+        elif mk in ("random", "dead_row"):
+            mask = torch.rand(*lead, lq, lk, generator=g) > 0.4
+            mask[..., 0] = True
+            if mk == "dead_row":
+                mask[..., 1, :] = False  # a query with no allowed key
+        elif mk == "broadcast":
+            mask = torch.rand(lq, lk, generator=g) > 0.3
+            mask[:, 0] = True
+            mask[2, :] = False
+        steps = [let("d_out", d_out), let("q", q), let("k", k), let("v", v)]
+        args = [ref("d_out"), ref("q"), ref("k"), ref("v")]
+        if mask is None:
+            steps.append(call("grads", "attention_backward", *args))
+        else:
+            steps += [let("mask", mask), call("grads", "attention_backward", *args, mask=ref("mask"))]
+        label = (
+            f"d_out {tuple(d_out.shape)}, q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {dt}, "
+            f"mask={'none' if mask is None else tuple(mask.shape)} ({mk or 'none'})"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["grads", "d_out", "q", "k", "v"],
+                facts=dict(q=q, k=k, v=v, d_out=d_out, mask=mask),
+                size=q.numel() + k.numel(),
+            )
+        )
+    return cases
+
+
+def _attn_judge(case, out):
+    f = case.facts
+    q, k, v, d_out, mask = f["q"], f["k"], f["v"], f["d_out"], f["mask"]
+    grads = out["grads"]
+    if not isinstance(grads, (tuple, list)) or len(grads) != 3:
+        raise CheckFailure(f"attention_backward should return three tensors (dq, dk, dv), got {grads!r:.80}")
+    exp = _autograd(lambda q_, k_, v_: ref_attention(q_, k_, v_, mask), [q, k, v], d_out)
+    hints = dict(_ATTN_MISTAKES)
+    models = {key: ref_attention_backward(d_out, q, k, v, mask, key) for key in hints}
+    for i, name in sorted(enumerate(("dq", "dk", "dv")), key=lambda t: -t[0]):  # dv first: it needs no dS
+        got = expect_tensor(grads[i], name, shape=exp[i].shape)
+        if torch.isnan(got).any():
+            raise CheckFailure(f"{name} from attention_backward contains NaN.\n  hint: {_NAN_HINT}")
+        hint = diagnose(got, [(hints[key], lambda key=key: models[key][i]) for key in hints])
+        _assert_grad(
+            got,
+            exp[i],
+            f"{name} from attention_backward",
+            hint
+            or "recompute P = softmax(q k^T / sqrt(d_k), masked); dv = P^T d_out; dP = d_out v^T; "
+            "dS = P * (dP - sum(dP * P, -1)); dq = dS k / sqrt(d_k); dk = dS^T q / sqrt(d_k)",
+            q.dtype,
+        )
+    _unchanged(out, f, ("d_out", "q", "k", "v"), "attention_backward")
+
+
+# ---------------------------------------------------------------------------------------------
+# LayerNormFunction: the helper that runs in the student's kernel
+
+
+def _tensors_in(value, depth=0):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 2 and isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensors_in(v, depth + 1)
+    elif depth < 2 and isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors_in(v, depth + 1)
+
+
+def run_function(cls, x, weight, bias, eps, dy):
+    """Apply `cls` (an autograd.Function) to fresh leaves, backward with `dy`, and report raw facts:
+    (y, dx, dweight, dbias, kept, backward_error). `kept` has one row per tensor kept for backward:
+    [how ("saved": by save_for_backward; "inner": by an op inside forward, i.e. a graph built there;
+    "ctx": an attribute of ctx), numel, bytes, storage number (same storage, same number), role
+    ("x", "weight", "bias", "y" or "other"), part of an autograd graph (0/1)]."""
+    apply = getattr(cls, "apply", cls)  # a stub that is not a class still says "not done"
+    x, weight, bias = (t.detach().clone().requires_grad_(True) for t in (x, weight, bias))
+    storages: dict = {}
+    packed: list = []
+
+    def storage_id(t):
+        return storages.setdefault(t.untyped_storage().data_ptr(), len(storages))
+
+    roles = {storage_id(t): name for name, t in (("x", x), ("weight", weight), ("bias", bias))}
+
+    def pack(t):
+        packed.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = apply(x, weight, bias, eps)
+    if isinstance(y, torch.Tensor):
+        roles.setdefault(storage_id(y), "y")
+    node = getattr(y, "grad_fn", None)
+    try:  # what save_for_backward holds; whatever was packed before it, ops inside forward saved
+        n_saved = len(node.saved_tensors)
+    except Exception:  # noqa: BLE001 - not a custom Function's node, or nothing saved
+        n_saved = 0
+    kept = []
+
+    def row(how, t):
+        sid = storage_id(t)
+        inner = t.grad_fn is not None and t.grad_fn is not node  # part of a graph built inside forward
+        leaf = t.requires_grad and t.is_leaf and roles.get(sid) not in ("x", "weight", "bias")
+        kept.append(
+            [how, t.numel(), t.numel() * t.element_size(), sid, roles.get(sid, "other"), int(inner or leaf)]
+        )
+
+    for i, t in enumerate(packed):
+        row("saved" if i >= len(packed) - n_saved else "inner", t)
+    for value in list(getattr(node, "__dict__", {}).values()):
+        for t in _tensors_in(value):
+            row("ctx", t)
+    error = None
+    try:
+        if not isinstance(y, torch.Tensor):
+            raise TypeError(f"apply returned {type(y).__name__}, not a tensor")
+        y.backward(dy)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # the answer's backward failed: a fact to judge, not a crash
+        error = f"{type(exc).__name__}: {exc}"[:500]
+    return y.detach() if isinstance(y, torch.Tensor) else y, x.grad, weight.grad, bias.grad, kept, error
+
+
+# ---------------------------------------------------------------------------------------------
+# LayerNormFunction: cases and judge
+
+
+def _fn_cases(hidden):
+    # (leading dims, d, eps, x mean, x std, dtype)
+    specs = [((6,), 5, 1e-5, 1.0, 2.0, torch.float64), ((3, 4), 8, 0.1, -1.0, 0.3, torch.float32)]
+    if hidden:
+        specs = [
+            ((2, 3, 4), 7, 1e-5, 2.0, 1.5, torch.float32),
+            ((5, 3), 12, 0.05, 0.5, 0.2, torch.float64),
+            ((2, 2, 3, 2), 6, 1e-3, 0.0, 3.0, torch.float64),
+            ((), 9, 1e-5, -1.0, 0.5, torch.float64),  # one token, no leading dims
+        ]
+    cases = []
+    for i, (lead, d, eps, mean, std, dt) in enumerate(specs):
+        g = gen(8400 + 43 * i + (500 if hidden else 0))
+        x = rand(*lead, d, dtype=dt, mean=mean, std=std, generator=g)
+        w = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g)
+        b = rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g)
+        dy = rand(*lead, d, dtype=dt, mean=0.5, std=1.0, generator=g)
+        steps = [
+            let("x", x),
+            let("weight", w),
+            let("bias", b),
+            let("dy", dy),
+            call(
+                "r",
+                helper("backward.run_function"),
+                graded("LayerNormFunction"),
+                ref("x"),
+                ref("weight"),
+                ref("bias"),
+                eps,
+                ref("dy"),
+            ),
+        ]
+        label = (
+            f"LayerNormFunction.apply(x, weight, bias, eps={eps}) with x {tuple(x.shape)} (mean {mean}, "
+            f"std {std}), random weight and bias, then backward with a random dy, {dt}"
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["r"],
+                facts=dict(x=x, weight=w, bias=b, dy=dy, eps=eps),
+                size=x.numel() if lead else 10**6,
+            )
+        )
+    return cases
+
+
+def _kept_summary(kept, x):
+    """From the kernel's rows: distinct storages kept, full-size ones, bytes; nothing computed there."""
+    rows = [r for r in kept if isinstance(r, (list, tuple)) and len(r) == 6]
+    distinct = {}
+    for how, numel, nbytes, sid, role, graph in rows:
+        distinct.setdefault(sid, (int(numel), int(nbytes), role))
+    full = [s for s, (n, _, role) in distinct.items() if n >= x.numel() and role not in ("weight", "bias")]
+    return dict(
+        rows=rows,
+        storages=len(distinct),
+        full=len(full),
+        elements=sum(n for n, _, _ in distinct.values()),
+        bytes=sum(b for _, b, _ in distinct.values()),
+        graph=any(r[5] for r in rows) or any(r[0] == "inner" for r in rows),
+    )
+
+
+def _fn_judge(case, out):
+    f = case.facts
+    x, w, b, dy, eps = f["x"], f["weight"], f["bias"], f["dy"], f["eps"]
+    r = out["r"]
+    if not isinstance(r, (tuple, list)) or len(r) != 6:
+        raise CheckFailure("the grader could not apply LayerNormFunction (no results came back)")
+    y, dx, dw, db, kept, error = r
+    kept = kept if isinstance(kept, (list, tuple)) else []
+    info = _kept_summary(kept, x)
+    if error is not None:
+        if info["storages"] == 0 or info["elements"] < x.numel():
+            hint = (
+                "your forward saves nothing its backward needs (it kept "
+                f"{info['storages']} tensors): save x and weight with ctx.save_for_backward(x, weight), "
+                "store eps on ctx (ctx.eps = eps), and read them back with ctx.saved_tensors"
+            )
+        elif "number of gradients" in str(error):
+            hint = "backward must return one gradient per input of forward: (dx, dweight, dbias, None), None for eps"
+        elif "invalid gradient" in str(error):
+            hint = "a gradient has the wrong shape: dweight and dbias have weight's shape (summed over leading dims)"
+        else:
+            hint = "check what forward saves and what backward reads back"
+        raise CheckFailure(f"the backward pass of LayerNormFunction raised {error}\n  hint: {hint}")
+    y_exp = F.layer_norm(x.double(), (x.shape[-1],), w.double(), b.double(), eps)
+    y = expect_tensor(y, "LayerNormFunction.apply(x, weight, bias, eps)", shape=y_exp.shape)
+    rtol, atol = _tols(y_exp, x.dtype)
+    assert_close(
+        y,
+        y_exp.to(y.dtype),
+        "the forward output of LayerNormFunction",
+        "forward should return layer_norm(x, weight, bias, eps), with the eps passed in",
+        rtol=rtol,
+        atol=atol,
+    )
+    for name, got in (("x", dx), ("weight", dw), ("bias", db)):
+        if got is None:
+            raise CheckFailure(
+                f"{name}.grad is None after backward: backward must return a gradient for {name} "
+                "(return dx, dweight, dbias, None)"
+            )
+    _ln_grads_judge((dx, dw, db), x, w, b, eps, dy, "LayerNormFunction's backward")
+    if info["graph"]:
+        raise CheckFailure(
+            "LayerNormFunction saves the whole graph: its forward built an autograd graph (tensors saved "
+            "by ops inside forward, or kept with a grad_fn), so the primitive ops' intermediates stay in "
+            f"memory ({info['storages']} tensors, {info['bytes']} bytes).\n  hint: do not turn autograd back "
+            "on inside forward (it runs with autograd off); save only x and weight, and let backward call "
+            "layer_norm_backward instead of torch.autograd.grad"
+        )
+    budget = x.numel() + 4 * (x.numel() // x.shape[-1]) + 4 * x.shape[-1]
+    if info["full"] > 1 or info["elements"] > budget:
+        raise CheckFailure(
+            "LayerNormFunction saves more than its backward needs.\n"
+            f"  got:      {info['storages']} tensors, {info['full']} the size of x, {info['elements']} numbers\n"
+            f"  expected: at most one tensor the size of x ({x.numel()} numbers) plus per-row statistics "
+            f"and weight, {budget} numbers in all\n  hint: it saves its input plus intermediates it does not "
+            "need: layer_norm_backward(dy, x, weight, eps) needs only x and weight (and eps, stored on ctx)"
+        )
+    if info["storages"] == 0:
+        raise CheckFailure(
+            "LayerNormFunction's backward got the right gradients, yet its forward kept no tensor for it "
+            "(neither saved nor on ctx).\n  hint: backward must take what it needs from ctx "
+            "(ctx.save_for_backward / ctx.saved_tensors), not from a global or a closure"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+
+QUESTIONS = {
+    q.name: q
+    for q in [
+        Question("softmax_backward", _softmax_cases, _softmax_judge),
+        Question("layer_norm_backward", _ln_cases, _ln_judge),
+        Question("attention_backward", _attn_cases, _attn_judge, needs=("softmax_backward",)),
+        Question("LayerNormFunction", _fn_cases, _fn_judge, needs=("layer_norm_backward",)),
+    ]
+}
+
+
+def check(name: str, namespace: dict, hidden: bool = False) -> None:
+    """Self-check: `check("softmax_backward", globals())`."""
+    _core.check(QUESTIONS, name, namespace, hidden)

@@ -1,0 +1,145 @@
+"""Do the claims that lesson 08_backward asserts hold on seeds and sizes the notebook does not use?
+
+The notebook asserts its claims on its own seeds (and nbval re-runs them). Here the same experiment
+code, taken from the solution notebook (its function definitions and tables), runs with
+the reference answers on fresh seeds and sizes, with the notebook's margins.
+"""
+
+import ast
+
+import pytest
+import torch
+
+from autograder.course import answer_namespace, nbgrader_meta, read_solution
+
+LESSON = "08_backward"
+TABLES = ("LAYER_NORMS", "SIZES")  # the experiment's tables (not the tiny examples' matrices J, J_F, ...)
+
+
+def _definitions() -> dict:
+    """The reference answers plus the functions and TABLES of the lesson's other code cells."""
+    ns = answer_namespace(LESSON)
+    for cell in read_solution(LESSON).cells:
+        if cell.cell_type != "code" or nbgrader_meta(cell):
+            continue
+        tree = ast.parse(cell.source)
+        keep = [
+            node
+            for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            or (
+                isinstance(node, ast.Assign)
+                and all(isinstance(t, ast.Name) and t.id in TABLES for t in node.targets)
+            )
+        ]
+        exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{LESSON}>", "exec"), ns)
+    return ns
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def lesson():
+    return _definitions()
+
+
+def test_reference_function_passes_gradcheck(lesson):
+    """Does the reference LayerNormFunction pass torch.autograd.gradcheck in float64, seeds 10-17?"""
+    fn = lesson["LayerNormFunction"]
+    shapes = [(3, 5), (2, 3, 4), (7,), (2, 2, 3, 6)]
+    for seed in range(10, 18):
+        shape = shapes[seed % len(shapes)]
+        g = torch.Generator().manual_seed(seed)
+        x = (torch.randn(*shape, dtype=torch.float64, generator=g) * 2 + 1).requires_grad_(True)
+        w = (torch.randn(shape[-1], dtype=torch.float64, generator=g) + 1.5).requires_grad_(True)
+        b = torch.randn(shape[-1], dtype=torch.float64, generator=g).requires_grad_(True)
+        eps = (1e-5, 0.1, 1e-3)[seed % 3]
+        assert torch.autograd.gradcheck(fn.apply, (x, w, b, eps)), (seed, shape, eps)
+
+
+def test_reference_gradients_match_autograd(lesson):
+    """Do the reference backward functions equal autograd in float64 on seeds 20-27?"""
+    for seed in range(20, 28):
+        g = torch.Generator().manual_seed(seed)
+        x = torch.randn(3, 4, 9, dtype=torch.float64, generator=g, requires_grad=True)
+        dy = torch.randn(3, 4, 9, dtype=torch.float64, generator=g)
+        y = torch.softmax(x, -1)
+        (want,) = torch.autograd.grad(y, x, dy)
+        assert torch.allclose(lesson["softmax_backward"](dy, y.detach()), want)
+        w = torch.randn(9, dtype=torch.float64, generator=g, requires_grad=True)
+        b = torch.randn(9, dtype=torch.float64, generator=g, requires_grad=True)
+        want = torch.autograd.grad(lesson["layer_norm"](x, w, b), (x, w, b), dy)
+        got = lesson["layer_norm_backward"](dy, x.detach(), w.detach())
+        assert all(torch.allclose(a, e) for a, e in zip(got, want))
+        q, k, v = (
+            torch.randn(2, n, 6, dtype=torch.float64, generator=g, requires_grad=True) for n in (5, 7, 7)
+        )
+        mask = torch.rand(2, 5, 7, generator=g) > 0.5
+        mask[:, 2] = False  # a query with no allowed key
+        d_out = torch.randn(2, 5, 6, dtype=torch.float64, generator=g)
+        want = torch.autograd.grad(lesson["attention"](q, k, v, mask), (q, k, v), d_out)
+        got = lesson["attention_backward"](d_out, q.detach(), k.detach(), v.detach(), mask)
+        assert all(torch.allclose(a, e) for a, e in zip(got, want))
+        assert (got[0][:, 2] == 0).all()
+
+
+def test_layer_norm_gradient_has_no_mean_and_eps_sized_xhat_component(lesson):
+    """sum(dx) is round-off at every eps; dx . x_hat is round-off at eps 0, in (1e-8, 1e-4) at 1e-5,
+    > 1e-3 at 0.1, seeds 5-24?"""
+    f = lesson["along_mean_and_xhat"]
+    for seed in range(5, 25):
+        (m0, h0), (m1, h1), (m2, h2) = (f(seed, eps) for eps in (0.0, 1e-5, 1e-1))
+        assert max(m0, m1, m2) < 1e-12, seed
+        assert h0 < 1e-12 and 1e-8 < h1 < 1e-4 and h2 > 1e-3, (seed, h0, h1, h2)
+
+
+def test_residual_jacobian_is_identity_plus_dF(lesson):
+    """d(h + F(h))/dh == I + dF/dh, dF/dh singular, I + dF/dh not (smallest singular value > 0.3), seeds 5-14?"""
+    from torch.autograd.functional import jacobian
+
+    for seed in range(5, 15):
+        F0 = lesson["sublayer"](16, seed)
+        x = torch.randn(16, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+        J_F = jacobian(F0, x)
+        J_res = jacobian(lambda h: h + F0(h), x)
+        assert torch.allclose(J_res, torch.eye(16, dtype=torch.float64) + J_F), seed
+        assert torch.linalg.svdvals(J_F)[-1] < 1e-12, seed
+        assert torch.linalg.svdvals(J_res)[-1] > 0.3, seed
+
+
+def test_deep_stack_jacobian_plain_singular_residual_not(lesson):
+    """Through 12 blocks: plain product singular (< 1e-12), residual product's smallest singular value > 0.1, seeds 5-14?"""
+    for seed in range(5, 15):
+        plain, resid = lesson["stack_jacobian"](False, seed), lesson["stack_jacobian"](True, seed)
+        assert plain[-1] < 1e-12, seed
+        assert resid[-1] > 0.1, (seed, resid[-1].item())
+
+
+SIZES = [(32, 48), (128, 96), (512, 256), (16, 2048), (300, 700)]
+
+
+def test_saved_bytes_ratios_hold_at_other_sizes(lesson):
+    """Bytes saved / bytes of x: primitive ops 3 + 1/d + 1/n, the Function 1 + 1/n, F.layer_norm 1 + 2/d + 2/n?"""
+    for n, d in SIZES:
+        x, w, b = lesson["ln_inputs"](n, d, seed=n)
+        ratio = {
+            name: lesson["saved_bytes"](fn, x, w, b) / (x.numel() * x.element_size())
+            for name, fn in lesson["LAYER_NORMS"].items()
+        }
+        assert abs(ratio["primitive ops"] - (3 + 1 / d + 1 / n)) < 1e-12, ((n, d), ratio)
+        assert abs(ratio["LayerNormFunction"] - (1 + 1 / n)) < 1e-12, ((n, d), ratio)
+        assert abs(ratio["F.layer_norm"] - (1 + 2 / d + 2 / n)) < 1e-12, ((n, d), ratio)
+
+
+def test_fused_layer_norm_backward_is_fastest(lesson):
+    """Is F.layer_norm's backward more than 1.5x faster (CPU time) than both hand-written ones?"""
+    for n, d in SIZES:
+        x, w, b = lesson["ln_inputs"](n, d, seed=n)
+        t = {name: lesson["backward_seconds"](fn, x, w, b) for name, fn in lesson["LAYER_NORMS"].items()}
+        assert t["F.layer_norm"] * 1.5 < min(t["primitive ops"], t["LayerNormFunction"]), ((n, d), t)

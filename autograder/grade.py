@@ -19,6 +19,7 @@ from pathlib import Path
 
 import byhand as checks
 import nbformat
+from byhand import i18n
 from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_cases
 
 from . import course, restore, runner, sandbox
@@ -208,7 +209,8 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
                 max_points if status == "passed" else 0,
                 max_points,
                 status,
-                _redact(message),
+                # the message in the submitted notebook's language (metadata.language of a translation)
+                _redact(i18n.localize(message, nb_student.metadata.get("language") or i18n.DEFAULT)),
             )
         )
     rows += written_rows(sub, result.nb)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import course
+from . import course, student
 
 ROOT = course.ROOT
 TRANSLATIONS = ROOT / "translations"
@@ -128,8 +128,22 @@ def translate(nb: nbformat.NotebookNode, lesson: str, lang: str) -> nbformat.Not
     for cell in out.cells:
         if cell.cell_type == "markdown" and not course.nbgrader_meta(cell).get("solution"):
             cell.source = by_hash[en_hash(cell.source)]
+        elif student.is_setup(cell):
+            cell.source = cell.source.rstrip("\n") + "\n" + language_line(lang)
     out.metadata["language"] = lang  # the checks and the grader speak the notebook's language
     return out
+
+
+def language_line(lang: str) -> str:
+    """The lines a translated setup cell ends with: the self-checks speak `lang` (an older byhand without
+    messages in other languages keeps English)."""
+    return (
+        f"try:  # the self-checks speak {lang}\n"
+        f"    from byhand import i18n\n\n"
+        f"    i18n.language({lang!r})\n"
+        f"except ImportError:\n"
+        f"    pass"
+    )
 
 
 def update_skeleton(lesson: str, lang: str) -> Path:

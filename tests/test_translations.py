@@ -42,7 +42,9 @@ def test_complete_translation_is_current_and_replaces_only_text(tdir):
     assert out.metadata["language"] == "zh_CN"
     for a, b in zip(nb.cells, out.cells, strict=True):
         assert a["id"] == b["id"] and a.metadata == b.metadata
-        if a.cell_type == "code":
+        if a.cell_type == "code" and "setup" in (a.metadata.get("tags") or []):
+            assert b.source == a.source.rstrip("\n") + "\n" + translations.language_line("zh_CN")
+        elif a.cell_type == "code":
             assert a.source == b.source
         elif not course.nbgrader_meta(a).get("solution"):
             assert b.source == f"【译】{a['id']}"

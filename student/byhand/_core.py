@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import i18n
+
 # ---------------------------------------------------------------------------------------------
 # Failures
 
@@ -564,6 +566,7 @@ class Question:
     needs: tuple = ()  # the graded names it calls
 
 
+@i18n.localized
 def judge_result(question: Question, case: Case, result: dict) -> None:
     """Turn one wire result into a verdict (raises CheckFailure/NotDone/AnswerError)."""
     if "error" in result:
@@ -597,6 +600,7 @@ def _hint_of(text: str) -> str:
     return ""
 
 
+@i18n.localized
 def judge_all(question: Question, pairs) -> None:
     """Judge (case, result) pairs in order (smallest first). Raise the first failure; when later cases
     show other mistakes (a mask bug shows only on masked inputs), name those too."""
@@ -645,7 +649,7 @@ def check(questions: dict, name: str, namespace: dict, hidden: bool = False, dev
 
     judge_all(question, results())
     kind = "cases, hidden ones included," if hidden else "visible cases"
-    print(f"{name}: all {len(cases)} {kind} pass.")
+    print(i18n.localize(f"{name}: all {len(cases)} {kind} pass."))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,88 @@
+"""A Chinese example class: the zh_CN student notebooks, filled with the answers of English example
+students, graded by the real pipeline, get exactly the English points, with messages in Chinese."""
+
+from __future__ import annotations
+
+import csv
+import html
+import re
+
+import byhand
+import nbformat
+import pytest
+from byhand import i18n
+
+from autograder import course
+from autograder.classroom import grade_class
+from autograder.examples import answers_for
+from autograder.examples.build import fill, folder_name
+
+LANG = "zh_CN"
+LESSONS = ("02_layernorm", "05_init")
+STUDENTS = ("carol", "dave")  # a partial (blank + right) and a mistaken student in each lesson
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+pytestmark = pytest.mark.e2e
+
+
+def _zh(lesson: str, cells: dict) -> nbformat.NotebookNode:
+    """The zh_CN student notebook with the same answer cells as `fill(lesson, cells)`."""
+    en = {course.nbgrader_meta(c).get("grade_id"): c.source for c in fill(lesson, cells).cells}
+    nb = nbformat.read(course.NOTEBOOKS / LANG / f"{lesson}.ipynb", as_version=4)
+    assert nb.metadata["language"] == LANG
+    for cell in nb.cells:
+        gid = course.nbgrader_meta(cell).get("grade_id")
+        if course.nbgrader_meta(cell).get("solution"):
+            cell.source = en[gid]
+    return nb
+
+
+def _rows(out):
+    with open(out / "grades.csv", newline="") as f:
+        return {(r["student"], r["lesson"], r["question"]): r for r in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    roots = {lang: tmp_path_factory.mktemp(f"class-{lang}") for lang in ("en", LANG)}
+    for lesson in LESSONS:
+        for student, cells in answers_for(lesson).STUDENTS.items():
+            if folder_name(student) not in STUDENTS:
+                continue
+            for lang, nb in (("en", fill(lesson, cells)), (LANG, _zh(lesson, cells))):
+                folder = roots[lang] / folder_name(student)
+                folder.mkdir(exist_ok=True)
+                nbformat.write(nb, folder / f"{lesson}.ipynb")
+    outs = {}
+    for lang, root in roots.items():
+        outs[lang] = root.parent / (root.name + "-out")
+        grade_class(root, outs[lang], workers=2, quiet=True)
+    return outs
+
+
+def test_chinese_notebooks_get_the_english_points(graded):
+    en, zh = _rows(graded["en"]), _rows(graded[LANG])
+    assert en.keys() == zh.keys() and len(en) >= 2 * len(STUDENTS)
+    assert {k: r["points"] for k, r in zh.items()} == {k: r["points"] for k, r in en.items()}
+    assert any(r["points"] == "0" for r in en.values()) and any(r["points"] != "0" for r in en.values())
+    for lesson in LESSONS:  # and the points the example class expects
+        for student, expected in answers_for(lesson).EXPECTED.items():
+            if folder_name(student) in STUDENTS:
+                for q, points in expected.items():
+                    assert float(zh[(folder_name(student), lesson, q)]["points"]) == points
+
+
+def test_chinese_messages_follow_the_notebook_language(graded):
+    en, zh = _rows(graded["en"]), _rows(graded[LANG])
+    # the autograded questions (written answers' rows come from grade.written_rows: TODO, not localized yet)
+    failed = [
+        k for k, r in en.items() if r["status"] != "passed" and k[2] in byhand.for_lesson(k[1]).QUESTIONS
+    ]
+    assert failed
+    for k in failed:
+        assert not CJK.search(en[k]["message"]), k
+        assert CJK.search(zh[k]["message"]), (k, zh[k]["message"])
+        assert zh[k]["message"] == i18n.localize(en[k]["message"], LANG)
+    pages = {p.read_text(encoding="utf-8") for p in graded[LANG].rglob("*.html")}
+    first = zh[failed[0]]["message"].splitlines()[0]
+    assert any(html.escape(first) in page for page in pages), first

@@ -172,6 +172,9 @@ def grade_class(
                 finish(sub, fp, saved, grade_one(sub, limits, tmp, 0, hide))
         else:
             ctx = mp.get_context("forkserver")
+            # multiprocessing keeps its forkserver socket in a pymp-* folder of its own; inside this
+            # run's locked folder it goes with the run, and a killed run's is swept by the next one
+            mp.current_process()._config.setdefault("tempdir", str(tmp))
             slots = ctx.Queue()  # no Manager: its server process would outlive a killed grader
             for i in range(workers):
                 slots.put(i)

@@ -483,7 +483,11 @@ def test_disk_and_shm_stay_under_their_limits(graded):
     disk = sum(v for k, v in w.items() if k != "/dev/shm")
     assert disk <= DISK_MB * 2**20, f"got {disk / 2**20:.0f} MiB in home and /tmp, expected <= {DISK_MB}"
     assert w["/dev/shm"] <= SHM_MB * 2**20, f"got {w['/dev/shm'] / 2**20:.0f} MiB, expected <= {SHM_MB}"
-    assert w["/var/tmp"] == 0, f"got {w['/var/tmp']} bytes in /var/tmp, expected none"
+    # the kernel's root has no /var/tmp at all (the attack records nothing there): nothing reaches the host's
+    assert w.get("/var/tmp", 0) == 0, f"got {w['/var/tmp']} bytes in /var/tmp, expected none"
+    assert _host_files_with(f"tbb-fill-{TOKEN}") == [], (
+        "the attack's files reached the host's temporary folders"
+    )
     # and it did try: the limits, not a failure to write, stopped it
     assert w["/tmp"] >= DISK_MB * 2**20 // 2 and w["/dev/shm"] >= SHM_MB * 2**20 // 2, w
 

@@ -479,12 +479,12 @@ def test_disk_and_shm_stay_under_their_limits(graded):
     _, out = graded
     text = feedback_text(out, "fills_the_disk")
     filled = json.loads(re.search(r"FILLED(\{.*?\})\s*$", text, re.M).group(1))
-    w = filled["written"]
+    # feedback pages show the grader's temp folder as "…": put it back to read the paths
+    w = {k.replace("…", tempfile.gettempdir()): v for k, v in filled["written"].items()}
     disk = sum(v for k, v in w.items() if k != "/dev/shm")
     assert disk <= DISK_MB * 2**20, f"got {disk / 2**20:.0f} MiB in home and /tmp, expected <= {DISK_MB}"
     assert w["/dev/shm"] <= SHM_MB * 2**20, f"got {w['/dev/shm'] / 2**20:.0f} MiB, expected <= {SHM_MB}"
-    # the kernel's root has no /var/tmp at all (the attack records nothing there): nothing reaches the host's
-    assert w.get("/var/tmp", 0) == 0, f"got {w['/var/tmp']} bytes in /var/tmp, expected none"
+    assert w["/var/tmp"] == 0, f"got {w['/var/tmp']} bytes in /var/tmp, expected none"
     assert _host_files_with(f"tbb-fill-{TOKEN}") == [], (
         "the attack's files reached the host's temporary folders"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import multiprocessing as mp
@@ -172,18 +173,18 @@ def grade_class(
                 finish(sub, fp, saved, grade_one(sub, limits, tmp, 0, hide))
         else:
             ctx = mp.get_context("forkserver")
-            # multiprocessing keeps its forkserver socket in a pymp-* folder of its own; inside this
-            # run's locked folder it goes with the run, and a killed run's is swept by the next one
-            mp.current_process()._config.setdefault("tempdir", str(tmp))
             slots = ctx.Queue()  # no Manager: its server process would outlive a killed grader
             for i in range(workers):
                 slots.put(i)
-            with ProcessPoolExecutor(
-                workers,
-                mp_context=ctx,
-                initializer=_init_worker,
-                initargs=(slots, (limits, str(tmp), hide), os.getpid()),
-            ) as pool:
+            with (
+                _forkserver_in(tmp),
+                ProcessPoolExecutor(
+                    workers,
+                    mp_context=ctx,
+                    initializer=_init_worker,
+                    initargs=(slots, (limits, str(tmp), hide), os.getpid()),
+                ) as pool,
+            ):
                 futures = {pool.submit(_work, sub): (sub, fp, saved) for sub, fp, saved in runnable}
                 for fut in as_completed(futures):
                     sub, fp, saved = futures[fut]
@@ -219,6 +220,38 @@ def grade_class(
         }
     finally:
         sandbox.remove_grading_dir(tmp)
+
+
+@contextlib.contextmanager
+def _forkserver_in(tmp: Path):
+    """Run multiprocessing's forkserver with its socket in this run's locked folder `tmp`.
+
+    The forkserver keeps its socket in a pymp-* folder of its own, which a killed grader leaves in
+    /tmp; inside `tmp` it goes with the run, and a killed run's is swept by the next one. The server
+    is one per process, so it is stopped on the way out: a later run in the same process (a test
+    session, a notebook) would otherwise reach for a socket whose folder is gone.
+    """
+    from multiprocessing import forkserver, process
+
+    config = process.current_process()._config
+    before = config.get("tempdir")
+    _stop_forkserver(forkserver)  # one started before this run listens in another folder
+    config["tempdir"] = str(tmp)
+    try:
+        yield
+    finally:
+        _stop_forkserver(forkserver)
+        if before is None:
+            config.pop("tempdir", None)
+        else:
+            config["tempdir"] = before
+
+
+def _stop_forkserver(forkserver) -> None:
+    try:
+        forkserver._forkserver._stop()
+    except FileNotFoundError:  # its socket's folder was removed already; the server has ended
+        forkserver._forkserver._forkserver_pid = None
 
 
 def _nothing_to_grade(sub: Submission) -> Graded:

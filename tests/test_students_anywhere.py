@@ -17,6 +17,7 @@ places pip is configured with (on the build machine: local wheels, no network).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib.metadata
 import importlib.util
 import json
@@ -141,7 +142,9 @@ def run_all(venv: CleanVenv, jobs: dict) -> dict:
 
         return dict(await asyncio.gather(*(one(k, nb) for k, nb in jobs.items())))
 
-    return asyncio.run(main())
+    # the session's browser (Playwright's sync API) keeps an event loop running on this thread
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, main()).result()
 
 
 def graded_test_cells(nb) -> list:

@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import course, sandbox
+from . import course, release, sandbox
 from .submissions import MAX_FILE_MB, MAX_ZIP_MB
 
 EXAMPLE_CLASS = course.ROOT / "autograder" / "examples" / "class"
@@ -26,6 +26,7 @@ EXAMPLE_CLASS = course.ROOT / "autograder" / "examples" / "class"
 def _grade(args) -> int:
     from .classroom import grade_class, table
     from .lateness import ConfigError
+    from .outcomes import GradingStopped
     from .submissions import CollectError
 
     limits = sandbox.Limits(
@@ -63,9 +64,7 @@ def _grade(args) -> int:
     except (CollectError, ConfigError) as exc:  # unreadable submissions or course config: say so
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except RuntimeError as exc:  # a lost scheduler or mismatched workers: say so, no traceback
-        if type(exc).__name__ not in ("SchedulerLost", "WorkerMismatch"):
-            raise
+    except GradingStopped as exc:  # a lost scheduler or mismatched workers: say so, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(table(result["graded"]))
@@ -188,7 +187,7 @@ def main(argv=None) -> int:
         args.pattern = args.pattern or DEFAULT_LMS_PATTERN
         return _grade(args)
     if args.cmd == "release":
-        for path in course.release(args.lessons or None):
+        for path in release.release(args.lessons or None):
             print(f"wrote {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "handout":

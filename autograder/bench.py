@@ -17,40 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
-
 from . import course
-from .examples import answers_for, lessons_with_answers
-from .examples.build import fill
-
-
-def make_class(dest: Path, students: int, lessons: list) -> int:
-    n = 0
-    for i in range(students):
-        name = f"s{i:03d}"
-        for lesson in lessons:
-            mod = answers_for(lesson)
-            perfect = next(v for k, v in mod.STUDENTS.items() if k.startswith("alice"))
-            folder = dest / name
-            folder.mkdir(parents=True, exist_ok=True)
-            kind = i % 4
-            if kind == 3 and i % 8 == 7:
-                (folder / f"{lesson}.ipynb").write_text('{"cells": [')  # broken upload
-                n += 1
-                continue
-            if kind == 0:
-                cells = perfect
-            elif kind == 1:
-                keys = sorted(perfect)
-                cells = {k: perfect[k] for k in keys[: len(keys) // 2]}  # partial
-            elif kind == 2:
-                mistakes = list(mod.MISTAKES.values())
-                cells = {**perfect, **mistakes[i % len(mistakes)]["cells"]}  # a classic mistake
-            else:
-                cells = {}  # blank
-            nbformat.write(fill(lesson, cells), folder / f"{lesson}.ipynb")
-            n += 1
-    return n
+from .examples import lessons_with_answers
+from .examples.build import benchmark_class
 
 
 def _children_usage():
@@ -87,7 +56,7 @@ def main(students: int = 40, lessons: list | None = None, skip_nbgrader: bool = 
     with tempfile.TemporaryDirectory(prefix="tbb-bench-") as tmp:
         tmp = Path(tmp)
         cls = tmp / "class"
-        n = make_class(cls, students, lessons)
+        n = benchmark_class(cls, students, lessons)
         print(f"benchmark class: {students} students x {len(lessons)} lessons = {n} notebooks", flush=True)
         for workers in (1, 2):
             wall, cpu, rss = _timed(

@@ -99,13 +99,13 @@ def main(students: int = 8) -> int:
     """Stand-alone: `python -m autograder.bench_dask [STUDENTS]`."""
     import tempfile
 
-    from .bench import make_class
     from .examples import lessons_with_answers
+    from .examples.build import benchmark_class
 
     lessons = lessons_with_answers()
     with tempfile.TemporaryDirectory(prefix="tbb-bench-dask-") as tmp:
         tmp = Path(tmp)
-        n = make_class(tmp / "class", students, lessons)
+        n = benchmark_class(tmp / "class", students, lessons)
         print(f"benchmark class: {students} students x {len(lessons)} lessons = {n} notebooks", flush=True)
         rows = bench_dask(tmp / "class", tmp, n)
     print(

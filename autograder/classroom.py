@@ -11,10 +11,12 @@ import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict
 from pathlib import Path
 
 from . import course, gradebook, lateness, lms, sandbox
-from .grade import Graded, Row, fingerprint, grade_one, row_dict, summary_rows
+from .grade import Graded, Row, contract_row, fingerprint, grade_one, grader_fault, summary_rows
+from .outcomes import Status
 from .submissions import DEFAULT_LMS_PATTERN, MAX_FILE_MB, MAX_ZIP_MB, CollectError, Submission, collect
 
 GRADE_COLUMNS = ["student", "lesson", "question", "points", "max_points", "status", "message"]
@@ -130,7 +132,7 @@ def grade_class(
         todo = []
         for sub in subs:
             fp = fingerprint(sub)
-            saved = state / f"{_safe(sub.student)}__{_safe(sub.lesson)}.json"
+            saved = state / f"{course.safe_name(sub.student)}__{course.safe_name(sub.lesson)}.json"
             if resume and saved.exists():
                 data = json.loads(saved.read_text())
                 if data.get("fingerprint") == fp:
@@ -153,7 +155,7 @@ def grade_class(
             stamp = nbgrader_folders(out, sub, g)
             gradebook.record(gb, [g], {(g.student, g.lesson): stamp} if stamp else None)
             _write_feedback(out, g)
-            if not any(r.message.startswith("grader fault") for r in g.rows):  # faults are retried next run
+            if not any(r.fault for r in g.rows):  # faults are retried next run
                 saved.write_text(
                     json.dumps({"fingerprint": fp, **_graded_to_json(g), "submission": sub.meta()})
                 )
@@ -191,21 +193,7 @@ def grade_class(
                     try:
                         g = fut.result()
                     except Exception as exc:  # noqa: BLE001 - a grader fault on one submission
-                        g = Graded(
-                            sub.student,
-                            sub.lesson,
-                            [
-                                Row(
-                                    sub.student,
-                                    sub.lesson,
-                                    "",
-                                    0,
-                                    0,
-                                    "ungradable",
-                                    f"grader fault: {type(exc).__name__}: {exc}",
-                                )
-                            ],
-                        )
+                        g = grader_fault(sub, exc)
                     finish(sub, fp, saved, g)
         gb.close()
         graded = [results[s.key] for s in subs]
@@ -258,7 +246,7 @@ def _nothing_to_grade(sub: Submission) -> Graded:
     """An ungradable row for a submission with no file to grade (refused, or no known lesson)."""
     total = sum(course.questions(sub.lesson).values()) if sub.lesson else 0
     return Graded(
-        sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, total, "ungradable", sub.note)]
+        sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, total, Status.UNGRADABLE, sub.note)]
     )
 
 
@@ -310,15 +298,11 @@ def _whole_class(state: Path, subs: list, results: dict) -> list:
     ]
 
 
-def _safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "_"
-
-
 def _graded_to_json(g: Graded) -> dict:
     return {
         "student": g.student,
         "lesson": g.lesson,
-        "rows": [row_dict(r) for r in g.rows],
+        "rows": [asdict(r) for r in g.rows],
         "seconds": g.seconds,
         "hints": g.hints,
     }
@@ -328,7 +312,7 @@ def _graded_from_json(d: dict) -> Graded:
     return Graded(
         d["student"],
         d["lesson"],
-        [Row(**r) for r in d["rows"]],
+        [Row.from_dict(r) for r in d["rows"]],
         "",
         d.get("seconds", 0),
         [tuple(h) for h in d.get("hints", [])],
@@ -336,7 +320,7 @@ def _graded_from_json(d: dict) -> Graded:
 
 
 def _feedback_page(out: Path, g: Graded) -> Path:
-    return out / "feedback" / _safe(g.student) / f"{g.lesson}.html"
+    return out / "feedback" / course.safe_name(g.student) / f"{g.lesson}.html"
 
 
 def _write_feedback(out: Path, g: Graded) -> None:
@@ -398,7 +382,7 @@ def nbgrader_folders(out: Path, sub, g: Graded) -> str | None:
         nb = _with_rubrics(nb, g.lesson)
     else:
         nb = nbformat.read(course.NOTEBOOKS / f"{g.lesson}.ipynb", as_version=4)
-        why = "; ".join(r.message for r in g.rows if r.status == "ungradable") or "not graded"
+        why = "; ".join(r.message for r in g.rows if r.status == Status.UNGRADABLE) or "not graded"
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**This submission could not be graded:** {why}"))
     nbformat.write(nb, autograded / f"{g.lesson}.ipynb")
     return stamp
@@ -489,7 +473,7 @@ def export(out: Path, graded: list, metas: list | None = None, cfg: lateness.Con
         w.writeheader()
         for g in graded:
             for r in g.rows:
-                w.writerow(row_dict(r))
+                w.writerow(contract_row(r))
     summary = summary_rows(graded)
     with open(out / "summary.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, SUMMARY_COLUMNS, lineterminator="\n")

@@ -241,6 +241,11 @@ and submit the .ipynb file unchanged in name.
 """
 
 
+def safe_name(name: str) -> str:
+    """A student's label as one safe path component (feedback pages, LMS exports)."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "_"
+
+
 def release_to_exchange(selected: list[str] | None = None, course: Path | None = None) -> list[str]:
     """`nbgrader release_assignment` of each lesson from the course folder (generate_assignment
     first, so the gradebook of the course folder knows it): students then `nbgrader fetch_assignment`
@@ -257,7 +262,7 @@ def release_to_exchange(selected: list[str] | None = None, course: Path | None =
     return done
 
 
-def _generate(lesson: str, course: Path) -> Path:
+def generate(lesson: str, course: Path) -> Path:
     """Run nbgrader's generate_assignment for one lesson in `course`; the student notebook it made."""
     cmd = [
         sys.executable,
@@ -273,44 +278,3 @@ def _generate(lesson: str, course: Path) -> Path:
     if proc.returncode != 0:
         raise RuntimeError(f"nbgrader generate_assignment {lesson} failed:\n{proc.stdout}\n{proc.stderr}")
     return course / "release" / lesson / f"{lesson}.ipynb"
-
-
-def release(selected: list[str] | None = None, dest: Path = NOTEBOOKS, course: Path = COURSE) -> list[Path]:
-    """Regenerate the student notebooks (by default `notebooks/`) from `solutions/` with nbgrader."""
-    course = assemble(course)
-    dest.mkdir(parents=True, exist_ok=True)
-    written = []
-    for lesson in selected or lessons():
-        out = dest / f"{lesson}.ipynb"
-        shutil.copyfile(_generate(lesson, course), out)
-        written.append(out)
-        written += _translated(lesson, out, dest)
-    return written
-
-
-def _translated(lesson: str, student: Path, dest: Path) -> list[Path]:
-    """The student notebook in every language that has a translation of this lesson."""
-    from . import translations
-
-    written = []
-    for lang in translations.LANGUAGES:
-        if translations.path_for(lesson, lang).exists():
-            nb = translations.translate(nbformat.read(student, as_version=4), lesson, lang)
-            out = dest / lang / student.name
-            out.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, out)
-            written.append(out)
-    return written
-
-
-def student_version_in_sync(lesson: str, course: Path = COURSE) -> bool:
-    """True when notebooks/<lesson>.ipynb is what release() would write now."""
-    generated = _generate(lesson, assemble(course))
-    current = NOTEBOOKS / f"{lesson}.ipynb"
-    if not (current.exists() and current.read_bytes() == generated.read_bytes()):
-        return False
-    for translated in _translated(lesson, generated, course / "translated"):
-        committed = NOTEBOOKS / translated.parent.name / translated.name
-        if not (committed.exists() and committed.read_bytes() == translated.read_bytes()):
-            return False
-    return True

@@ -34,17 +34,9 @@ import uuid
 from pathlib import Path
 
 from . import sandbox
-from .grade import Graded, Row, grade_one
+from .grade import Graded, grade_one, grader_fault
+from .outcomes import SchedulerLost, WorkerMismatch
 from .submissions import Submission
-
-
-class SchedulerLost(RuntimeError):
-    """The Dask scheduler went away (or never answered) before every submission came back."""
-
-
-class WorkerMismatch(RuntimeError):
-    """A worker grades with other solutions or checks than the grading command's checkout."""
-
 
 _GRADING_CODE = ("grade.py", "runner.py", "restore.py", "sandbox.py", "zygote.py", "feedback.py", "course.py")
 _version: str | None = None
@@ -242,21 +234,7 @@ def grade_on_cluster(
                 except Exception as exc:  # noqa: BLE001 - a grader fault on one submission
                     if _is_lost(exc) or client.status not in ("running", "connecting"):
                         raise SchedulerLost(_lost(scheduler, done, len(runnable))) from exc
-                    g = Graded(
-                        sub.student,
-                        sub.lesson,
-                        [
-                            Row(
-                                sub.student,
-                                sub.lesson,
-                                "",
-                                0,
-                                0,
-                                "ungradable",
-                                f"grader fault: {type(exc).__name__}: {exc}",
-                            )
-                        ],
-                    )
+                    g = grader_fault(sub, exc)
                 fut.release()
                 finish(sub, fp, saved, g)
                 done += 1

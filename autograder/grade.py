@@ -11,10 +11,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import byhand as checks
@@ -23,20 +22,35 @@ from byhand import i18n
 from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_cases
 
 from . import course, restore, runner, sandbox
+from .outcomes import Status
 from .submissions import Submission
 
 GRADER_VERSION = "1"
 
 
+CONTRACT_COLUMNS = ("student", "lesson", "question", "points", "max_points", "status", "message")
+
+
 @dataclass
 class Row:
+    """One row of grades.csv (the contract's columns), plus the facts other modules act on."""
+
     student: str
     lesson: str
     question: str
     points: float
     max_points: float
-    status: str
+    status: Status
     message: str = ""
+    fault: bool = False  # the grader's own failure, not the submission's: retried on the next run
+    not_done: bool = False  # the answer is still the blank stub (nbgrader's "No response")
+
+    def __post_init__(self):
+        self.status = Status(self.status)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Row:
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass
@@ -94,29 +108,39 @@ def _question_cases(lesson: str) -> dict:
     return {name: ordered_cases(module.QUESTIONS[name], hidden=True) for name in course.questions(lesson)}
 
 
+NOT_DONE_HINT = "not done"  # the class report's name for a blank answer (not a mistake)
+
+
 def verdict(question: str, cases: list, probe: list, probe_error: str, module) -> tuple:
     """(status, message, hint) of the trusted check for one question."""
     if probe_error:
-        return "error", probe_error, ""
+        return Status.ERROR, probe_error, ""
     q = module.QUESTIONS[question]
     if not isinstance(probe, list) or len(probe) != len(cases):
         n = len(probe) if isinstance(probe, list) else 0
-        return "error", f"the grader got {n} results back for {len(cases)} cases", ""
+        return Status.ERROR, f"the grader got {n} results back for {len(cases)} cases", ""
     if not all(isinstance(result, dict) for result in probe):
-        return "error", "the grader could not read your function's results", ""
+        return Status.ERROR, "the grader could not read your function's results", ""
     try:
         judge_all(q, zip(cases, probe))
     except NotDone as exc:
-        return "failed", str(exc), "not done"
+        return Status.FAILED, str(exc), NOT_DONE_HINT
     except AnswerError as exc:
-        return "error", str(exc), "raised an exception"
+        return Status.ERROR, str(exc), "raised an exception"
     except CheckFailure as exc:
-        text = str(exc)
-        m = re.search(r"hint: (.*)", text)
-        return "failed", text, (m.group(1) if m else text.splitlines()[0])
+        return Status.FAILED, str(exc), exc.hint or str(exc).splitlines()[0]
     except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader
-        return "error", f"the grader could not judge your result ({type(exc).__name__}: {exc})", ""
-    return "passed", "", ""
+        return Status.ERROR, f"the grader could not judge your result ({type(exc).__name__}: {exc})", ""
+    return Status.PASSED, "", ""
+
+
+def grader_fault(sub: Submission, exc: BaseException) -> Graded:
+    """The row for a submission the grader itself failed on (a crashed worker, a lost result)."""
+    row = Row(
+        sub.student, sub.lesson, "", 0, 0, Status.UNGRADABLE, f"grader fault: {type(exc).__name__}: {exc}"
+    )
+    row.fault = True
+    return Graded(sub.student, sub.lesson, [row])
 
 
 def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0, hide=()) -> Graded:
@@ -129,7 +153,7 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
         return Graded(
             sub.student,
             sub.lesson,
-            [Row(sub.student, sub.lesson, "", 0, total, "ungradable", why)],
+            [Row(sub.student, sub.lesson, "", 0, total, Status.UNGRADABLE, why)],
             seconds=time.monotonic() - t0,
         )
 
@@ -175,13 +199,13 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
             name, cases[name], (result.probe or {}).get(name, []), probe_error, module
         )
         i = index_of.get(name)
-        if status == "passed" and i is not None:
+        if status == Status.PASSED and i is not None:
             if i in result.timed_out:
-                status, message = "error", f"the test cell timed out after {limits.cell_timeout} s"
+                status, message = Status.ERROR, f"the test cell timed out after {limits.cell_timeout} s"
             elif i in result.cell_errors:
                 ename, evalue = result.cell_errors[i]
                 status, message = (
-                    "failed",
+                    Status.FAILED,
                     (
                         f"your functions pass the grader's checks, but the notebook's "
                         f"own test cell failed: {ename}: {evalue}"
@@ -190,27 +214,28 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
         failing_needs = [
             n
             for n in module.QUESTIONS[name].needs
-            if any(r.question == n and r.status != "passed" for r in rows)
+            if any(r.question == n and r.status != Status.PASSED for r in rows)
         ]
-        if status != "passed" and failing_needs:
+        if status != Status.PASSED and failing_needs:
             message += (
                 f"\n  note: {name} uses your {', '.join(failing_needs)}, which "
                 f"{'fails its' if len(failing_needs) == 1 else 'fail their'} own check: fix that first"
             )
         if hint:
             hints.append((name, hint))
-        if deaths and status != "passed":
+        if deaths and status != Status.PASSED:
             message = f"{message} ({deaths[0]})"
         rows.append(
             Row(
                 sub.student,
                 sub.lesson,
                 name,
-                max_points if status == "passed" else 0,
+                max_points if status == Status.PASSED else 0,
                 max_points,
                 status,
                 # the message in the submitted notebook's language (metadata.language of a translation)
                 _redact(i18n.localize(message, nb_student.metadata.get("language") or i18n.DEFAULT)),
+                not_done=hint == NOT_DONE_HINT,
             )
         )
     rows += written_rows(sub, result.nb)
@@ -234,8 +259,8 @@ def written_rows(sub: Submission, nb) -> list:
     for name, max_points in course.manual_questions(sub.lesson).items():
         text = cells[name].source.strip() if name in cells else ""
         answered = text not in ("", course.TEXT_STUB)
-        status, message = ("needs grading", NEEDS_GRADING) if answered else ("failed", NOT_ANSWERED)
-        rows.append(Row(sub.student, sub.lesson, name, 0, max_points, status, message))
+        status, message = (Status.NEEDS_GRADING, NEEDS_GRADING) if answered else (Status.FAILED, NOT_ANSWERED)
+        rows.append(Row(sub.student, sub.lesson, name, 0, max_points, status, message, not_done=not answered))
     return rows
 
 
@@ -266,16 +291,7 @@ def summary_rows(graded: list) -> list:
     for g in graded:
         pts = sum(r.points for r in g.rows)
         mx = sum(r.max_points for r in g.rows)
-        statuses = {r.status for r in g.rows}
-        status = (
-            "ungradable"
-            if "ungradable" in statuses
-            else (
-                "passed"
-                if statuses == {"passed"}
-                else ("needs grading" if "needs grading" in statuses else "failed")
-            )
-        )
+        status = Status.of_lesson(r.status for r in g.rows)
         out.append(
             {
                 "student": g.student,
@@ -292,11 +308,14 @@ def _num(x: float):
     return int(x) if float(x).is_integer() else round(x, 2)
 
 
-def row_dict(r: Row) -> dict:
-    d = asdict(r)
-    d["points"], d["max_points"] = _num(r.points), _num(r.max_points)
+def contract_row(r: Row) -> dict:
+    """The row as grades.csv writes it: the contract's columns only."""
+    d = {k: getattr(r, k) for k in CONTRACT_COLUMNS}
+    d["points"], d["max_points"], d["status"] = _num(r.points), _num(r.max_points), str(r.status)
     return d
 
 
 def nothing_to_grade(sub: Submission) -> Graded:
-    return Graded(sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, 0, "ungradable", sub.note)])
+    return Graded(
+        sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, 0, Status.UNGRADABLE, sub.note)]
+    )

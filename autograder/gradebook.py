@@ -54,6 +54,7 @@ from nbgrader.utils import parse_utc
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SAWarning
 
 from . import course
+from .outcomes import Status
 
 RETRIES = 8
 _LOCK_KEY = 7_462_622_067  # the PostgreSQL advisory lock that serialises schema and lessons
@@ -174,18 +175,18 @@ def _record_one(gb: Gradebook, g, stamp: str | None = None) -> None:
     targets = course.comment_targets(g.lesson)
     for grade in notebook.grades:
         row = rows.get(grade.name)
-        if row is not None and row.status == "needs grading":
+        if row is not None and row.status == Status.NEEDS_GRADING:
             grade.auto_score = None  # a written answer: a person decides
         else:  # an autograded question, an unanswered written one, or an ungradable notebook: 0
             grade.auto_score = float(row.points) if row is not None else 0.0
         grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
     for comment in notebook.comments:
         row = rows.get(targets.get(comment.name, ""))
-        if row is None or row.status == "passed":
+        if row is None or row.status == Status.PASSED:
             comment.auto_comment = None
-        elif row.status == "failed" and row.question == comment.name and row.message.startswith("not done"):
+        elif row.not_done and row.question == comment.name:
             comment.auto_comment = NO_RESPONSE
-        elif row.status != "needs grading":
+        elif row.status != Status.NEEDS_GRADING:
             comment.auto_comment = row.message
         else:
             comment.auto_comment = None

@@ -215,14 +215,12 @@ def write_exports(out: Path, rows: list, cfg) -> None:
 
 
 def _feedback_zips(out: Path, folder: Path, graded: list) -> None:
-    from .classroom import _safe
-
     for lesson in sorted({r["lesson"] for r in graded}):
         files = {"canvas": [], "moodle": []}
         for r in graded:
             if r["lesson"] != lesson:
                 continue
-            page = out / "feedback" / _safe(r["student"]) / f"{lesson}.html"
+            page = out / "feedback" / course.safe_name(r["student"]) / f"{lesson}.html"
             if not page.is_file():
                 continue
             if r.get("lms") == "canvas" and r.get("attachment_id") and r["lms_id"].isdigit():

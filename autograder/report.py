@@ -29,7 +29,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from . import course  # noqa: E402
 from .feedback import CSP  # noqa: E402
+from .grade import NOT_DONE_HINT  # noqa: E402
+from .outcomes import Status  # noqa: E402
 
 KNOCK_ON_PREFIXES = ("first make ",)
 
@@ -76,16 +79,7 @@ def numbers(graded: list) -> dict:
             continue
         if any(r.status == "ungradable" for r in g.rows):
             ungradable.append((g.student, g.lesson, g.rows[0].message))
-        statuses = {r.status for r in g.rows}
-        status = (
-            "ungradable"
-            if "ungradable" in statuses
-            else "needs grading"
-            if "needs grading" in statuses
-            else "passed"
-            if statuses == {"passed"}
-            else "failed"
-        )
+        status = Status.of_lesson(r.status for r in g.rows)
         scores[g.lesson].append(
             (g.student, sum(r.points for r in g.rows), sum(r.max_points for r in g.rows), status)
         )
@@ -96,7 +90,7 @@ def numbers(graded: list) -> dict:
                 pending[g.lesson] += r.status == "needs grading"
         failed = {r.question for r in g.rows if r.question and r.status not in ("passed", "needs grading")}
         for question, hint in g.hints:
-            if hint == "not done":  # unanswered is not a mistake: it shows in the pass rates
+            if hint == NOT_DONE_HINT:  # unanswered is not a mistake: it shows in the pass rates
                 continue
             kind = knock_ons if is_knock_on(g.lesson, question, hint, failed) else mistakes
             kind[(g.lesson, question, hint)] += 1
@@ -176,8 +170,6 @@ def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: 
 
 
 def write_report(out: Path, graded: list) -> Path:
-    from .classroom import _safe
-
     folder = Path(out) / "report"
     folder.mkdir(parents=True, exist_ok=True)
     n = numbers(graded)
@@ -266,7 +258,7 @@ def write_report(out: Path, graded: list) -> Path:
                 continue
             p, m, st = cell[(s, le)]
             tp, tm = tp + p, tm + m
-            href = esc(f"../feedback/{quote(_safe(s))}/{quote(le)}.html", quote=True)
+            href = esc(f"../feedback/{quote(course.safe_name(s))}/{quote(le)}.html", quote=True)
             mark = "" if st in ("passed", "failed") else f" <i>{esc(st)}</i>"
             row.append(
                 f"<td class='num {esc(st.replace(' ', '-'), quote=True)}'><a href=\"{href}\">{p:g} / {m:g}</a>{mark}</td>"

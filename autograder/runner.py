@@ -46,6 +46,7 @@ class RunResult:
     probe: dict | None = None  # question -> wire results, one per case
     probe_errors: dict = field(default_factory=dict)  # question -> why its probe gave nothing
     probe_error: str = ""
+    kernel_lost: bool = False  # the kernel died or stopped answering during a probe: no more probes
     seconds: float = 0.0
 
 
@@ -175,8 +176,7 @@ def run(
                 result.probe = {}
                 for name, qcases in per_question.items():
                     _probe(client, name, qcases, result)
-                    err = result.probe_errors.get(name, "")
-                    if err.startswith("the kernel died") or "stopped answering" in err:
+                    if result.kernel_lost:
                         for other in per_question:
                             result.probe_errors.setdefault(other, result.probe_errors[name])
                         break
@@ -217,6 +217,7 @@ def _probe(client: NotebookClient, name: str, cases: list, result: RunResult) ->
         _execute(client, cell, len(client.nb.cells) - 1, store_history=False)
     except Unresponsive as exc:
         result.probe_errors[name] = f"the grader could not call {name}: {exc}"
+        result.kernel_lost = True
         return
     except CellTimeoutError:
         result.probe_errors[name] = (
@@ -226,6 +227,7 @@ def _probe(client: NotebookClient, name: str, cases: list, result: RunResult) ->
     except Exception as exc:  # noqa: BLE001
         if _kernel_died(exc):
             why = f"the kernel died while the grader called {name} ({_death_reason(client.km)})"
+            result.kernel_lost = True
         elif "Signature" in str(exc):
             why = (
                 f"the grader could not call {name}: the kernel's messages were garbled (did the "

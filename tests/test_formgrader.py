@@ -29,7 +29,8 @@ import pytest
 from browser import NetworkLog, free_port, kill_tree, require_chromium, screenshot_path, serve
 from test_lab import wait_until_up
 
-from autograder.classroom import _safe, grade_class
+from autograder.classroom import grade_class
+from autograder.course import safe_name
 from autograder.examples.build import CLASS
 
 pytest_plugins = ["conftest_browser"]
@@ -265,13 +266,13 @@ def test_pages_escape_what_a_submission_controls(graded, chromium):
     markdown, code, tags, written answer, file and student names) run in a feedback page or the
     class report, with nothing requested from outside?"""
     _, out = graded
-    eve = out / "feedback" / _safe(EVE) / f"{LESSON}.html"
+    eve = out / "feedback" / safe_name(EVE) / f"{LESSON}.html"
     text = html.unescape(eve.read_text(encoding="utf-8"))
     for kind in ("exception", "print", "source", "written", "markdown"):  # shown, as text
         assert f"window.__pwned='{kind}'" in text, kind
     with serve(out) as base:
         for rel in (
-            f"feedback/{_safe(EVE)}/{LESSON}.html",
+            f"feedback/{safe_name(EVE)}/{LESSON}.html",
             "report/index.html",
             f"feedback/alice/{LESSON}.html",
         ):
@@ -291,7 +292,7 @@ def test_pages_escape_what_a_submission_controls(graded, chromium):
             assert not log.external and not log.failed and not log.page_errors, (rel, log)
             if rel.startswith("report"):
                 assert EVE in body and MALLORY in body, "the report must show the names, as text"
-            elif _safe(EVE) in rel:
+            elif safe_name(EVE) in rel:
                 assert "<script>window.__pwned='exception'" in body  # the exception message, as text
                 assert "also found" in body and MARKUP_FILE in body  # the file name, as text
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from autograder import lateness
-from autograder.classroom import GRADE_COLUMNS, SUMMARY_COLUMNS, _course_config, _safe, export
+from autograder.classroom import GRADE_COLUMNS, SUMMARY_COLUMNS, _course_config, export
+from autograder.course import safe_name
 from autograder.grade import Graded, Row
 
 CONFIG = """
@@ -192,7 +193,7 @@ def test_exports_for_canvas_moodle_and_the_contract(tmp_path, cfg):
         ),
     ]
     for g in graded:
-        page = out / "feedback" / _safe(g.student) / f"{g.lesson}.html"
+        page = out / "feedback" / safe_name(g.student) / f"{g.lesson}.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(f"<html><body>{g.student} {g.lesson}</body></html>")
     export(out, graded, metas, cfg)

@@ -80,3 +80,34 @@ def build(dest: Path = CLASS, expected: Path = EXPECTED) -> list:
         w.writerows(rows)
     print(f"wrote {dest} ({len({r[0] for r in rows})} students) and {expected}")
     return rows
+
+
+def benchmark_class(dest: Path, students: int, lessons: list) -> int:
+    """A class of `students` x `lessons` notebooks for `make bench`: perfect, partial, one classic
+    mistake, blank, and now and then a broken upload; returns the number of files."""
+    n = 0
+    for i in range(students):
+        name = f"s{i:03d}"
+        for lesson in lessons:
+            mod = answers_for(lesson)
+            perfect = next(v for k, v in mod.STUDENTS.items() if k.startswith("alice"))
+            folder = dest / name
+            folder.mkdir(parents=True, exist_ok=True)
+            kind = i % 4
+            if kind == 3 and i % 8 == 7:
+                (folder / f"{lesson}.ipynb").write_text('{"cells": [')  # broken upload
+                n += 1
+                continue
+            if kind == 0:
+                cells = perfect
+            elif kind == 1:
+                keys = sorted(perfect)
+                cells = {k: perfect[k] for k in keys[: len(keys) // 2]}  # partial
+            elif kind == 2:
+                mistakes = list(mod.MISTAKES.values())
+                cells = {**perfect, **mistakes[i % len(mistakes)]["cells"]}  # a classic mistake
+            else:
+                cells = {}  # blank
+            nbformat.write(fill(lesson, cells), folder / f"{lesson}.ipynb")
+            n += 1
+    return n

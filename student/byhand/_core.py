@@ -33,7 +33,23 @@ from . import i18n
 
 
 class CheckFailure(AssertionError):
-    """A wrong answer. The message says what is wrong, got vs expected, and a hint."""
+    """A wrong answer. The message says what is wrong, got vs expected, and a hint.
+
+    `hint` is the name of the mistake, for the grader's class report: given as `hint=`, or else the
+    message's `hint:` line (the message format is this module's own).
+    """
+
+    def __init__(self, message: str = "", hint: str | None = None):
+        super().__init__(message)
+        self._hint = hint
+
+    @property
+    def hint(self) -> str:
+        return self._hint if self._hint is not None else _hint_of(str(self))
+
+    def with_text(self, message: str) -> CheckFailure:
+        """The same failure (same class, same hint) with `message` as its text."""
+        return type(self)(message, hint=self._hint)
 
 
 class NotDone(CheckFailure):
@@ -590,7 +606,7 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
     try:
         question.judge(case, outputs)
     except CheckFailure as exc:
-        raise type(exc)(f"{exc}\n  on input: {case.label}") from None
+        raise exc.with_text(f"{exc}\n  on input: {case.label}") from None
 
 
 def _hint_of(text: str) -> str:
@@ -615,7 +631,7 @@ def judge_all(question: Question, pairs) -> None:
             if first is None:
                 first = exc
                 continue
-            hint = _hint_of(str(exc))
+            hint = exc.hint
             if hint and hint not in str(first) and hint not in [h for h, _ in extra]:
                 extra.append((hint, case.label))
             if len(extra) >= 2:
@@ -626,7 +642,7 @@ def judge_all(question: Question, pairs) -> None:
     if first is not None:
         if extra:
             also = "".join(f"\n  also, on {label}: {hint}" for hint, label in extra)
-            raise type(first)(f"{first}{also}") from None
+            raise first.with_text(f"{first}{also}") from None
         raise first
 
 
@@ -718,7 +734,7 @@ def assert_close(got: Any, expected: torch.Tensor, what: str, hint: str = "", rt
     )
     if hint:
         msg += f"\n  hint: {hint}"
-    raise CheckFailure(msg)
+    raise CheckFailure(msg, hint=hint)
 
 
 def mismatch(got: torch.Tensor, wrong: torch.Tensor, rtol=1e-3, atol=1e-4) -> float:

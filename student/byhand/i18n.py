@@ -115,6 +115,7 @@ def localized(judge):
         except AssertionError as exc:
             if _current[0] == DEFAULT:
                 raise
-            raise type(exc)(localize(str(exc))) from None
+            text = localize(str(exc))
+            raise (exc.with_text(text) if hasattr(exc, "with_text") else type(exc)(text)) from None
 
     return wrapper

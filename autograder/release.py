@@ -1,0 +1,56 @@
+"""`make release`: the student notebooks, English and every translation, from `solutions/`.
+
+nbgrader's `generate_assignment` makes the English student notebook (course.py assembles the
+course folder it needs); translations.py then writes each translated copy beside it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from . import course as _course
+from . import translations
+
+
+def release(
+    selected: list[str] | None = None, dest: Path = _course.NOTEBOOKS, course: Path = _course.COURSE
+) -> list[Path]:
+    """Regenerate the student notebooks (by default `notebooks/`) from `solutions/` with nbgrader."""
+    course = _course.assemble(course)
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for lesson in selected or _course.lessons():
+        out = dest / f"{lesson}.ipynb"
+        shutil.copyfile(_course.generate(lesson, course), out)
+        written.append(out)
+        written += _translated(lesson, out, dest)
+    return written
+
+
+def _translated(lesson: str, student: Path, dest: Path) -> list[Path]:
+    """The student notebook in every language that has a translation of this lesson."""
+    written = []
+    for lang in translations.LANGUAGES:
+        if translations.path_for(lesson, lang).exists():
+            nb = translations.translate(nbformat.read(student, as_version=4), lesson, lang)
+            out = dest / lang / student.name
+            out.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, out)
+            written.append(out)
+    return written
+
+
+def student_version_in_sync(lesson: str, course: Path = _course.COURSE) -> bool:
+    """True when notebooks/<lesson>.ipynb is what release() would write now."""
+    generated = _course.generate(lesson, _course.assemble(course))
+    current = _course.NOTEBOOKS / f"{lesson}.ipynb"
+    if not (current.exists() and current.read_bytes() == generated.read_bytes()):
+        return False
+    for translated in _translated(lesson, generated, course / "translated"):
+        committed = _course.NOTEBOOKS / translated.parent.name / translated.name
+        if not (committed.exists() and committed.read_bytes() == translated.read_bytes()):
+            return False
+    return True

@@ -170,13 +170,24 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
     deaths = []
     for _attempt in range(3):
         result = runner.run(nb, skip, cases, limits, base, slot, list(hide))
-        if result.died_at is None or result.died_at < 0:
+        # a cell that hit the memory limit raises MemoryError but keeps what it allocated, and the
+        # kernel then dies under the grader's calls: run again without it
+        hoarders = {i for i, (ename, _) in result.cell_errors.items() if ename == "MemoryError"} - skip
+        if result.died_at is None and result.kernel_lost and hoarders:
+            cells = ", ".join(str(i + 1) for i in sorted(hoarders))
+            deaths.append(
+                f"cell {cells} ran out of memory and kept it, and the kernel died when the grader "
+                "called your functions; that cell was skipped and the notebook run again"
+            )
+            skip = skip | hoarders
+        elif result.died_at is None or result.died_at < 0:
             break
-        deaths.append(
-            f"the kernel died in cell {result.died_at + 1} ({result.death}); "
-            "that cell was skipped and the notebook run again"
-        )
-        skip = skip | {result.died_at}
+        else:
+            deaths.append(
+                f"the kernel died in cell {result.died_at + 1} ({result.death}); "
+                "that cell was skipped and the notebook run again"
+            )
+            skip = skip | {result.died_at}
         nb = result.nb
         for cell in nb.cells:
             if cell.cell_type == "code":

@@ -632,7 +632,8 @@ def judge_all(question: Question, pairs) -> None:
                 first = exc
                 continue
             hint = exc.hint
-            if hint and hint not in str(first) and hint not in [h for h, _ in extra]:
+            repeated = hint == first.hint or hint in str(first)  # (str(first) may be translated)
+            if hint and not repeated and hint not in [h for h, _ in extra]:
                 extra.append((hint, case.label))
             if len(extra) >= 2:
                 break

@@ -6,6 +6,8 @@ One step per function:
     site_notebook()    a solution notebook as the site shows it: reference answers behind a
                        "Show solution" toggle, hidden tests and nbgrader markers removed
     index_page()       the home page: every lesson's title and what it teaches (its first paragraph)
+    translated_pages() each language's edition (translations/<lang>/): its home page and lessons,
+                       under <lang>/, linked both ways with the English pages
     assemble()         lays the Sphinx source folder out under build/site-src/ (lessons, the student
                        notebooks and the wheel of their self-checks to download, a local MathJax)
     sphinx()           sphinx-build with site/conf.py into build/site/ (stored outputs: no execution)
@@ -35,6 +37,34 @@ MATHJAX = SITE / "node_modules" / "mathjax"
 
 COURSE_TITLE = "Transformer building blocks, by hand"
 SHOW, HIDE = "Show solution", "Hide solution"
+
+# What the site says in each translated edition (the lesson text itself is in translations/<lang>/)
+EDITIONS = {
+    "zh_CN": {
+        "name": "简体中文",
+        "title": "手撕 Transformer：一块一块亲手搭",
+        "intro": (
+            "一组短小、动手的课程：从 `matmul` 和 `softmax` 开始，亲手搭出 Transformer 的各个部件，"
+            "并和 PyTorch 自己的算子对照检查。每一课是一个 notebook：正文讲一个想法，公式就写在计算它的"
+            "代码正上方，每条结论都当场测量，每个想法以一道练习和它的自检结束。"
+        ),
+        "read": (
+            "可以直接在这里阅读（每个参考答案都藏在 **{show}** 按钮后面），也可以下载学生版 notebook，"
+            "在 Jupyter 或 Colab 里自己做。"
+        ),
+        "install": (
+            "自检需要课程的小包 `byhand`（只依赖 torch 和 numpy）：下载 {wheel} 并运行 `pip install {name}`。"
+            "没有它，每个单元格照样能运行，只是自检会说明它们已关闭。"
+        ),
+        "lessons": "课程",
+        "student": "学生版 notebook：",
+        "work": "自己动手做",
+        "download": "下载学生版 notebook {nb}（练习留空，含自检），在 Jupyter 或 Colab 里运行。",
+        "try": "下面每个参考答案都藏在 **{show}** 按钮后面：先自己做练习。",
+        "english": "English edition: [{title}]({href})",
+        "other": "本课有简体中文版：[{title}]({href})",
+    }
+}
 HIDDEN_TESTS = re.compile(
     r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S
 )
@@ -67,9 +97,12 @@ def wheel_name() -> str:
     return f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
 
 
-def install_line() -> str:
+def install_line(lang: str = "") -> str:
     """How a student installs the self-checks, linked to the wheel the site serves."""
     wheel = wheel_name()
+    if lang:
+        link = f"{{download}}`{wheel} </downloads/{wheel}>`"
+        return EDITIONS[lang]["install"].format(wheel=link, name=wheel)
     return (
         f"Its self-checks need the course's small package `byhand` (torch and numpy only): download "
         f"{{download}}`{wheel} </downloads/{wheel}>` and run `pip install {wheel}`. Without it every "
@@ -77,19 +110,33 @@ def install_line() -> str:
     )
 
 
-def download_note(lesson: str) -> nbformat.NotebookNode:
-    """The markdown cell that links a lesson page to its student notebook and the checks' wheel."""
-    return nbformat.v4.new_markdown_cell(
-        ":::{admonition} Work through it yourself\n:class: tip\n"
-        f"Download the student notebook {{download}}`{lesson}.ipynb </downloads/{lesson}.ipynb>` "
-        "(the exercises blank, the self-checks included) and run it in Jupyter or Colab. "
-        f"{install_line()} Each reference answer below is behind a "
-        f"**{SHOW}** toggle: try the exercise first.\n:::"
-    )
+def download_note(lesson: str, lang: str = "", other: str = "") -> nbformat.NotebookNode:
+    """The markdown cell that links a lesson page to its student notebook and the checks' wheel
+    (in `lang`'s words for a translated edition), and to the same lesson in the other edition."""
+    if not lang:
+        text = (
+            f"Download the student notebook {{download}}`{lesson}.ipynb </downloads/{lesson}.ipynb>` "
+            "(the exercises blank, the self-checks included) and run it in Jupyter or Colab. "
+            f"{install_line()} Each reference answer below is behind a "
+            f"**{SHOW}** toggle: try the exercise first."
+        )
+        title = "Work through it yourself"
+    else:
+        ed = EDITIONS[lang]
+        nb = f"{{download}}`{lesson}.ipynb </downloads/{lang}/{lesson}.ipynb>`"
+        text = f"{ed['download'].format(nb=nb)}{install_line(lang)}{ed['try'].format(show=SHOW)}"
+        title = ed["work"]
+    body = f":::{{admonition}} {title}\n:class: tip\n{text}\n:::"
+    if other:
+        body += "\n\n" + other
+    return nbformat.v4.new_markdown_cell(body)
 
 
-def site_notebook(nb: nbformat.NotebookNode, lesson: str, student_notebook: bool) -> nbformat.NotebookNode:
-    """A copy of a solution notebook as the site shows it (stored outputs kept as they are)."""
+def site_notebook(
+    nb: nbformat.NotebookNode, lesson: str, student_notebook: bool, lang: str = "", other: str = ""
+) -> nbformat.NotebookNode:
+    """A copy of a solution notebook as the site shows it (stored outputs kept as they are); `lang`
+    for a translated edition's page, `other` a line linking the same lesson in the other edition."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     for cell in nb.cells:
         is_solution = bool(cell.metadata.get("nbgrader", {}).get("solution"))
@@ -105,7 +152,7 @@ def site_notebook(nb: nbformat.NotebookNode, lesson: str, student_notebook: bool
             body = strip_solution_markers(cell.source)
             cell.source = f'<details class="solution">\n<summary>{SHOW}</summary>\n\n{body}\n\n</details>'
     if student_notebook:
-        nb.cells.insert(1, download_note(lesson))
+        nb.cells.insert(1, download_note(lesson, lang, other))
     return nb
 
 
@@ -125,16 +172,19 @@ def title_and_summary(nb: nbformat.NotebookNode) -> tuple[str, str]:
     title = next((b[2:].strip() for b in blocks if b.startswith("# ")), None)
     body = [b for b in blocks if not b.startswith("#")]
     summary = body[:1]
-    if body and body[0].endswith(":") and len(body) > 1 and re.match(r"^\s*([-*+]|\d+\.)\s", body[1]):
+    if body and body[0].endswith((":", "：")) and len(body) > 1 and re.match(r"^\s*([-*+]|\d+\.)\s", body[1]):
         summary.append(body[1])
     return title or "Untitled lesson", "\n\n".join(summary)
 
 
-def index_page(entries: list[tuple[str, str, str, bool]]) -> str:
-    """MyST source of the home page; entries are (lesson, title, summary, has_student_notebook)."""
+def index_page(entries: list[tuple[str, str, str, bool]], editions: list[str] = ()) -> str:
+    """MyST source of the home page; entries are (lesson, title, summary, has_student_notebook);
+    `editions` the languages with a translated edition (linked at the top)."""
     lines = [
         f"# {COURSE_TITLE}",
         "",
+        *[f"{EDITIONS[lang]['name']}：[{EDITIONS[lang]['title']}]({lang}/index.md)" for lang in editions],
+        *([""] if editions else []),
         "Short, hands-on lessons that build the parts of a Transformer from `matmul` and "
         "`softmax` up, checked against PyTorch's own ops. Each lesson is a notebook: the text "
         "explains an idea, shows the equation right above the code that computes it, measures "
@@ -152,8 +202,70 @@ def index_page(entries: list[tuple[str, str, str, bool]]) -> str:
             lines += [f"Student notebook: {{download}}`{lesson}.ipynb </downloads/{lesson}.ipynb>`", ""]
     lines += ["```{toctree}", ":hidden:", ":maxdepth: 1", ""]
     lines += [f"lessons/{lesson}" for lesson, *_ in entries]
+    lines += [f"{lang}/index" for lang in editions]
     lines += ["```", ""]
     return "\n".join(lines)
+
+
+def edition_index(lang: str, entries: list[tuple[str, str, str, bool]]) -> str:
+    """MyST source of a translated edition's home page (`lang`/index.md)."""
+    ed = EDITIONS[lang]
+    lines = [
+        f"# {ed['title']}",
+        "",
+        ed["english"].format(title=COURSE_TITLE, href="../index.md"),
+        "",
+        ed["intro"],
+        "",
+        ed["read"].format(show=SHOW) + install_line(lang),
+        "",
+        f"## {ed['lessons']}",
+        "",
+    ]
+    for lesson, title, summary, has_student in entries:
+        lines += [f"### [{title}](lessons/{lesson}.ipynb)", "", summary, ""]
+        if has_student:
+            lines += [f"{ed['student']}{{download}}`{lesson}.ipynb </downloads/{lang}/{lesson}.ipynb>`", ""]
+    lines += ["```{toctree}", ":hidden:", ":maxdepth: 1", ""]
+    lines += [f"lessons/{lesson}" for lesson, *_ in entries]
+    lines += ["```", ""]
+    return "\n".join(lines)
+
+
+def translated_lessons(names: list[str]) -> dict[str, list[str]]:
+    """{language: the lessons whose translation is current}, for every language with any."""
+    from autograder import translations
+
+    out = {}
+    for lang in translations.LANGUAGES:
+        done = [
+            n
+            for n in names
+            if translations.path_for(n, lang).exists() and translations.status(n, lang).current
+        ]
+        if done:
+            out[lang] = done
+    return out
+
+
+def translated_pages(src: Path, lang: str, lessons_: list[str]) -> None:
+    """`lang`/index.md and `lang`/lessons/*.ipynb: the translated edition of these lessons."""
+    from autograder import translations
+
+    entries = []
+    for lesson in lessons_:
+        nb = translations.translate(nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4), lesson, lang)
+        student = NOTEBOOKS / lang / f"{lesson}.ipynb"
+        english = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
+        back = EDITIONS[lang]["english"].format(
+            title=title_and_summary(english)[0], href=f"../../lessons/{lesson}.ipynb"
+        )
+        write_if_changed(
+            src / lang / "lessons" / f"{lesson}.ipynb",
+            nbformat.writes(site_notebook(nb, lesson, student.exists(), lang, back)) + "\n",
+        )
+        entries.append((lesson, *title_and_summary(nb), student.exists()))
+    write_if_changed(src / lang / "index.md", edition_index(lang, entries))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,36 +300,53 @@ def assemble(src: Path) -> list[str]:
     names = lessons()
     if not names:
         sys.exit(f"site/build.py: no lessons in {SOLUTIONS}")
+    sys.path.insert(0, str(ROOT))
+    editions = translated_lessons(names)
     entries = []
     for lesson in names:
         nb = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
         student = NOTEBOOKS / f"{lesson}.ipynb"
+        other = " ".join(
+            EDITIONS[lang]["other"].format(
+                title=EDITIONS[lang]["name"], href=f"../{lang}/lessons/{lesson}.ipynb"
+            )
+            for lang, done in editions.items()
+            if lesson in done
+        )
         write_if_changed(
             src / "lessons" / f"{lesson}.ipynb",
-            nbformat.writes(site_notebook(nb, lesson, student.exists())) + "\n",
+            nbformat.writes(site_notebook(nb, lesson, student.exists(), other=other)) + "\n",
         )
         entries.append((lesson, *title_and_summary(nb), student.exists()))
+    for lang, done in editions.items():
+        translated_pages(src, lang, done)
     for folder in ("lessons", "downloads"):  # a lesson removed from solutions/ leaves the site too
         for stale in (src / folder).glob("*.ipynb"):
             if stale.stem not in names:
                 stale.unlink()
-    write_downloads(src / "downloads", names)
-    write_if_changed(src / "index.md", index_page(entries))
+        for lang_folder in (src / folder).parent.glob(f"*/{folder}"):
+            for stale in lang_folder.glob("*.ipynb"):
+                if stale.stem not in editions.get(lang_folder.parent.name, ()):
+                    stale.unlink()
+    write_downloads(src / "downloads", names, editions)
+    write_if_changed(src / "index.md", index_page(entries, list(editions)))
     es5, dest = ensure_mathjax(), src / "_static" / "mathjax"
     if not (dest / "tex-chtml-full.js").exists():
         shutil.copytree(es5, dest, dirs_exist_ok=True)
     return names
 
 
-def write_downloads(downloads: Path, names: list[str]) -> list[Path]:
-    """What the site serves for students: each lesson's student notebook (as notebooks/ has it) and
-    the wheel of the self-checks they import."""
+def write_downloads(downloads: Path, names: list[str], editions: dict | None = None) -> list[Path]:
+    """What the site serves for students: each lesson's student notebook (as notebooks/ has it, and
+    notebooks/<lang>/ for each translated edition) and the wheel of the self-checks they import."""
     written = []
-    for lesson in names:
-        student = NOTEBOOKS / f"{lesson}.ipynb"
+    for lang, lesson in [("", n) for n in names] + [
+        (g, n) for g, done in (editions or {}).items() for n in done
+    ]:
+        student = NOTEBOOKS / lang / f"{lesson}.ipynb"
         if student.exists():
-            write_if_changed(downloads / f"{lesson}.ipynb", student.read_text(encoding="utf-8"))
-            written.append(downloads / f"{lesson}.ipynb")
+            write_if_changed(downloads / lang / f"{lesson}.ipynb", student.read_text(encoding="utf-8"))
+            written.append(downloads / lang / f"{lesson}.ipynb")
     return written + [add_wheel(downloads)]
 
 

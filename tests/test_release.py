@@ -40,6 +40,8 @@ def test_release_is_byte_identical_on_rerun(tmp_path):
     lesson = LESSONS[0]
     first = release.release([lesson], dest=tmp_path / "one", course=tmp_path / "course-one")
     second = release.release([lesson], dest=tmp_path / "two", course=tmp_path / "course-two")
-    assert [p.relative_to(tmp_path / "one") for p in first] == [p.relative_to(tmp_path / "two") for p in second]
+    assert [p.relative_to(tmp_path / "one") for p in first] == [
+        p.relative_to(tmp_path / "two") for p in second
+    ]
     for a, b in zip(first, second):  # the English notebook and each translation of it
         assert a.read_bytes() == b.read_bytes(), f"{a.name}: the second release differs from the first"

@@ -18,12 +18,30 @@ import nbformat
 import pytest
 from browser import ROOT, NetworkLog, require_chromium, screenshot_path, serve
 
+from autograder import translations
+
 pytest_plugins = ["conftest_browser"]
 
 SOLUTIONS = ROOT / "solutions"
 NOTEBOOKS = ROOT / "notebooks"
 LESSONS = sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))
-PAGES = ["index", "search", "genindex"] + [f"lessons/{lesson}" for lesson in LESSONS]
+# The translated editions: the lessons whose translation is current get a page under <lang>/
+EDITIONS = {
+    lang: [
+        n for n in LESSONS if translations.path_for(n, lang).exists() and translations.status(n, lang).current
+    ]
+    for lang in translations.LANGUAGES
+}
+EDITIONS = {lang: done for lang, done in EDITIONS.items() if done}
+PAGES = (
+    ["index", "search", "genindex"]
+    + [f"lessons/{lesson}" for lesson in LESSONS]
+    + [
+        page
+        for lang, done in EDITIONS.items()
+        for page in [f"{lang}/index"] + [f"{lang}/lessons/{n}" for n in done]
+    ]
+)
 HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
 
 # After MathJax: no TeX delimiters or commands left in the page text (code blocks aside).
@@ -181,7 +199,8 @@ def test_index_lists_every_lesson_with_what_it_teaches(open_page):
             f"index: the link to {lesson} does not read {title!r}"
         )
         paragraphs = [b for b in re.split(r"\n\s*\n", first) if b.strip() and not b.lstrip().startswith("#")]
-        words = re.sub(r"[`*$\\]", "", paragraphs[0]).split()[:6]
+        # the page text leaves code out (see PAGE_STATE_JS), so the expected words do too
+        words = re.sub(r"[*$\\]", "", re.sub(r"`[^`]*`", " ", paragraphs[0])).split()[:6]
         assert " ".join(words) in " ".join(state["text"].split()), (
             f"index: the summary of {lesson} (its first paragraph, starting {' '.join(words)!r}) is missing"
         )
@@ -236,3 +255,52 @@ def test_student_notebook_download(open_page, base_url, lesson):
     assert response.json() == expected, (
         f"{lesson}: the downloadable notebook differs from notebooks/{lesson}.ipynb"
     )
+
+
+TRANSLATED = [(lang, lesson) for lang, done in EDITIONS.items() for lesson in done]
+
+
+@pytest.mark.parametrize("lang, lesson", TRANSLATED)
+def test_translated_lesson_links_both_ways_and_serves_its_notebook(open_page, base_url, lang, lesson):
+    """Does the English page link its translation and back, does the translated page show the
+    translated text (its title) and serve notebooks/<lang>/<lesson>.ipynb byte for byte?"""
+    page, _, _ = open_page(f"lessons/{lesson}")
+    assert page.locator(f'article a[href="../{lang}/lessons/{lesson}.html"]').count() >= 1, (
+        f"lessons/{lesson}: no link to its {lang} edition"
+    )
+    page, _, state = open_page(f"{lang}/lessons/{lesson}")
+    assert page.locator(f'article a[href="../../lessons/{lesson}.html"]').count() >= 1, (
+        f"{lang}/lessons/{lesson}: no link back to the English lesson"
+    )
+    nb = translations.translate(lesson_nb(lesson), lesson, lang)
+    first = next(c.source for c in nb.cells if c.cell_type == "markdown")
+    title = next(line[2:].strip() for line in first.splitlines() if line.startswith("# "))
+    assert title.replace("`", "") in " ".join(state["text"].split()), (
+        f"{lang}/lessons/{lesson}: the page does not show the translated title {title!r}"
+    )
+    link = page.locator(f'article a.download[href$="/{lesson}.ipynb"]')
+    assert link.count() >= 1, f"{lang}/lessons/{lesson}: no download link to the student notebook"
+    response = page.request.get(f"{base_url}/{lang}/lessons/{link.first.get_attribute('href')}")
+    assert response.ok, f"{lang}/lessons/{lesson}: the notebook link answers HTTP {response.status}"
+    got = response.json()
+    expected = json.loads((NOTEBOOKS / lang / f"{lesson}.ipynb").read_text(encoding="utf-8"))
+    assert got == expected, (
+        f"{lang}/lessons/{lesson}: the download differs from notebooks/{lang}/{lesson}.ipynb"
+    )
+    assert got["metadata"].get("language") == lang, (
+        f"{lang}/lessons/{lesson}: got language {got['metadata'].get('language')!r}, expected {lang!r}"
+    )
+
+
+@pytest.mark.parametrize("lang", list(EDITIONS))
+def test_each_edition_has_a_home_page_linked_from_the_english_one(open_page, lang):
+    """Does the English home page link the edition's home page, and does that list its lessons?"""
+    page, _, _ = open_page("index")
+    assert page.locator(f'article a[href="{lang}/index.html"]').count() >= 1, (
+        f"index: no link to {lang}/index"
+    )
+    page, _, _ = open_page(f"{lang}/index")
+    for lesson in EDITIONS[lang]:
+        assert page.locator(f'article a[href="lessons/{lesson}.html"]').count() >= 1, (
+            f"{lang}/index: no link to lessons/{lesson}.html"
+        )

@@ -541,6 +541,8 @@ for path in ["{sandbox.ROOT}/solutions", "{sandbox.ROOT}/build", "{sandbox.ROOT}
              "/etc/shadow", "/root/.ssh", "/var"]:
     facts["sees " + path] = os.path.exists(path) and (not os.path.isdir(path) or bool(os.listdir(path)))
 facts["beside the checkout"] = sorted(os.listdir("{sandbox.ROOT.parent}"))
+facts["grading folders"] = {{d: sorted(os.listdir(os.path.join("{sandbox.ROOT.parent}", d)))
+                            for d in facts["beside the checkout"] if d.startswith("{sandbox.GRADING_PREFIX}")}}
 try:
     socket.create_connection(("127.0.0.1", 22), timeout=2); facts["net"] = "connected"
 except OSError as e:
@@ -564,7 +566,12 @@ print("FACTS" + json.dumps(facts))
     assert facts["uid"] != 0
     assert facts["pids"] == [1, 2], f"got processes {facts['pids']}, expected only its init and itself"
     assert facts["home"] == ["student"], facts["home"]
-    assert facts["beside the checkout"] == [sandbox.ROOT.name], facts["beside the checkout"]
+    # a checkout under the temp folder (a clone in /tmp) has the kernel's own connection folder beside
+    # it, bound at its host path: that folder may show, holding this kernel's slot and nothing else
+    own = facts["grading folders"]
+    beside = [d for d in facts["beside the checkout"] if d not in own]
+    assert beside == [sandbox.ROOT.name], f"got {facts['beside the checkout']} beside the checkout"
+    assert all(v == ["slot0"] for v in own.values()), f"got {own}, expected only the kernel's own slot"
     assert "srv" not in facts["root"] and "var" not in facts["root"], facts["root"]
     assert not any(v for k, v in facts.items() if k.startswith("sees ")), facts
     assert facts["net"] != "connected" and "111" not in facts["net"], facts["net"]  # unreachable, not refused

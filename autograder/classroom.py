@@ -11,6 +11,7 @@ import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict
 from pathlib import Path
 
@@ -175,26 +176,24 @@ def grade_class(
                 finish(sub, fp, saved, grade_one(sub, limits, tmp, 0, hide))
         else:
             ctx = mp.get_context("forkserver")
-            slots = ctx.Queue()  # no Manager: its server process would outlive a killed grader
-            for i in range(workers):
-                slots.put(i)
-            with (
-                _forkserver_in(tmp),
-                ProcessPoolExecutor(
-                    workers,
-                    mp_context=ctx,
-                    initializer=_init_worker,
-                    initargs=(slots, (limits, str(tmp), hide), os.getpid()),
-                ) as pool,
-            ):
-                futures = {pool.submit(_work, sub): (sub, fp, saved) for sub, fp, saved in runnable}
-                for fut in as_completed(futures):
-                    sub, fp, saved = futures[fut]
-                    try:
-                        g = fut.result()
-                    except Exception as exc:  # noqa: BLE001 - a grader fault on one submission
-                        g = grader_fault(sub, exc)
-                    finish(sub, fp, saved, g)
+            pending = runnable
+            # a worker that dies (the OOM killer, a signal from outside) breaks the whole pool: the
+            # submissions it left unfinished are graded again in a fresh pool, up to POOL_TRIES times
+            for attempt in range(POOL_TRIES):
+                pending = _grade_in_pool(ctx, pending, workers, limits, tmp, hide, finish)
+                if not pending:
+                    break
+                if not quiet and attempt + 1 < POOL_TRIES:
+                    print(
+                        f"a grading worker died; grading its {len(pending)} unfinished submissions again "
+                        f"(try {attempt + 2} of {POOL_TRIES})",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            for sub, fp, saved in pending:
+                finish(
+                    sub, fp, saved, grader_fault(sub, BrokenProcessPool("its grading worker died every time"))
+                )
         gb.close()
         graded = [results[s.key] for s in subs]
         whole = _whole_class(state, subs, results)
@@ -208,6 +207,38 @@ def grade_class(
         }
     finally:
         sandbox.remove_grading_dir(tmp)
+
+
+POOL_TRIES = 3
+
+
+def _grade_in_pool(ctx, runnable, workers, limits, tmp, hide, finish) -> list:
+    """Grade `runnable` in one process pool; return those a broken pool left unfinished."""
+    slots = ctx.Queue()  # no Manager: its server process would outlive a killed grader
+    for i in range(workers):
+        slots.put(i)
+    unfinished = []
+    with (
+        _forkserver_in(tmp),
+        ProcessPoolExecutor(
+            workers,
+            mp_context=ctx,
+            initializer=_init_worker,
+            initargs=(slots, (limits, str(tmp), hide), os.getpid()),
+        ) as pool,
+    ):
+        futures = {pool.submit(_work, sub): (sub, fp, saved) for sub, fp, saved in runnable}
+        for fut in as_completed(futures):
+            sub, fp, saved = futures[fut]
+            try:
+                g = fut.result()
+            except BrokenProcessPool:
+                unfinished.append((sub, fp, saved))
+                continue
+            except Exception as exc:  # noqa: BLE001 - a grader fault on one submission
+                g = grader_fault(sub, exc)
+            finish(sub, fp, saved, g)
+    return unfinished
 
 
 @contextlib.contextmanager

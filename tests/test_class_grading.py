@@ -201,3 +201,46 @@ def test_report_plots_open_in_a_browser(small_class, chromium):
     assert len(sizes) >= 2 and all(w > 0 for w in sizes), sizes
     assert not log.external and not log.failed, (log.external, log.failed)
     assert "polarity" in text  # erin's mistake, from the actual grades
+
+
+def _children_of(pid: int) -> list:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def test_a_worker_killed_mid_run_loses_no_submission(small_class, tmp_path):
+    """When a grading worker dies (the OOM killer, a kill from outside), are the submissions it
+    left unfinished graded again in a fresh pool, with the same grades as an undisturbed run?"""
+    import threading
+    from multiprocessing import forkserver
+
+    root, out = small_class
+    again = tmp_path / "out"
+    killed = []
+
+    def kill_a_worker():
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not killed:
+            server = forkserver._forkserver._forkserver_pid
+            workers = _children_of(server) if server else []
+            if workers and list((again / ".state").glob("*__*.json")):
+                os.kill(workers[0], signal.SIGKILL)
+                killed.append(workers[0])
+            time.sleep(0.05)
+
+    t = threading.Thread(target=kill_a_worker, daemon=True)
+    t.start()
+    grade_class(root, again, workers=2, quiet=True)
+    t.join(timeout=5)
+    assert killed, "no worker was killed: the test did not test anything"
+    rows = list(csv.DictReader(open(again / "grades.csv", newline="")))
+    faults = [r for r in rows if r["message"].startswith("grader fault")]
+    assert not faults, f"got grader faults after one worker died, expected none: {faults}"
+    assert _grades(again / "grades.csv") == _grades(out / "grades.csv")

@@ -236,7 +236,9 @@ def test_without_the_package_every_cell_runs(anywhere, lesson):
     for cell in graded_test_cells(nb):
         out = text_of(cell)
         assert OFF in out and "Error" not in out, f"{lesson}: a self-check without the package:\n{out}"
-    allowed = {"NotImplementedError", "NameError"}  # the blanks, and what depends on them
+    # the blanks, and what depends on them: a name never defined, or a results dict that a loop over
+    # a blank exercise left empty (a demo reading runs[0] after the training loop raised)
+    allowed = {"NotImplementedError", "NameError", "KeyError"}
     bad = [e for e in errors(nb) if e[1] not in allowed or "byhand" in e[2] or "checks" in e[2]]
     assert not bad, f"{lesson}: cells failed for another reason than a blank exercise: {bad}"
     assert reached_the_end(nb)

@@ -244,3 +244,14 @@ def test_a_worker_killed_mid_run_loses_no_submission(small_class, tmp_path):
     faults = [r for r in rows if r["message"].startswith("grader fault")]
     assert not faults, f"got grader faults after one worker died, expected none: {faults}"
     assert _grades(again / "grades.csv") == _grades(out / "grades.csv")
+
+
+def test_grading_leaks_no_file_descriptors(small_class, tmp_path):
+    """Does a grader process keep its open descriptors flat across notebooks? (Each run once left
+    about 20 behind, and a worker ran out of them after some 50 notebooks.)"""
+    root, _ = small_class
+    grade_class(root, tmp_path / "warmup", workers=1, quiet=True)  # imports, the zygote, the gradebook
+    before = len(os.listdir("/proc/self/fd"))
+    grade_class(root, tmp_path / "out", workers=1, quiet=True)  # six notebooks
+    after = len(os.listdir("/proc/self/fd"))
+    assert after - before < 10, f"got {after - before} more open descriptors after 6 notebooks, expected < 10"

@@ -10,6 +10,7 @@ import math
 
 import pytest
 import torch
+from lesson_code import one_thread
 
 from autograder.course import answer_namespace, read_solution, tags
 
@@ -43,10 +44,8 @@ def _definitions(lesson: str) -> dict:
 
 @pytest.fixture(autouse=True)
 def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+    with one_thread():
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,13 @@ WORKERS ?=
 SCHEDULER ?=
 DB_URL  ?=
 
-.PHONY: help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
+.PHONY: test-oldest-torch help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
 	@echo "make test                                    everything CI checks"
 	@echo "make test-fast                               the in-process tests (under a minute)"
+	@echo "make test-oldest-torch                       the student notebooks in a clean venv with torch 2.4.1"
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
 	@echo "make book                                    the rendered course site (self-learners)"
 	@echo "make release                                 regenerate notebooks/ from solutions/"
@@ -107,6 +108,12 @@ lint: $(STAMP)
 
 browser:
 	@if [ -f .ci/install-browser.sh ]; then bash .ci/install-browser.sh; fi
+
+# the students' clean-venv test with the oldest torch the student package declares (torch>=2.4 in
+# student/pyproject.toml); PyPI serves it as a CUDA build, about 3 GB with its libraries
+OLDEST_TORCH ?= torch==2.4.1
+test-oldest-torch: $(STAMP)
+	STUDENT_TORCH='$(OLDEST_TORCH)' $(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/test_students_anywhere.py
 
 bench: $(STAMP)
 	$(BIN)/python -m autograder bench

@@ -18,19 +18,20 @@ from pathlib import Path
 from . import course, gradebook, lateness, lms, sandbox
 from .grade import Graded, Row, contract_row, fingerprint, grade_one, grader_fault, summary_rows
 from .outcomes import Status
+from .runner import Station
 from .submissions import DEFAULT_LMS_PATTERN, MAX_FILE_MB, MAX_ZIP_MB, CollectError, Submission, collect
 
-GRADE_COLUMNS = ["student", "lesson", "question", "points", "max_points", "status", "message"]
-SUMMARY_COLUMNS = ["student", "lesson", "points", "max_points", "status"]
+GRADE_COLUMNS = ("student", "lesson", "question", "points", "max_points", "status", "message")
+SUMMARY_COLUMNS = ("student", "lesson", "points", "max_points", "status")
 
-_slot = None
-_worker_args = None
+# A pool worker's station (runner.Station), made by `_init_worker` in each worker process: a
+# process pool hands its tasks nothing but their arguments, so the worker's module holds it.
+_station: dict = {}
 
 
 def _init_worker(slots, args, grader_pid=None):
-    global _slot, _worker_args
-    _slot = slots.get()
-    _worker_args = args
+    limits, base, hide = args
+    _station["here"] = Station(limits, Path(base), slots.get(), hide)
     sandbox.become_subreaper()
     if grader_pid:  # a killed grader takes its workers, their zygotes and kernels with it
         sandbox.exit_when_gone(grader_pid)
@@ -40,8 +41,7 @@ def _init_worker(slots, args, grader_pid=None):
 
 
 def _work(sub):
-    limits, base, hide = _worker_args
-    return grade_one(sub, limits, Path(base), _slot, hide)
+    return grade_one(sub, _station["here"])
 
 
 class Progress:
@@ -104,8 +104,8 @@ def grade_class(
     state.mkdir(exist_ok=True)
     lessons = course.lessons()
     cfg = _course_config(state, config)
-    tmp = sandbox.new_grading_dir()  # removed at the end, also after Ctrl-C; a killed run's by the next
-    try:
+    # the run's folder is removed at the end, also after Ctrl-C; a killed run's by the next run
+    with sandbox.grading_dir() as tmp:
         subs = collect(
             Path(source),
             lessons,
@@ -172,8 +172,9 @@ def grade_class(
 
             grade_on_cluster(scheduler, runnable, limits, hide, finish)
         elif workers <= 1 or len(runnable) <= 1:
-            for sub, fp, saved in runnable:
-                finish(sub, fp, saved, grade_one(sub, limits, tmp, 0, hide))
+            with Station(limits, tmp, 0, hide) as station:
+                for sub, fp, saved in runnable:
+                    finish(sub, fp, saved, grade_one(sub, station))
         else:
             ctx = mp.get_context("forkserver")
             pending = runnable
@@ -205,8 +206,6 @@ def grade_class(
             "seconds": time.monotonic() - t0,
             "db_url": db_url,
         }
-    finally:
-        sandbox.remove_grading_dir(tmp)
 
 
 POOL_TRIES = 3
@@ -472,8 +471,8 @@ def apply_manual_grades(out: Path, graded: list, db_url: str, fresh: set) -> lis
     return merged
 
 
-STUDENT_COLUMNS = ["student", "name", "lms", "lms_id"]
-SUBMISSION_COLUMNS = [
+STUDENT_COLUMNS = ("student", "name", "lms", "lms_id")
+SUBMISSION_COLUMNS = (
     "student",
     "lesson",
     "name",
@@ -491,7 +490,7 @@ SUBMISSION_COLUMNS = [
     "max_points",
     "status",
     "note",
-]
+)
 
 
 def export(out: Path, graded: list, metas: list | None = None, cfg: lateness.Config | None = None) -> None:
@@ -523,7 +522,7 @@ def export(out: Path, graded: list, metas: list | None = None, cfg: lateness.Con
         note = "; ".join(filter(None, [late.pop("late_note"), meta.get("note", "")]))
         rows.append(
             {
-                **{k: meta.get(k, "") for k in SUBMISSION_COLUMNS + ["attachment_id"]},
+                **{k: meta.get(k, "") for k in (*SUBMISSION_COLUMNS, "attachment_id")},
                 **late,
                 "student": g.student,
                 "lesson": g.lesson,

@@ -24,6 +24,7 @@ Faults:
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import socket
@@ -36,49 +37,67 @@ from pathlib import Path
 from . import sandbox
 from .grade import Graded, grade_one, grader_fault
 from .outcomes import SchedulerLost, WorkerMismatch
+from .runner import Station
 from .submissions import Submission
 
 _GRADING_CODE = ("grade.py", "runner.py", "restore.py", "sandbox.py", "zygote.py", "feedback.py", "course.py")
-_version: str | None = None
 
 
+@functools.cache
 def code_version() -> str:
     """A hash of everything a grade depends on: the solution notebooks (hidden tests), the checks
     and the grading modules. A worker refuses to grade when its hash is not the command's."""
-    global _version
-    if _version is None:
-        import hashlib
+    import hashlib
 
-        root = sandbox.ROOT
-        files = [(f"solutions/{f.name}", f) for f in sorted((root / "solutions").glob("*.ipynb"))]
-        files += [(f"byhand/{f.name}", f) for f in sorted(sandbox.BYHAND.glob("*.py"))]
-        files += [(f"autograder/{n}", root / "autograder" / n) for n in _GRADING_CODE]
-        h = hashlib.sha256()
-        for name, f in files:
-            if f.exists():
-                h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
-        _version = h.hexdigest()[:16]
-    return _version
+    root = sandbox.ROOT
+    files = [(f"solutions/{f.name}", f) for f in sorted((root / "solutions").glob("*.ipynb"))]
+    files += [(f"byhand/{f.name}", f) for f in sorted(sandbox.BYHAND.glob("*.py"))]
+    files += [(f"autograder/{n}", root / "autograder" / n) for n in _GRADING_CODE]
+    h = hashlib.sha256()
+    for name, f in files:
+        if f.exists():
+            h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------------------------
 # worker side
 
-_lock = threading.Lock()
-_base: Path | None = None
+
+class WorkerStation:
+    """A Dask worker process's place to grade: a work folder of its own (made on the first task,
+    after sweeping what killed workers left) and one `runner.Station` in it. Tasks of a worker
+    started with several threads take turns: the station runs one kernel at a time."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.base: Path | None = None
+        self.station: Station | None = None
+
+    def folder(self) -> Path:
+        if self.base is None or not self.base.exists():
+            import torch
+
+            torch.set_num_threads(1)
+            sweep_dead_workers()
+            self.base = Path(tempfile.mkdtemp(prefix=f"tbb-dask-{os.getpid()}-"))
+            os.chmod(self.base, 0o711)
+            atexit.register(shutil.rmtree, str(self.base), True)
+            self.station = None
+        return self.base
+
+    def grade(self, sub: Submission, limits: sandbox.Limits, hide: list) -> Graded:
+        base = self.folder()
+        if self.station is None or self.station.limits != limits:
+            if self.station is not None:
+                self.station.close()
+            self.station = Station(limits, base / "work", 0)
+        self.station.hide = sandbox.secret_paths(list(hide) + [str(base / "incoming")])
+        return grade_one(sub, self.station)
 
 
-def _worker_base() -> Path:
-    global _base
-    if _base is None or not _base.exists():
-        import torch
-
-        torch.set_num_threads(1)
-        sweep_dead_workers()
-        _base = Path(tempfile.mkdtemp(prefix=f"tbb-dask-{os.getpid()}-"))
-        os.chmod(_base, 0o711)
-        atexit.register(shutil.rmtree, str(_base), True)
-    return _base
+# A Dask task is handed nothing but its arguments, so this worker process's station lives here.
+_here = WorkerStation()
 
 
 def sweep_dead_workers(tmp: str | None = None) -> int:
@@ -144,16 +163,14 @@ def grade_task(
     """One submission, graded on whichever worker process runs this task."""
     if version and version != code_version():
         raise WorkerMismatch(_mismatch_message(version, {socket.gethostname(): code_version()}))
-    with _lock:
+    with _here.lock:
         sandbox.become_subreaper()
-        base = _worker_base()
-        incoming = base / "incoming" / uuid.uuid4().hex
+        incoming = _here.folder() / "incoming" / uuid.uuid4().hex
         incoming.mkdir(parents=True, mode=0o700)
         try:
             path = incoming / filename
             path.write_bytes(data)
-            secrets = sandbox.secret_paths(list(hide) + [str(base / "incoming")])
-            return grade_one(Submission(student, lesson, path, note), limits, base / "work", 0, secrets)
+            return _here.grade(Submission(student, lesson, path, note), limits, hide)
         finally:
             shutil.rmtree(incoming, ignore_errors=True)
 

@@ -19,6 +19,7 @@ import base64
 import binascii
 import copy
 import fcntl
+import functools
 import html
 import re
 import shutil
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import MappingProxyType
 
 import bleach
 import nbformat
@@ -41,7 +43,7 @@ ASSETS = "_assets"  # OUT/feedback/_assets: MathJax and its configuration, share
 SITE = ROOT / "site"
 MATHJAX_ES5 = SITE / "node_modules" / "mathjax" / "es5"
 # what a page needs of MathJax 3: the combined component, its fonts, and the "safe" extension
-MATHJAX_FILES = ["tex-chtml-full.js", "ui/safe.js", "output/chtml/fonts/woff-v2"]
+MATHJAX_FILES = ("tex-chtml-full.js", "ui/safe.js", "output/chtml/fonts/woff-v2")
 MATHJAX_CONFIG = """\
 window.MathJax = {
   tex: {inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']],
@@ -54,21 +56,22 @@ CSP = (
     "default-src 'none'; script-src 'self' file:; style-src 'self' file: 'unsafe-inline'; "
     "img-src 'self' file: data:; font-src 'self' file: data:; base-uri 'none'; form-action 'none'"
 )
-_exporter = None
 
 # markdown (lesson text and written answers) after rendering: what may stay
-TAGS = [
+TAGS = frozenset([
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
     "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s",
     "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "ul",
-]  # fmt: skip
-ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt", "title"], "td": ["align"], "th": ["align"]}
-PROTOCOLS = ["http", "https", "mailto", "data"]
+])  # fmt: skip
+ATTRIBUTES = MappingProxyType(
+    {"a": ("href", "title"), "img": ("src", "alt", "title"), "td": ("align",), "th": ("align",)}
+)
+PROTOCOLS = frozenset(["http", "https", "mailto", "data"])
 
 
 def clean(fragment: str) -> str:
     """Rendered markdown with only harmless tags and attributes left (the rest shown as text)."""
-    text = bleach.clean(fragment, tags=TAGS, attributes=ATTRIBUTES, protocols=PROTOCOLS)
+    text = bleach.clean(fragment, tags=TAGS, attributes=dict(ATTRIBUTES), protocols=PROTOCOLS)
     # an image may only be inline data (CSP blocks the rest anyway): no request leaves the page
     return re.sub(r'<img\b[^>]*\bsrc="(?!data:image/(?:png|jpeg|gif);)[^"]*"[^>]*>', "", text)
 
@@ -224,16 +227,20 @@ def plain_page(sub, rows, notes=()) -> str:
     )
 
 
+@functools.cache
+def _exporter() -> HTMLExporter:
+    """The feedback page's exporter (loading its templates takes a while: once per process)."""
+    exporter = HTMLExporter(
+        template_name="feedback",
+        extra_template_basedirs=[str(Path(__file__).resolve().parent / "templates")],
+        filters={"tbb_clean": clean},
+    )
+    exporter.exclude_input_prompt = False
+    return exporter
+
+
 def render(sub, nb, rows, notes, source=None) -> str:
-    global _exporter
-    if _exporter is None:
-        _exporter = HTMLExporter(
-            template_name="feedback",
-            extra_template_basedirs=[str(Path(__file__).resolve().parent / "templates")],
-            filters={"tbb_clean": clean},
-        )
-        _exporter.exclude_input_prompt = False
-    body, _ = _exporter.from_notebook_node(public_notebook(nb, f"{sub.lesson}: feedback for {sub.student}"))
+    body, _ = _exporter().from_notebook_node(public_notebook(nb, f"{sub.lesson}: feedback for {sub.student}"))
     head = STYLE + "<div class='tbb-summary'>" + summary_html(sub, rows, notes) + "</div>"
     return re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + head, body, count=1)
 

@@ -21,7 +21,7 @@ import nbformat
 from byhand import i18n
 from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_cases
 
-from . import course, restore, runner, sandbox
+from . import course, restore, runner
 from .outcomes import Status
 from .submissions import Submission
 
@@ -143,8 +143,8 @@ def grader_fault(sub: Submission, exc: BaseException) -> Graded:
     return Graded(sub.student, sub.lesson, [row])
 
 
-def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0, hide=()) -> Graded:
-    """Grade one submission (never raises for a submission's fault)."""
+def grade_one(sub: Submission, station: runner.Station) -> Graded:
+    """Grade one submission at `station` (never raises for a submission's fault)."""
     t0 = time.monotonic()
     maxes = course.questions(sub.lesson)
     total = sum(maxes.values()) + sum(course.manual_questions(sub.lesson).values())
@@ -169,7 +169,7 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
     # run; if the kernel dies in a cell, skip that cell and run again (at most twice more)
     deaths = []
     for _attempt in range(3):
-        result = runner.run(nb, skip, cases, limits, base, slot, list(hide))
+        result = runner.run(nb, skip, cases, station)
         # a cell that hit the memory limit raises MemoryError but keeps what it allocated, and the
         # kernel then dies under the grader's calls: run again without it
         hoarders = {i for i, (ename, _) in result.cell_errors.items() if ename == "MemoryError"} - skip
@@ -212,7 +212,10 @@ def grade_one(sub: Submission, limits: sandbox.Limits, base: Path, slot: int = 0
         i = index_of.get(name)
         if status == Status.PASSED and i is not None:
             if i in result.timed_out:
-                status, message = Status.ERROR, f"the test cell timed out after {limits.cell_timeout} s"
+                status, message = (
+                    Status.ERROR,
+                    f"the test cell timed out after {station.limits.cell_timeout} s",
+                )
             elif i in result.cell_errors:
                 ename, evalue = result.cell_errors[i]
                 status, message = (

@@ -69,14 +69,11 @@ def is_server(db_url: str) -> bool:
     return db_url.split(":", 1)[0].split("+", 1)[0] in ("postgresql", "postgres")
 
 
-_held: set = set()
-
-
 @contextlib.contextmanager
 def exclusive(db_url: str):
-    """Held by one grader at a time across all machines (a PostgreSQL advisory lock; re-entrant
-    within a process); a no-op for SQLite, whose writers are serialised by its file lock."""
-    if not is_server(db_url) or db_url in _held:
+    """Held by one grader at a time across all machines (a PostgreSQL advisory lock); a no-op for
+    SQLite, whose writers are serialised by its file lock."""
+    if not is_server(db_url):
         yield
         return
     from sqlalchemy import create_engine, text
@@ -87,11 +84,9 @@ def exclusive(db_url: str):
         with engine.connect() as conn:
             conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _LOCK_KEY})
             conn.commit()
-            _held.add(db_url)
             try:
                 yield
             finally:
-                _held.discard(db_url)
                 conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _LOCK_KEY})
                 conn.commit()
     finally:
@@ -105,7 +100,7 @@ NO_RESPONSE = "No response."
 
 def register_lessons(db_url: str, lessons: list) -> None:
     with exclusive(db_url):
-        with open_gradebook(db_url) as gb:
+        with _gradebook(db_url) as gb:
             for lesson in lessons:
                 gb.update_or_create_assignment(lesson)
         for lesson in lessons:
@@ -124,14 +119,16 @@ def timestamp_text(when: dt.datetime) -> str:
 
 
 def open_gradebook(db_url: str) -> Gradebook:
+    with exclusive(db_url):  # two graders creating the schema at once would collide
+        return _gradebook(db_url)
+
+
+def _gradebook(db_url: str) -> Gradebook:
     """nbgrader runs the `alembic` command it installs: make sure the venv's bin is on PATH."""
     bindir = os.path.dirname(sys.executable)
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-    if not is_server(db_url):
-        return Gradebook(db_url, course.COURSE_ID)
-    with exclusive(db_url):  # two graders creating the schema at once would collide
-        return Gradebook(db_url, course.COURSE_ID)
+    return Gradebook(db_url, course.COURSE_ID)
 
 
 def record(gb: Gradebook, graded_list: list, when: dict | None = None) -> None:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from . import course
 
-ROSTER_COLUMNS = ["lms", "lms_id", "student", "email", "id_number", "sis_login_id", "section"]
+ROSTER_COLUMNS = ("lms", "lms_id", "student", "email", "id_number", "sis_login_id", "section")
 
 
 def read_roster(cfg) -> list:

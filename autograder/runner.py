@@ -37,6 +37,48 @@ print({marker!r} + _j.dumps(_out))
 """
 
 
+class Station:
+    """One grader's place to run kernels, made once per grading process (a pool worker, a Dask
+    worker, the command itself when it grades serially) and used for every submission it grades:
+    its limits, work folder and slot, the paths its kernels must not see, the sandbox uid it holds
+    and its warm-kernel zygote (restarted if it died). `close()` gives the uid and the zygote back."""
+
+    def __init__(self, limits: sandbox.Limits, base: Path, slot: int = 0, hide=()):
+        self.limits, self.base, self.slot, self.hide = limits, Path(base), slot, list(hide)
+        self._uid: sandbox.UidClaim | None = None
+        self._zygote: zygote.Zygote | None = None
+
+    def uid(self) -> int:
+        """The sandbox uid of this station's kernels (-1 where the OS does not allow isolation)."""
+        if not sandbox.isolating(self.limits):
+            return -1
+        if self._uid is None:
+            self._uid = sandbox.UidClaim(self.limits)
+        return self._uid.uid
+
+    def kernels(self) -> zygote.Zygote | None:
+        """The zygote that forks this station's kernels, or None for cold starts."""
+        if not self.limits.warm_kernels:
+            return None
+        if self._zygote is None or not self._zygote.alive():
+            self._zygote = zygote.Zygote()
+        return self._zygote
+
+    def close(self) -> None:
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
+        if self._uid is not None:
+            self._uid.release()
+            self._uid = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 @dataclass
 class RunResult:
     nb: nbformat.NotebookNode
@@ -101,23 +143,18 @@ def _kernel_died(exc: Exception) -> bool:
     return isinstance(exc, DeadKernelError) or "Kernel died" in str(exc) or "kernel died" in str(exc)
 
 
-def run(
-    nb: nbformat.NotebookNode,
-    skip: set,
-    per_question: dict,
-    limits: sandbox.Limits,
-    base: Path,
-    slot: int,
-    hide: list,
-) -> RunResult:
-    """Run `nb` (cells whose index is in `skip` are not executed), then probe each question of
-    `per_question` (name -> cases) in its own cell, so one hanging function costs one question."""
+def run(nb: nbformat.NotebookNode, skip: set, per_question: dict, station: Station) -> RunResult:
+    """Run `nb` at `station` (cells whose index is in `skip` are not executed), then probe each
+    question of `per_question` (name -> cases) in its own cell, so one hanging function costs one
+    question."""
+    limits = station.limits
     sandbox.warn_if_degraded(limits)
-    workdir, uid = sandbox.prepare_workdir(base, slot, limits)
-    stage = base / f"stage{slot}"
+    uid = station.uid()
+    workdir = sandbox.prepare_workdir(station.base, station.slot, uid)
+    stage = station.base / f"stage{station.slot}"
     stage.mkdir(exist_ok=True)
     stage.chmod(0o700)
-    spec = sandbox.write_spec(workdir, uid, limits, hide, stage)
+    spec = sandbox.write_spec(workdir, uid, limits, station.hide, stage)
     km = SandboxKernelManager(
         kernel_name="python3",
         transport="ipc",
@@ -126,8 +163,7 @@ def run(
     )
     km.sandbox_spec = str(spec)
     km.sandbox_uid = uid
-    if limits.warm_kernels:
-        km.zygote = zygote.get()
+    km.zygote = station.kernels()
     client = NotebookClient(
         nb,
         km=km,

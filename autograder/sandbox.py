@@ -26,7 +26,9 @@ hold, but student code runs as you and can read your files (see README, "The san
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 import importlib.util
 import json
 import os
@@ -41,6 +43,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 ROOT = Path(__file__).resolve().parent.parent
 # The packages a kernel imports from this course (the checks its test cells and the probe call):
@@ -90,13 +93,9 @@ def isolating(limits: Limits) -> bool:
     return limits.isolate and can_isolate()
 
 
-_warned = False
-
-
 def warn_if_degraded(limits: Limits) -> None:
-    global _warned
-    if limits.isolate and not can_isolate() and not _warned:
-        _warned = True
+    """Once per process: the warnings module shows a warning from one line only the first time."""
+    if limits.isolate and not can_isolate():
         warnings.warn(
             "sandbox degraded: the grader is not root on Linux, so student code runs as "
             "your user, with network, and can read your files. Resource limits still "
@@ -214,29 +213,26 @@ def _minimal(paths) -> list:
     return sorted(out)
 
 
-_view: dict = {}
-
-
-def root_view() -> tuple[list, list]:
-    """(expose, links) of a kernel's root: what it needs to run Python, torch and the checks."""
-    if not _view:
-        runtime = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
-        links, real_exe = _symlinks_on_the_way(sys.executable)
-        runtime.add(os.path.dirname(real_exe))
-        interp = _elf_interpreter(real_exe)
-        if interp:
-            more, real_interp = _symlinks_on_the_way(interp)
-            links += more
-            runtime.add(os.path.dirname(real_interp))
-        runtime |= _loaded_library_dirs()
-        runtime |= set(kernel_packages())
-        if os.path.exists("/etc/ld.so.cache"):
-            runtime.add("/etc/ld.so.cache")
-        for name in os.listdir("/"):  # /lib -> usr/lib and the like: what ld.so.cache paths go through
-            if os.path.islink("/" + name):
-                links.append(["/" + name, os.readlink("/" + name)])
-        _view.update(expose=_minimal(runtime), links=[list(x) for x in {tuple(x) for x in links}])
-    return _view["expose"], _view["links"]
+@functools.cache
+def root_view() -> tuple[tuple, tuple]:
+    """(expose, links) of a kernel's root: what it needs to run Python, torch and the checks (facts
+    of this host's runtime, so worked out once per process)."""
+    runtime = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
+    links, real_exe = _symlinks_on_the_way(sys.executable)
+    runtime.add(os.path.dirname(real_exe))
+    interp = _elf_interpreter(real_exe)
+    if interp:
+        more, real_interp = _symlinks_on_the_way(interp)
+        links += more
+        runtime.add(os.path.dirname(real_interp))
+    runtime |= _loaded_library_dirs()
+    runtime |= set(kernel_packages())
+    if os.path.exists("/etc/ld.so.cache"):
+        runtime.add("/etc/ld.so.cache")
+    for name in os.listdir("/"):  # /lib -> usr/lib and the like: what ld.so.cache paths go through
+        if os.path.islink("/" + name):
+            links.append(["/" + name, os.readlink("/" + name)])
+    return tuple(_minimal(runtime)), tuple(sorted({tuple(x) for x in links}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,7 +243,7 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MNT_DETACH = 32, 4096, 16384, 1 << 18, 2
 PR_SET_PDEATHSIG = 1
-SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217}
+SYS_PIVOT_ROOT = MappingProxyType({"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217})
 DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
@@ -528,17 +524,23 @@ def launch(spec_path: str, cmd: list) -> None:
 # The grader's side
 
 
-_claimed: dict = {}
+class UidClaim:
+    """A sandbox uid no other grader on this machine is using, held by a file lock until `release`
+    (a station holds one for its life), so two graders never kill or read each other's kernels.
+    Whatever a killed grader left running under that uid is killed first."""
+
+    def __init__(self, limits: Limits):
+        self.uid, self._fd = _claim_uid(limits)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
-def claim_uid(limits: Limits) -> int:
-    """A sandbox uid no other grading process on this machine is using (held by a file lock for
-    this process's life), so two graders never kill or read each other's kernels. Whatever a killed
-    grader left running under that uid is killed first."""
+def _claim_uid(limits: Limits) -> tuple[int, int]:
     import fcntl
 
-    if "uid" in _claimed:
-        return _claimed["uid"]
     # one lock folder per machine (not per TMPDIR): two graders must never share a uid
     locks = Path("/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()) / "tbb-sandbox-uids"
     locks.mkdir(mode=0o700, exist_ok=True)
@@ -549,25 +551,22 @@ def claim_uid(limits: Limits) -> int:
         except OSError:
             os.close(fd)
             continue
-        _claimed.update(uid=uid, fd=fd)
         kill_user_processes(uid)
-        return uid
+        return uid, fd
     raise RuntimeError("no free sandbox uid")
 
 
-def prepare_workdir(base: Path, slot: int, limits: Limits) -> tuple[Path, int]:
-    """A fresh, empty folder for the kernel's connection file and sockets, owned by this process's
-    sandbox user until the kernel is up (then `seal` takes it back)."""
-    isolated = isolating(limits)
-    uid = claim_uid(limits) if isolated else -1
+def prepare_workdir(base: Path, slot: int, uid: int) -> Path:
+    """A fresh, empty folder for the kernel's connection file and sockets, owned by the station's
+    sandbox user `uid` (-1: not isolated) until the kernel is up (then `seal` takes it back)."""
     work = base / f"slot{slot}"
     if work.exists():
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    if isolated:
+    if uid >= 0:
         os.chown(work, uid, uid)
     os.chmod(work, 0o700)
-    return work, uid
+    return work
 
 
 def seal(workdir: Path, uid: int) -> None:
@@ -581,7 +580,6 @@ def seal(workdir: Path, uid: int) -> None:
 
 
 GRADING_PREFIX = "tbb-grade-"
-_run_locks: dict = {}
 
 
 def sweep_stale_grading_dirs(tmp: str | None = None, min_age_s: float = 3600) -> int:
@@ -618,24 +616,22 @@ def sweep_stale_grading_dirs(tmp: str | None = None, min_age_s: float = 3600) ->
     return gone
 
 
-def new_grading_dir() -> Path:
-    """A temporary folder for one grading run (work folders, unzipped uploads), locked for this
-    process's life so that the next run can tell a killed run's folder from a running one."""
+@contextlib.contextmanager
+def grading_dir():
+    """A temporary folder for one grading run (work folders, unzipped uploads), locked while the
+    run lasts so that the next run can tell a killed run's folder from a running one; removed on
+    the way out, also after Ctrl-C."""
     import fcntl
 
     sweep_stale_grading_dirs()
     tmp = Path(tempfile.mkdtemp(prefix=GRADING_PREFIX))
     os.chmod(tmp, 0o711)
     fd = os.open(tmp / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    _run_locks[str(tmp)] = fd
-    return tmp
-
-
-def remove_grading_dir(tmp: Path) -> None:
-    shutil.rmtree(tmp, ignore_errors=True)
-    fd = _run_locks.pop(str(tmp), None)
-    if fd is not None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
         os.close(fd)
 
 
@@ -704,8 +700,8 @@ def write_spec(workdir: Path, uid: int, limits: Limits, hide: list, stage: Path)
         workdir=str(workdir),
         uid=uid,
         stage=str(stage),
-        expose=expose,
-        links=links,
+        expose=list(expose),
+        links=[list(x) for x in links],
         hide=sorted(set(hide)),
         limits=asdict(limits),
     )

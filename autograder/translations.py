@@ -20,6 +20,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import nbformat
 
@@ -27,7 +28,7 @@ from . import course, student
 
 ROOT = course.ROOT
 TRANSLATIONS = ROOT / "translations"
-LANGUAGES = {"zh_CN": "简体中文"}
+LANGUAGES = MappingProxyType({"zh_CN": "简体中文"})
 MARKER = re.compile(r"^<!-- (?P<cell>[\w.-]+) en=(?P<hash>[0-9a-f]{12}) -->$", re.M)
 TODO = "TODO: translate"
 

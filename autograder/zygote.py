@@ -21,18 +21,21 @@ import subprocess
 import sys
 import threading
 import time
+from types import MappingProxyType
 
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
 from . import sandbox
 
-PRELOAD_ENV = {
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "PYTHONHASHSEED": "0",
-    "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-}
+PRELOAD_ENV = MappingProxyType(
+    {
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    }
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,16 +143,6 @@ class Zygote:
         if self.alive():
             self.proc.stdin.close()
             self.proc.wait(timeout=5)
-
-
-_zygote: Zygote | None = None
-
-
-def get() -> Zygote:
-    global _zygote
-    if _zygote is None or not _zygote.alive():
-        _zygote = Zygote()
-    return _zygote
 
 
 class ZygoteProcess:

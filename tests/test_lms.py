@@ -198,8 +198,8 @@ def test_exports_for_canvas_moodle_and_the_contract(tmp_path, cfg):
         page.write_text(f"<html><body>{g.student} {g.lesson}</body></html>")
     export(out, graded, metas, cfg)
 
-    assert _rows(out / "grades.csv")[0] == GRADE_COLUMNS
-    assert _rows(out / "summary.csv")[0] == SUMMARY_COLUMNS
+    assert _rows(out / "grades.csv")[0] == list(GRADE_COLUMNS)
+    assert _rows(out / "summary.csv")[0] == list(SUMMARY_COLUMNS)
     assert [r["points"] for r in _dicts(out / "summary.csv")] == [
         "10",
         "4",

@@ -3,13 +3,11 @@ CheckFailure.hint, RunResult.kernel_lost): nothing decided by reading message te
 
 from __future__ import annotations
 
-import ast
 import csv
 import io
 import json
 import pickle
 from dataclasses import asdict
-from pathlib import Path
 
 import pytest
 from byhand import _core, i18n
@@ -17,8 +15,6 @@ from byhand import _core, i18n
 from autograder import grade
 from autograder.grade import Row, contract_row
 from autograder.outcomes import GradingStopped, SchedulerLost, Status, WorkerMismatch
-
-PACKAGE = Path(grade.__file__).resolve().parent
 
 
 @pytest.mark.parametrize(
@@ -95,39 +91,3 @@ def test_the_clis_one_line_errors_are_classes_not_names():
     from autograder import distributed
 
     assert distributed.SchedulerLost is SchedulerLost and distributed.WorkerMismatch is WorkerMismatch
-
-
-def _imports(path: Path) -> set:
-    """The autograder modules `path` imports (relative or absolute), at any depth of the file."""
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module:
-                out.add(node.module.split(".")[0])
-            elif node.level == 1:
-                out.update(a.name for a in node.names)
-            elif (node.module or "").startswith("autograder."):
-                out.add(node.module.split(".")[1])
-        elif isinstance(node, ast.Import):
-            out.update(a.name.split(".")[1] for a in node.names if a.name.startswith("autograder."))
-    return out
-
-
-def test_the_grading_package_has_no_import_cycle():
-    modules = {p.stem: p for p in PACKAGE.glob("*.py") if p.stem != "__main__"}
-    graph = {m: _imports(p) & set(modules) - {m} for m, p in modules.items()}
-    state, cycle = {}, []
-
-    def visit(m, path):
-        state[m] = "open"
-        for n in sorted(graph[m]):
-            if state.get(n) == "open":
-                cycle.append(path[path.index(n) :] + [n])
-            elif n not in state:
-                visit(n, path + [n])
-        state[m] = "done"
-
-    for m in sorted(graph):
-        if m not in state:
-            visit(m, [m])
-    assert not cycle, "import cycles in autograder/: " + "; ".join(" -> ".join(c) for c in cycle)

@@ -21,6 +21,7 @@ import concurrent.futures
 import importlib.metadata
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -59,6 +60,16 @@ def _pip(python: Path, *args: str) -> None:
     assert done.returncode == 0, f"pip install {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
 
 
+def student_pins() -> list:
+    """What the clean venv installs: this venv's versions, or `STUDENT_TORCH` (a pip requirement or a
+    wheel path, e.g. `torch==2.4.1`, the oldest the student package declares) in place of its torch
+    (`make test-oldest-torch`)."""
+    pins = [f"{d}=={importlib.metadata.version(d)}" for d in ("torch", "numpy", "ipykernel", "matplotlib")]
+    if os.environ.get("STUDENT_TORCH"):
+        pins[0] = os.environ["STUDENT_TORCH"]
+    return pins
+
+
 class CleanVenv:
     """A fresh venv outside the repository, and kernels started from it in fresh work folders."""
 
@@ -67,10 +78,7 @@ class CleanVenv:
         self.venv = root / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True, timeout=300)
         self.python = self.venv / "bin" / "python"
-        pins = [
-            f"{d}=={importlib.metadata.version(d)}" for d in ("torch", "numpy", "ipykernel", "matplotlib")
-        ]
-        _pip(self.python, *pins)
+        _pip(self.python, *student_pins())
         kernels = root / "kernels" / "clean"
         kernels.mkdir(parents=True)
         (kernels / "kernel.json").write_text(
@@ -215,6 +223,22 @@ def test_the_clean_venv_has_no_repository_path(anywhere):
     ).stdout.lower()
     for absent in ("nbgrader", "transformer-blocks-course", "jupyterlab", "nbval"):
         assert absent not in names, f"{absent} is installed in the clean venv:\n{names}"
+
+
+@pytest.mark.e2e
+def test_the_clean_venv_has_the_torch_it_was_given(anywhere):
+    """Does the clean venv hold the torch of its pin (`STUDENT_TORCH` under `make test-oldest-torch`)?"""
+    pin = student_pins()[0]
+    got = subprocess.run(
+        [str(anywhere["venv"].python), "-c", "import torch; print(torch.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    print(f"clean venv: torch {got}")
+    if pin.startswith("torch=="):
+        expected = pin.removeprefix("torch==")
+        assert got.split("+")[0] == expected.split("+")[0], f"got torch {got}, expected {expected}"
 
 
 @pytest.mark.e2e

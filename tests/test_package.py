@@ -1,0 +1,102 @@
+"""The shape of the grading package: no import cycles, no state kept in module globals."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+from pathlib import Path
+
+import autograder
+
+PACKAGE = Path(autograder.__file__).resolve().parent
+# the answer catalogue and the example class are data, not the grader
+DATA = ("autograder.examples",)
+# A process pool or a Dask cluster hands a task nothing but its arguments: the station of a worker
+# process (runner.Station: its slot, sandbox uid and zygote) is the one thing kept beside its tasks.
+WORKER_STATE = {("autograder.classroom", "_station"), ("autograder.distributed", "_here")}
+MUTABLE = (list, dict, set, bytearray)
+
+
+def _modules() -> dict:
+    """{dotted name: path} of every module of the grading package (not its data)."""
+    out = {"autograder": PACKAGE / "__init__.py"}
+    for info in pkgutil.walk_packages([str(PACKAGE)], "autograder."):
+        if info.name.startswith(DATA):
+            continue
+        spec = importlib.util.find_spec(info.name)
+        out[info.name] = Path(spec.origin)
+    return out
+
+
+def _imports(name: str, path: Path) -> set:
+    """The autograder modules that module `name` (at `path`) imports, at any depth of the file."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                stem = f"{base}.{node.module}" if node.module else base
+                out.add(stem)
+                out.update(f"{stem}.{a.name}" for a in node.names)
+            elif (node.module or "").startswith("autograder"):
+                out.add(node.module)
+                out.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("autograder"))
+    return out
+
+
+def test_the_grading_package_has_no_import_cycle():
+    modules = _modules()
+    graph = {m: (_imports(m, p) & set(modules)) - {m, "autograder"} for m, p in modules.items()}
+    state, cycle = {}, []
+
+    def visit(m, path):
+        state[m] = "open"
+        for n in sorted(graph[m]):
+            if state.get(n) == "open":
+                cycle.append(path[path.index(n) :] + [n])
+            elif n not in state:
+                visit(n, path + [n])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycle, "import cycles in autograder/: " + "; ".join(" -> ".join(c) for c in cycle)
+
+
+def test_no_function_rebinds_a_module_global():
+    """No `global` statement: state lives in objects that are handed on (runner.Station, ...)."""
+    found = [
+        f"{name}:{node.lineno} global {', '.join(node.names)}"
+        for name, path in _modules().items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Global)
+    ]
+    assert not found, f"got {found}, expected no global statement"
+
+
+def test_no_module_holds_a_mutable_value():
+    """Every module-level value of the grading package is immutable (tuples, frozensets, read-only
+    mappings, paths, compiled patterns, functions, classes), but the worker stations."""
+    found = []
+    for name in _modules():
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if attr.startswith("__") or (name, attr) in WORKER_STATE:
+                continue
+            ours = type(value).__module__.startswith("autograder") and not isinstance(value, type)
+            if isinstance(value, MUTABLE) or ours:
+                found.append(f"{name}.{attr} = {type(value).__name__}")
+    assert not found, f"got module-level mutable values {found}, expected none"
+
+
+def test_the_worker_stations_are_what_the_allow_list_names():
+    """The allow-list above names real names, each a station or a holder of one."""
+    from autograder import classroom, distributed
+
+    assert classroom._station == {} or set(classroom._station) == {"here"}
+    assert isinstance(distributed._here, distributed.WorkerStation)

@@ -95,9 +95,10 @@ test: $(STAMP) browser lint
 	if [ $$second -ne 0 ]; then echo "nbval under another CPU failed: build/nbval-other-cpu.log"; exit $$second; fi; \
 	exit $$rc
 
-# the in-process layer: checks, lessons, release, units (no end-to-end grading, nbval, browser, cluster)
+# the in-process layer, two processes at a time: the checks on every catalogued mistake, the wire
+# format, verdicts, collection, translations, the package's shape (none of the layers in tests/conftest.py)
 test-fast: $(STAMP) lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not (e2e or browser or cluster)" tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 -m "not (e2e or browser or cluster or claims or slow or nbval)" tests
 
 # ruff check: the package, tests, site code and the lesson notebooks (solutions/; the generated
 # notebooks/ and the example class's deliberately broken notebooks are excluded in pyproject.toml).

@@ -185,6 +185,7 @@ def test_the_contract_layout_is_unchanged():
     assert all(s.lms == "" and s.lms_id == "" for s in subs)
 
 
+@pytest.mark.e2e
 def test_regrading_one_student_keeps_the_class(tmp_path):
     """Graded as a class, then one student regraded from a folder holding only them (and once more
     with --only): are the others' rows unchanged, the regraded student's rows new, and do

@@ -121,6 +121,7 @@ def test_hostile_folder_collects_rows_and_reads_nothing_outside(tmp_path):
     assert [p.read_bytes() for p in staged] == [BLANK.read_bytes()]
 
 
+@pytest.mark.e2e
 def test_hostile_folder_graded_end_to_end_scores_nothing(tmp_path):
     """`python -m autograder grade` on the hostile folder: a row per hostile student, status
     ungradable with its message, the honest blank student graded, and not one point anywhere."""
@@ -155,6 +156,7 @@ def _zip_with(path: Path, entries: list) -> Path:
     return path
 
 
+@pytest.mark.e2e
 def test_hostile_zip_graded_end_to_end(tmp_path):
     """A zip whose entries are a symlink to the solution, an absolute path and `../` climbs: refused
     with rows, nothing written outside the grader's folder, no point scored."""
@@ -183,6 +185,7 @@ def test_hostile_zip_graded_end_to_end(tmp_path):
     assert sum(float(r["points"]) for r in _rows(out / "grades.csv")) == 0
 
 
+@pytest.mark.slow
 def test_zip_bomb_is_refused_before_extraction(tmp_path):
     """A zip whose declared size passes the cap: a clear error (exit 2), nothing graded."""
     archive = tmp_path / "bomb.zip"

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 from autograder import course
 
 NBGRADER = [sys.executable, "-m", "nbgrader"]
@@ -26,6 +28,7 @@ def test_handout_zip_holds_every_student_notebook(tmp_path):
     assert "pip install ./student" in readme and "YOUR ANSWER HERE" in readme
 
 
+@pytest.mark.slow
 def test_exchange_release_and_fetch_with_the_generated_config(tmp_path):
     """Does `nbgrader release_assignment` work with the generated config (course id set), and does a
     student's `nbgrader fetch_assignment` get exactly the student notebook?"""

@@ -8,6 +8,7 @@ from autograder import course, release
 LESSONS = course.lessons()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_student_notebook_in_sync_with_solution(lesson, tmp_path):
     """Is notebooks/<lesson>.ipynb byte-identical to a fresh `make release`?"""
@@ -35,6 +36,7 @@ def test_solution_has_outputs_and_tests(lesson):
     assert all(c.execution_count for c in code), "solution notebook not fully executed: `make execute`"
 
 
+@pytest.mark.slow
 def test_release_is_byte_identical_on_rerun(tmp_path):
     """Does generating the same lesson twice, in two fresh course folders, give the same bytes?"""
     lesson = LESSONS[0]

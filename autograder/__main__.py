@@ -17,17 +17,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import course, release, sandbox
-from .submissions import MAX_FILE_MB, MAX_ZIP_MB
+from autograder import course
+from autograder.collect.submissions import MAX_FILE_MB, MAX_ZIP_MB
+from autograder.run import sandbox
+from autograder.tooling import release
 
-EXAMPLE_CLASS = course.ROOT / "autograder" / "examples" / "class"
+EXAMPLE_CLASS = course.ROOT / "examples" / "class"
 
 
 def _grade(args) -> int:
-    from .classroom import grade_class, table
-    from .lateness import ConfigError
-    from .outcomes import GradingStopped
-    from .submissions import CollectError
+    from autograder.classroom import grade_class, table
+    from autograder.collect.lateness import ConfigError
+    from autograder.collect.submissions import CollectError
+    from autograder.outcomes import GradingStopped
 
     limits = sandbox.Limits(
         memory_mb=args.memory_mb,
@@ -76,7 +78,7 @@ def _grade(args) -> int:
     )
     if getattr(args, "report", True):
         try:
-            from .report import write_report
+            from autograder.record.report import write_report
 
             write_report(Path(args.out), result["graded"])
             print(f"class report: {Path(args.out) / 'report' / 'index.html'}")
@@ -115,7 +117,7 @@ def main(argv=None) -> int:
         "--config",
         default=None,
         metavar="TOML",
-        help="course config: deadlines, extensions, late policy, LMS columns and roster (autograder/lateness.py)",
+        help="course config: deadlines, extensions, late policy, LMS columns and roster (autograder/collect/lateness.py)",
     )
     g.add_argument(
         "--max-submission-mb",
@@ -180,9 +182,13 @@ def main(argv=None) -> int:
     b.add_argument("--students", type=int, default=40)
     b.add_argument("--lessons", nargs="*", default=None)
     b.add_argument("--skip-nbgrader", action="store_true")
+    b.add_argument(
+        "--isolation", action="store_true", help="only: what isolation costs a notebook (interleaved)"
+    )
+    b.add_argument("--rounds", type=int, default=3, help="with --isolation: rounds over the notebooks")
     args = p.parse_args(argv)
     if args.cmd == "grade":
-        from .submissions import DEFAULT_LMS_PATTERN
+        from autograder.collect.submissions import DEFAULT_LMS_PATTERN
 
         args.pattern = args.pattern or DEFAULT_LMS_PATTERN
         return _grade(args)
@@ -198,22 +204,24 @@ def main(argv=None) -> int:
             print(line)
         return 0
     if args.cmd == "execute":
-        from .execute import main as execute_main
+        from autograder.tooling.execute import main as execute_main
 
         execute_main(args.lessons or None)
         return 0
     if args.cmd == "examples":
-        from .examples.build import build
+        course.with_examples()
+        from examples.build import build
 
         build()
         return 0
     if args.cmd == "mistakes":
-        from .examples import catalogue
+        course.with_examples()
+        from examples import catalogue
 
         print(f"wrote {catalogue.write().relative_to(course.ROOT)}")
         return 0
     if args.cmd == "translations":
-        from . import translations
+        from autograder.tooling import translations
 
         if args.update:
             for lesson in course.lessons():
@@ -221,18 +229,23 @@ def main(argv=None) -> int:
         print(translations.report(args.lang))
         return 0
     if args.cmd == "wheel":
-        from .student import build_wheel
+        from autograder.tooling.student import build_wheel
 
         print(f"wrote {build_wheel(args.out)}")
         return 0
     if args.cmd == "setup-cells":
-        from .student import rewrite_setup_cells
+        from autograder.tooling.student import rewrite_setup_cells
 
         for path in rewrite_setup_cells(args.lessons or None):
             print(f"rewrote the setup cell of {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "bench":
-        from .bench import main as bench_main
+        course.with_examples()
+        if args.isolation:
+            from autograder.tooling.bench_isolation import main as isolation_main
+
+            return isolation_main(args.rounds)
+        from autograder.tooling.bench import main as bench_main
 
         return bench_main(args.students, args.lessons, args.skip_nbgrader)
     return 2

@@ -15,11 +15,29 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict
 from pathlib import Path
 
-from . import course, gradebook, lateness, lms, sandbox
-from .grade import Graded, Row, contract_row, fingerprint, grade_one, grader_fault, summary_rows
-from .outcomes import Status
-from .runner import Station
-from .submissions import DEFAULT_LMS_PATTERN, MAX_FILE_MB, MAX_ZIP_MB, CollectError, Submission, collect
+from autograder import course
+from autograder.collect import lateness, lms
+from autograder.collect.submissions import (
+    DEFAULT_LMS_PATTERN,
+    MAX_FILE_MB,
+    MAX_ZIP_MB,
+    CollectError,
+    Submission,
+    collect,
+)
+from autograder.judge.grade import (
+    Graded,
+    Row,
+    contract_row,
+    fingerprint,
+    grade_one,
+    grader_fault,
+    summary_rows,
+)
+from autograder.outcomes import Status
+from autograder.record import gradebook
+from autograder.run import sandbox
+from autograder.run.runner import Station
 
 GRADE_COLUMNS = ("student", "lesson", "question", "points", "max_points", "status", "message")
 SUMMARY_COLUMNS = ("student", "lesson", "points", "max_points", "status")
@@ -168,7 +186,7 @@ def grade_class(
                 finish(s, fp, p, _nothing_to_grade(s))
         workers = workers or min(os.cpu_count() or 1, 8)
         if scheduler:  # a Dask cluster grades; results come back through the same finish()
-            from .distributed import grade_on_cluster
+            from autograder.distributed import grade_on_cluster
 
             grade_on_cluster(scheduler, runnable, limits, hide, finish)
         elif workers <= 1 or len(runnable) <= 1:
@@ -360,15 +378,15 @@ def _write_feedback(out: Path, g: Graded) -> None:
     page.parent.mkdir(parents=True, exist_ok=True)
     html = g.feedback_html
     if not html:
-        from .feedback import plain_page
-        from .submissions import Submission
+        from autograder.collect.submissions import Submission
+        from autograder.record.feedback import plain_page
 
         html = plain_page(Submission(g.student, g.lesson, None), g.rows)
     page.write_text(html, encoding="utf-8")
 
 
 def _install_feedback_assets(out: Path) -> None:
-    from .feedback import install_assets
+    from autograder.record.feedback import install_assets
 
     install_assets(out / "feedback")
 
@@ -448,7 +466,7 @@ def apply_manual_grades(out: Path, graded: list, db_url: str, fresh: set) -> lis
     """Manual grades and comments from the gradebook (entered in formgrader) applied to the
     results, and the feedback pages they change rewritten (only those: a page graded in this run,
     or whose manual grades differ from the last run's)."""
-    from .feedback import update_scores
+    from autograder.record.feedback import update_scores
 
     entered = gradebook.manual(db_url)
     merged = gradebook.overlay(graded, entered)

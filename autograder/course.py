@@ -35,6 +35,16 @@ COURSE_ID = os.environ.get("NBGRADER_COURSE_ID", "transformer-blocks")
 TEXT_STUB = "YOUR ANSWER HERE"
 
 
+def with_examples() -> None:
+    """Make `examples` importable: the example class, its expected grades and the answer catalogue
+    live in the repository beside the grader (examples/), not in the installed package. For the
+    maintainers' commands (`examples`, `mistakes`, `bench`), which run in a checkout."""
+    if not (ROOT / "examples" / "__init__.py").exists():
+        raise SystemExit(f"no examples/ in {ROOT}: this command needs a checkout of the course repository")
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+
+
 def lessons() -> list[str]:
     """Lesson ids, in order: the stems of `solutions/*.ipynb`."""
     return sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))

@@ -34,13 +34,21 @@ import time
 import uuid
 from pathlib import Path
 
-from . import sandbox
-from .grade import Graded, grade_one, grader_fault
-from .outcomes import SchedulerLost, WorkerMismatch
-from .runner import Station
-from .submissions import Submission
+from autograder.collect.submissions import Submission
+from autograder.judge.grade import Graded, grade_one, grader_fault
+from autograder.outcomes import SchedulerLost, WorkerMismatch
+from autograder.run import sandbox
+from autograder.run.runner import Station
 
-_GRADING_CODE = ("grade.py", "runner.py", "restore.py", "sandbox.py", "zygote.py", "feedback.py", "course.py")
+_GRADING_CODE = (
+    "judge/grade.py",
+    "run/runner.py",
+    "run/restore.py",
+    "run/sandbox.py",
+    "run/zygote.py",
+    "record/feedback.py",
+    "course.py",
+)
 
 
 @functools.cache

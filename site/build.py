@@ -234,7 +234,7 @@ def edition_index(lang: str, entries: list[tuple[str, str, str, bool]]) -> str:
 
 def translated_lessons(names: list[str]) -> dict[str, list[str]]:
     """{language: the lessons whose translation is current}, for every language with any."""
-    from autograder import translations
+    from autograder.tooling import translations
 
     out = {}
     for lang in translations.LANGUAGES:
@@ -250,7 +250,7 @@ def translated_lessons(names: list[str]) -> dict[str, list[str]]:
 
 def translated_pages(src: Path, lang: str, lessons_: list[str]) -> None:
     """`lang`/index.md and `lang`/lessons/*.ipynb: the translated edition of these lessons."""
-    from autograder import translations
+    from autograder.tooling import translations
 
     entries = []
     for lesson in lessons_:
@@ -357,7 +357,7 @@ def add_wheel(downloads: Path) -> Path:
     if wheel.exists() and all(p.stat().st_mtime <= wheel.stat().st_mtime for p in sources):
         return wheel
     sys.path.insert(0, str(ROOT))
-    from autograder.student import build_wheel
+    from autograder.tooling.student import build_wheel
 
     return build_wheel(downloads)
 

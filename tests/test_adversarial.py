@@ -23,10 +23,10 @@ import byhand
 import nbformat
 import pytest
 
-from autograder import sandbox
 from autograder.classroom import grade_class
-from autograder.examples import answers_for
-from autograder.examples.build import fill
+from autograder.run import sandbox
+from examples import answers_for
+from examples.build import fill
 
 LESSON = "01_attention"
 A = answers_for(LESSON)
@@ -103,7 +103,7 @@ READ_SOLUTIONS = f'''
 import glob, json, os
 found = []
 for pattern in ["{sandbox.ROOT}/solutions/*.ipynb", "{sandbox.ROOT}/build/**/*.ipynb", "/tmp/**/*.ipynb",
-                "{sandbox.ROOT}/autograder/examples/**/*.ipynb", "../**/*.ipynb"]:
+                "{sandbox.ROOT}/examples/**/*.ipynb", "../**/*.ipynb"]:
     found += glob.glob(pattern, recursive=True)
 for path in found:
     try:
@@ -537,7 +537,7 @@ facts["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 facts["root"] = sorted(os.listdir("/"))
 facts["home"] = sorted(os.listdir("/home"))
 for path in ["{sandbox.ROOT}/solutions", "{sandbox.ROOT}/build", "{sandbox.ROOT}/tests", "{tmp_path}",
-             "{sandbox.ROOT}/autograder/examples", "{sandbox.ROOT}/autograder/grade.py", "/srv",
+             "{sandbox.ROOT}/examples", "{sandbox.ROOT}/autograder/judge/grade.py", "/srv",
              "/etc/shadow", "/root/.ssh", "/var"]:
     facts["sees " + path] = os.path.exists(path) and (not os.path.isdir(path) or bool(os.listdir(path)))
 facts["beside the checkout"] = sorted(os.listdir("{sandbox.ROOT.parent}"))

@@ -1,6 +1,6 @@
 """Does the percent-script format give the nbgrader cells a lesson needs, with stable ids?"""
 
-from autograder.authoring import parse
+from autograder.tooling.authoring import parse
 
 LESSON = """\
 # %% [markdown]

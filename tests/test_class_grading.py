@@ -14,9 +14,9 @@ import pytest
 
 from autograder import course
 from autograder.classroom import grade_class
-from autograder.examples.build import CLASS
-from autograder.restore import restore
-from autograder.submissions import collect
+from autograder.collect.submissions import collect
+from autograder.run.restore import restore
+from examples.build import CLASS
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["conftest_browser"]
@@ -148,7 +148,7 @@ def test_report_has_plots_and_numbers(small_class):
     import json
 
     from autograder.classroom import _graded_from_json
-    from autograder.report import write_report
+    from autograder.record.report import write_report
 
     graded = [
         _graded_from_json(json.loads(p.read_text()))
@@ -176,7 +176,7 @@ def test_report_has_plots_and_numbers(small_class):
 
 def test_cold_kernels_grade_like_warm_ones(small_class, tmp_path):
     """Do kernels started from scratch give the same grades as kernels forked from the warm zygote?"""
-    from autograder import sandbox
+    from autograder.run import sandbox
 
     root, out = small_class
     cold = tmp_path / "cold"

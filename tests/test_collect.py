@@ -10,8 +10,8 @@ import pytest
 
 from autograder import course
 from autograder.classroom import grade_class
-from autograder.examples.build import CLASS
-from autograder.submissions import collect, lesson_of
+from autograder.collect.submissions import collect, lesson_of
+from examples.build import CLASS
 
 LESSONS = course.lessons()
 ALICE = CLASS / "alice" / "01_attention.ipynb"  # perfect
@@ -227,7 +227,7 @@ def test_regrading_one_student_keeps_the_class(tmp_path):
         "smithjane_1111": "10",
         "smithjane_2222": "0",
     }
-    from autograder.report import write_report
+    from autograder.record.report import write_report
 
     page = write_report(out, result["graded"]).read_text()
     assert "2 students" in page or "2 student" in page, page[:500]

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from autograder import course
-from autograder.examples.build import CLASS
-from autograder.submissions import CollectError, collect
+from autograder.collect.submissions import CollectError, collect
+from examples.build import CLASS
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = ROOT / "solutions" / "01_attention.ipynb"

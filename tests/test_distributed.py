@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import gradebook
 from autograder.classroom import _graded_to_json, grade_class
 from autograder.distributed import SchedulerLost, sweep_dead_workers
-from autograder.examples.build import CLASS
+from autograder.record import gradebook
+from examples.build import CLASS
 
 STUDENTS = ("alice", "bob", "carol")  # a right answer, wrong ones, partly right ones
 LESSONS = ("01_attention", "02_layernorm")
@@ -239,7 +239,7 @@ def test_postgres_and_dask_give_the_same_grades_as_sqlite_locally(
 
 _WRITER = """
 import json, random, sys, time
-from autograder import gradebook
+from autograder.record import gradebook
 from autograder.classroom import _graded_from_json
 db_url, results, start, seed = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 graded = [_graded_from_json(d) for d in json.load(open(results))]

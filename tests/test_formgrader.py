@@ -31,7 +31,7 @@ from test_lab import wait_until_up
 
 from autograder.classroom import grade_class
 from autograder.course import safe_name
-from autograder.examples.build import CLASS
+from examples.build import CLASS
 
 pytest_plugins = ["conftest_browser"]
 
@@ -99,7 +99,7 @@ def graded(tmp_path_factory):
     (root / MALLORY / "notes<img src=x onerror=window.__pwned=9>.ipynb").write_text("{}")
     out = root.parent / (root.name + "-out")
     result = grade_class(root, out, workers=2, quiet=True)
-    from autograder.report import write_report
+    from autograder.record.report import write_report
 
     write_report(out, result["graded"])
     return root, out
@@ -319,9 +319,9 @@ def test_feedback_pages_typeset_math_offline(graded, chromium):
 
 def test_ungradable_page_is_styled(tmp_path, chromium):
     """Is the page of a notebook that could not be read a styled page (not bare HTML)?"""
-    from autograder.feedback import plain_page
-    from autograder.grade import Row
-    from autograder.submissions import Submission
+    from autograder.collect.submissions import Submission
+    from autograder.judge.grade import Row
+    from autograder.record.feedback import plain_page
 
     sub = Submission(EVE, LESSON, None)
     rows = [Row(EVE, LESSON, "", 0, 13, "ungradable", PWN.format(n="ungradable"))]
@@ -367,7 +367,7 @@ def test_report_counts_whole_students_and_links_feedback(graded, chromium):
 
 def test_report_histogram_counts_are_integers(graded):
     """Are the score histogram's y ticks whole numbers of students?"""
-    from autograder.report import plural
+    from autograder.record.report import plural
 
     assert plural(1, "student") == "1 student" and plural(2, "student") == "2 students"
     import matplotlib.pyplot as plt

@@ -9,8 +9,8 @@ import pytest
 
 from autograder import course
 from autograder.classroom import GRADE_COLUMNS, SUMMARY_COLUMNS, grade_class
-from autograder.examples import answers_for, feedback_problems, lessons_with_answers
-from autograder.examples.build import CLASS, EXPECTED, build, fill
+from examples import answers_for, feedback_problems, lessons_with_answers
+from examples.build import CLASS, EXPECTED, build, fill
 
 
 def _read(path):
@@ -111,7 +111,7 @@ def test_grading_twice_gives_the_same_grades(example_grades, tmp_path):
 
 def test_gradebook_holds_the_same_scores(example_grades):
     """Are the scores in nbgrader's gradebook the ones in grades.csv?"""
-    from autograder.gradebook import scores
+    from autograder.record.gradebook import scores
 
     out, result = example_grades
     db = scores(result["db_url"])

@@ -11,7 +11,7 @@ import pytest
 from byhand import _core, i18n
 
 from autograder import course
-from autograder.examples import answers_for, lessons_with_answers
+from examples import answers_for, lessons_with_answers
 
 LANG = "zh_CN"
 ENGLISH_WORDS = re.compile(r"\b(?:the|is|should|not|your|got|expected|hint|input|raised|with|and)\b")

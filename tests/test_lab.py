@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from browser import ROOT, NetworkLog, free_port, kill_tree, require_chromium, screenshot_path
 
-from autograder.examples.answers.a01_attention import ALL_OK
-from autograder.examples.written import written_for
+from examples.answers.a01_attention import ALL_OK
+from examples.written import written_for
 
 pytest_plugins = ["conftest_browser"]
 

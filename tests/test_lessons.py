@@ -6,7 +6,7 @@ import pytest
 from byhand._core import CheckFailure, NotDone
 
 from autograder.course import answer_namespace, lessons, questions
-from autograder.examples import answers_for, catalogue, feedback_problems, lessons_with_answers
+from examples import answers_for, catalogue, feedback_problems, lessons_with_answers
 
 LESSONS = lessons()
 WITH_ANSWERS = lessons_with_answers()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import lateness
 from autograder.classroom import GRADE_COLUMNS, SUMMARY_COLUMNS, _course_config, export
+from autograder.collect import lateness
 from autograder.course import safe_name
-from autograder.grade import Graded, Row
+from autograder.judge.grade import Graded, Row
 
 CONFIG = """
 timezone = "UTC"

@@ -12,8 +12,8 @@ from dataclasses import asdict
 import pytest
 from byhand import _core, i18n
 
-from autograder import grade
-from autograder.grade import Row, contract_row
+from autograder.judge import grade
+from autograder.judge.grade import Row, contract_row
 from autograder.outcomes import GradingStopped, SchedulerLost, Status, WorkerMismatch
 
 
@@ -58,7 +58,7 @@ def test_a_row_keeps_its_facts_in_the_state_but_grades_csv_has_the_contract_colu
 
 
 def test_a_grader_fault_is_flagged_not_spelled():
-    from autograder.submissions import Submission
+    from autograder.collect.submissions import Submission
 
     sub = Submission(student="ann", lesson="01_attention", path=None)
     g = grade.grader_fault(sub, MemoryError("worker died"))

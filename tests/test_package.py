@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import re
+import subprocess
 from pathlib import Path
 
 import autograder
 
 PACKAGE = Path(autograder.__file__).resolve().parent
-# the answer catalogue and the example class are data, not the grader
-DATA = ("autograder.examples",)
 # A process pool or a Dask cluster hands a task nothing but its arguments: the station of a worker
 # process (runner.Station: its slot, sandbox uid and zygote) is the one thing kept beside its tasks.
 WORKER_STATE = {("autograder.classroom", "_station"), ("autograder.distributed", "_here")}
@@ -22,8 +22,6 @@ def _modules() -> dict:
     """{dotted name: path} of every module of the grading package (not its data)."""
     out = {"autograder": PACKAGE / "__init__.py"}
     for info in pkgutil.walk_packages([str(PACKAGE)], "autograder."):
-        if info.name.startswith(DATA):
-            continue
         spec = importlib.util.find_spec(info.name)
         out[info.name] = Path(spec.origin)
     return out
@@ -100,3 +98,48 @@ def test_the_worker_stations_are_what_the_allow_list_names():
 
     assert classroom._station == {} or set(classroom._station) == {"here"}
     assert isinstance(distributed._here, distributed.WorkerStation)
+
+
+def test_the_readmes_map_names_every_module_where_it_is():
+    """Does the README's map of `autograder/` name each module in the row of its subpackage, and
+    does everything it names exist?"""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("- `autograder/` the grader")
+    rows = readme[start : readme.index("\n- `examples/`", start)].splitlines()
+    named = {}  # file -> the folder of the row that names it
+    for row in rows:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) != 2 or not cells[0].startswith("`"):
+            continue
+        folders = [f.strip("`").rstrip("/") for f in cells[0].split(", ")]
+        here = folders[0] if folders[0] and "." not in folders[0] else ""
+        for f in folders:
+            if f.endswith(".py"):
+                named[f] = ""
+        for f in re.findall(r"`([a-z_]+\.py)`", cells[1]):
+            named[f] = here
+    files = {
+        p.relative_to(PACKAGE).as_posix()
+        for p in PACKAGE.rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py")
+    }
+    listed = {f"{d}/{f}" if d else f for f, d in named.items()}
+    assert listed == files, (
+        f"got in the README {sorted(listed - files)} not in the tree, and {sorted(files - listed)} not in the README"
+    )
+
+
+def test_nothing_cites_a_file_outside_the_repository():
+    """The course's own catalogue of mistakes is docs/mistakes.md: no file of the repository points
+    to the steering folder (`shared/`) that a clone does not have."""
+    root = PACKAGE.parent
+    steering = "shared/" + "MISTAKES.md"  # spelled in two parts: this file is tracked too
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True)
+    cites = [
+        name
+        for name in tracked.stdout.splitlines()
+        if name.endswith((".py", ".md", ".ipynb", ".toml", ".cfg"))
+        and (root / name).is_file()
+        and steering in (root / name).read_text(encoding="utf-8", errors="replace")
+    ]
+    assert not cites, f"got citations of {steering} in {cites}, expected docs/mistakes.md"

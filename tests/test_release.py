@@ -3,7 +3,8 @@
 import nbformat
 import pytest
 
-from autograder import course, release
+from autograder import course
+from autograder.tooling import release
 
 LESSONS = course.lessons()
 

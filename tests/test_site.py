@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from browser import ROOT, NetworkLog, require_chromium, screenshot_path, serve
 
-from autograder import translations
+from autograder.tooling import translations
 
 pytest_plugins = ["conftest_browser"]
 

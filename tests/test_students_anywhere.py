@@ -34,7 +34,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
 from autograder import course
-from autograder.examples import answers_for
+from examples import answers_for
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = course.lessons()
@@ -297,7 +297,7 @@ def test_answered_every_self_check_passes(anywhere, lesson):
 def test_setup_cell_is_the_canonical_one(lesson):
     """Does the lesson's setup cell seed and configure first, then import its checks through the
     one block that works without the package (`python -m autograder setup-cells` writes it)?"""
-    from autograder import student
+    from autograder.tooling import student
 
     cell = next(c for c in course.read_solution(lesson).cells if "setup" in course.tags(c))
     assert cell.source == student.setup_cell(cell.source, student.topic_of(lesson)), (
@@ -309,7 +309,7 @@ def test_setup_cell_is_the_canonical_one(lesson):
 
 def test_readme_gives_the_student_install_lines():
     """Does the README say how a student installs the checks: the wheel, a path, the git URL?"""
-    from autograder import student
+    from autograder.tooling import student
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     wheel = _site_build().wheel_name()

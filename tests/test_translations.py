@@ -3,7 +3,8 @@ changed, and never a second copy of the code?"""
 
 import pytest
 
-from autograder import course, translations
+from autograder import course
+from autograder.tooling import translations
 
 LESSON = "01_attention"
 

@@ -6,8 +6,9 @@ import byhand as checks
 import pytest
 from byhand._core import run_steps
 
-from autograder import course, grade
-from autograder.examples import answers_for
+from autograder import course
+from autograder.judge import grade
+from examples import answers_for
 
 LESSON, QUESTION = "01_attention", "scaled_dot_product_attention"
 

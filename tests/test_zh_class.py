@@ -14,8 +14,8 @@ from byhand import i18n
 
 from autograder import course
 from autograder.classroom import grade_class
-from autograder.examples import answers_for
-from autograder.examples.build import fill, folder_name
+from examples import answers_for
+from examples.build import fill, folder_name
 
 LANG = "zh_CN"
 LESSONS = ("02_layernorm", "05_init")

@@ -2,7 +2,7 @@
 
 Each graded name has cases (small first; hidden ones add seeds, dtypes and shapes) and a judge that
 compares with torch's own ops and, on a mismatch, recognises the classic mistakes of
-shared/MISTAKES.md by recomputing them ("your output equals softmax over the queries ...").
+docs/mistakes.md by recomputing them ("your output equals softmax over the queries ...").
 """
 
 from __future__ import annotations

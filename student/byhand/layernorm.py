@@ -2,7 +2,7 @@
 
 Each graded name has cases (small first; hidden ones add seeds, dtypes and shapes) and a judge that
 compares with torch's own op (`F.layer_norm`, `F.rms_norm`, `F.batch_norm`, in float64) and, on a
-mismatch, recognises the classic mistakes of shared/MISTAKES.md by recomputing them.
+mismatch, recognises the classic mistakes of docs/mistakes.md by recomputing them.
 
 The inputs are built to separate the mistakes: small d (4..8) so the unbiased variance is off by
 sqrt(d/(d-1)), a large eps (0.1) with small-variance rows so "eps outside the sqrt" shows, non-zero

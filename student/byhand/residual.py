@@ -2,7 +2,7 @@
 
 Each graded name has cases (small first; hidden ones add seeds, dtypes and shapes) and a judge that
 compares with a float64 reference built from torch's own ops on the same weights (`F.linear`,
-`F.relu`, `F.layer_norm`) and, on a mismatch, recognises the classic mistakes of shared/MISTAKES.md
+`F.relu`, `F.layer_norm`) and, on a mismatch, recognises the classic mistakes of docs/mistakes.md
 by recomputing them. The modules are built in the student's kernel with weights the judge chose
 (`new(..., state=...)`); the sublayer handed to `SublayerConnection` is a torch module built the same
 way. "Zero the sublayer" (zero weight and bias) separates the placements: Pre-LN is then the

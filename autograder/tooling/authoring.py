@@ -17,7 +17,7 @@ cell headers:
     # %% [setup]                             a code cell graded answers need (imports, given code)
     # %% [demo]                              a code cell skipped when grading (plots, training)
 
-Usage: python -m autograder.authoring lesson.py solutions/NN_topic.ipynb
+Usage: python -m autograder.tooling.authoring lesson.py solutions/NN_topic.ipynb
 """
 
 from __future__ import annotations

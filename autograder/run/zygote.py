@@ -25,7 +25,7 @@ from types import MappingProxyType
 
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
-from . import sandbox
+from autograder.run import sandbox
 
 PRELOAD_ENV = MappingProxyType(
     {
@@ -116,7 +116,7 @@ class Zygote:
     def __init__(self):
         self.lock = threading.Lock()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder.zygote"],
+            [sys.executable, "-m", "autograder.run.zygote"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

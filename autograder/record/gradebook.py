@@ -53,8 +53,8 @@ from nbgrader.preprocessors import (
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SAWarning
 
-from . import course
-from .outcomes import Status
+from autograder import course
+from autograder.outcomes import Status
 
 RETRIES = 8
 _LOCK_KEY = 7_462_622_067  # the PostgreSQL advisory lock that serialises schema and lessons

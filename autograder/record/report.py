@@ -29,10 +29,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from . import course  # noqa: E402
-from .feedback import CSP  # noqa: E402
-from .grade import NOT_DONE_HINT  # noqa: E402
-from .outcomes import Status  # noqa: E402
+from autograder import course  # noqa: E402
+from autograder.judge.grade import NOT_DONE_HINT  # noqa: E402
+from autograder.outcomes import Status  # noqa: E402
+from autograder.record.feedback import CSP  # noqa: E402
 
 KNOCK_ON_PREFIXES = ("first make ",)
 

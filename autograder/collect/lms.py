@@ -41,7 +41,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from . import course
+from autograder import course
 
 ROSTER_COLUMNS = ("lms", "lms_id", "student", "email", "id_number", "sis_login_id", "section")
 

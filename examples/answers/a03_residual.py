@@ -1,5 +1,5 @@
 """Example answers for lesson 03_residual: the example class, the classic mistakes of
-shared/MISTAKES.md (residual rows, plus a few more), and correct answers written differently.
+docs/mistakes.md (residual rows, plus a few more), and correct answers written differently.
 Keys are answer-cell ids."""
 
 

@@ -17,9 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import course
-from .examples import lessons_with_answers
-from .examples.build import benchmark_class
+from autograder import course
 
 
 def _children_usage():
@@ -50,6 +48,10 @@ def nbgrader_course(root: Path, cls: Path, lessons: list) -> Path:
 
 
 def main(students: int = 40, lessons: list | None = None, skip_nbgrader: bool = False) -> int:
+    course.with_examples()  # the benchmark class is made from examples/ of the checkout
+    from examples import lessons_with_answers
+    from examples.build import benchmark_class
+
     lessons = lessons or lessons_with_answers()
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
     rows = []
@@ -77,7 +79,9 @@ def main(students: int = 40, lessons: list | None = None, skip_nbgrader: bool = 
             rows.append((f"ours, {workers} worker{'s' if workers > 1 else ''}", wall, n, cpu, rss))
             print(f"  ours x{workers}: {wall:.1f} s", flush=True)
         try:
-            from .bench_dask import bench_dask  # optional: the Dask path (see docs/scaling.md)
+            from autograder.tooling.bench_dask import (
+                bench_dask,  # optional: the Dask path (see docs/scaling.md)
+            )
 
             for r in bench_dask(cls, tmp, n):
                 rows.append((r["name"], r["wall"], n, r.get("cpu", float("nan")), r.get("rss", float("nan"))))
@@ -109,13 +113,13 @@ def main(students: int = 40, lessons: list | None = None, skip_nbgrader: bool = 
         ratio = f"{wall / base:.2f}x" if base else "-"
         print(f"{name:34s} {wall:8.1f} {wall / count:10.2f} {cpu:8.1f} {rss:8.0f} {ratio:>11s}")
     print("\nsolution notebooks, executed in full:")
-    from .execute import SOLUTIONS
+    from autograder.tooling.execute import SOLUTIONS
 
     for lesson in lessons:
         tmpnb = Path(tempfile.mkdtemp()) / f"{lesson}.ipynb"
         shutil.copyfile(SOLUTIONS / f"{lesson}.ipynb", tmpnb)
         t0 = time.perf_counter()
-        from .execute import execute_solution
+        from autograder.tooling.execute import execute_solution
 
         execute_solution(tmpnb)
         print(f"  {lesson:24s} {time.perf_counter() - t0:6.1f} s")

@@ -33,7 +33,7 @@ import bleach
 import nbformat
 from nbconvert import HTMLExporter
 
-from .course import ROOT, TEXT_STUB, nbgrader_meta
+from autograder.course import ROOT, TEXT_STUB, nbgrader_meta
 
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -1,5 +1,5 @@
 """Example answers for lesson 02_layernorm: the example class, the classic mistakes of
-shared/MISTAKES.md (layernorm, rmsnorm, batchnorm rows, plus a few more), and correct answers written
+docs/mistakes.md (layernorm, rmsnorm, batchnorm rows, plus a few more), and correct answers written
 differently. Keys are answer-cell ids."""
 
 

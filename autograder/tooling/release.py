@@ -11,8 +11,8 @@ from pathlib import Path
 
 import nbformat
 
-from . import course as _course
-from . import translations
+from autograder import course as _course
+from autograder.tooling import translations
 
 
 def release(

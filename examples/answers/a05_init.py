@@ -1,4 +1,4 @@
-"""Example answers for lesson 05_init: the example class, the init rows of shared/MISTAKES.md
+"""Example answers for lesson 05_init: the example class, the init rows of docs/mistakes.md
 (Kaiming with fan_out, Kaiming without the ReLU gain, fan_in taken from weight.shape[0]) and other
 wrong answers, and correct answers written differently. Keys are answer-cell ids."""
 
@@ -24,7 +24,7 @@ def init_linear_(layer, scheme):
 ALL_OK = {"init_std_answer": STD_OK, "init_linear__answer": LINEAR_OK}
 
 MISTAKES = {
-    # shared/MISTAKES.md, init rows
+    # docs/mistakes.md, init rows
     "kaiming_fan_out": dict(
         cells={"init_std_answer": STD_OK.replace("math.sqrt(2.0 / fan_in)", "math.sqrt(2.0 / fan_out)")},
         question="init_std",

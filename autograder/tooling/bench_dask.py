@@ -1,7 +1,7 @@
 """`make bench` rows for the Dask path: the same generated class graded by `python -m autograder grade
 --scheduler ...` on a local Dask cluster of 1 and 2 worker processes (one thread each).
 
-    from autograder.bench_dask import bench_dask
+    from autograder.tooling.bench_dask import bench_dask
     rows = bench_dask(cls, tmp, n)     # -> [{"name", "workers", "wall", "per_notebook", "cpu", "rss",
                                        #      "startup", "notebooks"}, ...]
 
@@ -96,11 +96,14 @@ def bench_dask(cls: Path, tmp: Path, n: int, workers=(1, 2)) -> list:
 
 
 def main(students: int = 8) -> int:
-    """Stand-alone: `python -m autograder.bench_dask [STUDENTS]`."""
+    """Stand-alone: `python -m autograder.tooling.bench_dask [STUDENTS]`."""
     import tempfile
 
-    from .examples import lessons_with_answers
-    from .examples.build import benchmark_class
+    from autograder import course
+
+    course.with_examples()
+    from examples import lessons_with_answers
+    from examples.build import benchmark_class
 
     lessons = lessons_with_answers()
     with tempfile.TemporaryDirectory(prefix="tbb-bench-dask-") as tmp:

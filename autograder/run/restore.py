@@ -15,7 +15,7 @@ import re
 
 import nbformat
 
-from .course import TEXT_STUB, nbgrader_meta, tags
+from autograder.course import TEXT_STUB, nbgrader_meta, tags
 
 
 def _role(cell) -> str:

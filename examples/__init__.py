@@ -2,7 +2,7 @@
 
 import importlib
 
-from ..course import lessons
+from autograder.course import lessons
 
 
 def answers_for(lesson: str):

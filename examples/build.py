@@ -1,6 +1,6 @@
 """Build the bundled example class from `notebooks/` and the answers in `answers/a<lesson>.py`.
 
-`autograder/examples/class/<student>/<lesson>.ipynb` is committed so `make grade` works straight
+`examples/class/<student>/<lesson>.ipynb` is committed so `make grade` works straight
 away; `expected_grades.csv` is what grading it must give (tests/test_grading.py checks both).
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import nbformat
 
-from ..course import NOTEBOOKS, manual_questions, nbgrader_meta
-from . import answers_for, lessons_with_answers
-from .written import written_for
+from autograder.course import NOTEBOOKS, manual_questions, nbgrader_meta
+from examples import answers_for, lessons_with_answers
+from examples.written import written_for
 
 HERE = Path(__file__).resolve().parent
 CLASS = HERE / "class"

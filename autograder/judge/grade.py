@@ -21,9 +21,10 @@ import nbformat
 from byhand import i18n
 from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_cases
 
-from . import course, restore, runner
-from .outcomes import Status
-from .submissions import Submission
+from autograder import course
+from autograder.collect.submissions import Submission
+from autograder.outcomes import Status
+from autograder.run import restore, runner
 
 GRADER_VERSION = "1"
 
@@ -253,7 +254,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             )
         )
     rows += written_rows(sub, result.nb)
-    from .feedback import render
+    from autograder.record.feedback import render
 
     html = render(sub, result.nb, rows, notes, source)
     return Graded(

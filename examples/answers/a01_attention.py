@@ -1,5 +1,5 @@
 """Example answers for lesson 01_attention: the example class, the classic mistakes of
-shared/MISTAKES.md, and correct answers written differently. Keys are answer-cell ids."""
+docs/mistakes.md, and correct answers written differently. Keys are answer-cell ids."""
 
 SDPA_OK = """
 def scaled_dot_product_attention(q, k, v, mask=None):

@@ -26,7 +26,7 @@ from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from . import sandbox, zygote
+from autograder.run import sandbox, zygote
 
 PROBE = """\
 import json as _j
@@ -95,7 +95,7 @@ class RunResult:
 
 class SandboxKernelManager(AsyncKernelManager):
     """A KernelManager whose kernel starts in the sandbox, over unix sockets: warm (forked by the
-    zygote, through its provisioner) or cold (`python -m autograder.sandbox SPEC -- KERNEL_CMD`)."""
+    zygote, through its provisioner) or cold (`python -m autograder.run.sandbox SPEC -- KERNEL_CMD`)."""
 
     sandbox_spec: str = ""
     sandbox_uid: int = -1
@@ -115,7 +115,7 @@ class SandboxKernelManager(AsyncKernelManager):
         cmd = super().format_kernel_cmd(extra_arguments)
         if self.sandbox_uid >= 0 and os.path.exists(self.connection_file):
             os.chown(self.connection_file, self.sandbox_uid, self.sandbox_uid)  # ipykernel rewrites it
-        return [sys.executable, "-m", "autograder.sandbox", self.sandbox_spec, "--", *cmd]
+        return [sys.executable, "-m", "autograder.run.sandbox", self.sandbox_spec, "--", *cmd]
 
 
 class Unresponsive(Exception):

@@ -1,6 +1,6 @@
 """Where student code runs: a kernel process with limits, its own user, and a root of its own.
 
-The grader starts each submission's kernel through `enter()` (from `python -m autograder.sandbox
+The grader starts each submission's kernel through `enter()` (from `python -m autograder.run.sandbox
 SPEC -- KERNEL_CMD...` for a cold start, or in a process forked by the warm-kernel zygote). As root
 on Linux, before it becomes the kernel, that process:
 
@@ -45,10 +45,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The packages a kernel imports from this course (the checks its test cells and the probe call):
 # found by import, so the sandbox follows them wherever they are installed.
-KERNEL_PACKAGES = ("byhand", "autograder.checks")
+KERNEL_PACKAGES = ("byhand",)
 HOME = "/home/student"  # the kernel's home and working folder inside its root
 # The student package's folder (for the workers' code hash in distributed.py)
 BYHAND = Path(importlib.util.find_spec("byhand").origin).resolve().parent
@@ -112,7 +112,7 @@ def secret_paths(extra=()) -> list:
     paths = [
         ROOT / "solutions",
         ROOT / "build",
-        ROOT / "autograder" / "examples",
+        ROOT / "examples",
         ROOT / "tests",
         ROOT / ".git",
         ROOT / "site",

@@ -24,7 +24,8 @@ from types import MappingProxyType
 
 import nbformat
 
-from . import course, student
+from autograder import course
+from autograder.tooling import student
 
 ROOT = course.ROOT
 TRANSLATIONS = ROOT / "translations"

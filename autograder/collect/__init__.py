@@ -1,0 +1,1 @@
+"""Collecting submissions: notebooks from a folder, a zip or an LMS export; rosters; lateness."""

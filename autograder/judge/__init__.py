@@ -1,0 +1,1 @@
+"""Deciding verdicts: one submission graded, its questions judged by the trusted checks."""

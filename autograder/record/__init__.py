@@ -1,0 +1,1 @@
+"""Recording and reporting: nbgrader's gradebook, the feedback pages, the class report."""

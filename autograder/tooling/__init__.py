@@ -1,0 +1,1 @@
+"""The maintainers' tooling: release, translations, the student wheel, execution, authoring, benchmarks."""

@@ -91,7 +91,9 @@ class WorkerStation:
             self.base = Path(tempfile.mkdtemp(prefix=f"tbb-dask-{os.getpid()}-"))
             os.chmod(self.base, 0o711)
             atexit.register(shutil.rmtree, str(self.base), True)
-            self.station = None
+            if self.station is not None:  # its folder is gone: a new station in the new one
+                self.station.close()
+                self.station = None
         return self.base
 
     def grade(self, sub: Submission, limits: sandbox.Limits, hide: list) -> Graded:

@@ -141,8 +141,12 @@ class Zygote:
 
     def close(self):
         if self.alive():
-            self.proc.stdin.close()
-            self.proc.wait(timeout=5)
+            self.proc.stdin.close()  # the zygote exits when its pipe closes
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
 
 class ZygoteProcess:

@@ -398,15 +398,17 @@ def test_a_worker_with_other_solutions_is_refused(dask_cluster, small_class, tmp
     other solutions or checks than its own (a stale deployment)?"""
     from autograder.distributed import WorkerMismatch
 
-    def stale():
+    def stale():  # on each worker: its hash of the grading code is another commit's
+        import functools
+
         import autograder.distributed as d
 
-        d._version = "0000stale0000000"
+        d.code_version = functools.wraps(d.code_version)(lambda: "0000stale0000000")
 
     def fresh():
         import autograder.distributed as d
 
-        d._version = None
+        d.code_version = d.code_version.__wrapped__
 
     cluster, client = dask_cluster
     client.run(stale)

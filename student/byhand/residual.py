@@ -297,48 +297,55 @@ _SUB_HIDDEN = [
 ]
 
 
+# what each kind of sublayer in the cases is, in the labels
+_SUB_WORDS = {
+    "linear": "an nn.Linear",
+    "zero": "a zero sublayer (nn.Linear with zero weight and bias)",
+    "linear_tanh": "nn.Sequential(nn.Linear, nn.Tanh)",
+}
+
+
+def _around_a_sublayer(cls: str, shape, kind: str, mode: str, dt, g, **kw):
+    """The steps of one case: `cls` (a SublayerConnection or its hybrid) with a random norm, around
+    an nn.Linear (zeroed for "zero", followed by tanh for "linear_tanh"), called on a random x in
+    `mode`. Draws x, the norm's weight and bias, then the sublayer's, from `g`, in that order.
+    Returns (steps, x, norm_state, sub_state)."""
+    d = shape[-1]
+    x = rand(*shape, dtype=dt, mean=1.5, std=3.0, generator=g)
+    norm_state = {
+        "weight": rand(d, dtype=dt, mean=1.5, std=0.5, generator=g),
+        "bias": rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g),
+    }
+    sub_state = _linear_state(d, d, dt, g, zero=kind == "zero")
+    steps = [
+        new("blk", cls, d, state={f"norm.{k}": v for k, v in norm_state.items()}, dtype=dt, **kw),
+        new("lin", "torch.nn.Linear", d, d, state=sub_state, dtype=dt),
+    ]
+    if kind == "linear_tanh":
+        steps += [new("act", "torch.nn.Tanh"), new("sub", "torch.nn.Sequential", ref("lin"), ref("act"))]
+    sub_ref = ref("sub") if kind == "linear_tanh" else ref("lin")
+    if mode == "eval":
+        steps.append(call("_mode", ref("blk", "eval")))
+    steps += [let("x", x), call("y", ref("blk"), ref("x"), sub_ref)]
+    return steps, x, norm_state, sub_state
+
+
 def _sub_cases(hidden):
     specs = _SUB_HIDDEN if hidden else _SUB_VISIBLE
     cases = []
     for i, (shape, pre_norm, p, mode, kind, dt) in enumerate(specs):
         g = gen(6000 + 43 * i + (300 if hidden else 0))
         d = shape[-1]
-        x = rand(*shape, dtype=dt, mean=1.5, std=3.0, generator=g)
-        norm_state = {
-            "weight": rand(d, dtype=dt, mean=1.5, std=0.5, generator=g),
-            "bias": rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g),
-        }
-        sub_state = _linear_state(d, d, dt, g, zero=kind == "zero")
         kw = {}
         if p is not None:
             kw["dropout"] = p
         if pre_norm is not None:
             kw["pre_norm"] = pre_norm
-        steps = [
-            new(
-                "blk",
-                "SublayerConnection",
-                d,
-                state={f"norm.{k}": v for k, v in norm_state.items()},
-                dtype=dt,
-                **kw,
-            ),
-            new("lin", "torch.nn.Linear", d, d, state=sub_state, dtype=dt),
-        ]
-        if kind == "linear_tanh":
-            steps += [new("act", "torch.nn.Tanh"), new("sub", "torch.nn.Sequential", ref("lin"), ref("act"))]
-            sub_ref = ref("sub")
-        else:
-            sub_ref = ref("lin")
-        if mode == "eval":
-            steps.append(call("_mode", ref("blk", "eval")))
-        steps += [let("x", x), call("y", ref("blk"), ref("x"), sub_ref)]
+        steps, x, norm_state, sub_state = _around_a_sublayer(
+            "SublayerConnection", shape, kind, mode, dt, g, **kw
+        )
         args = ", ".join([str(d)] + [f"{k}={v}" for k, v in kw.items()])
-        sub_words = {
-            "linear": "an nn.Linear",
-            "zero": "a zero sublayer (nn.Linear with zero weight and bias)",
-            "linear_tanh": "nn.Sequential(nn.Linear, nn.Tanh)",
-        }[kind]
+        sub_words = _SUB_WORDS[kind]
         label = (
             f"SublayerConnection({args}), random norm weight and bias, "
             f"{'eval mode' if mode == 'eval' else 'training mode'}, sublayer = {sub_words}, "
@@ -481,35 +488,11 @@ def _hyb_cases(hidden):
     for i, (shape, p, mode, kind, dt) in enumerate(specs):
         g = gen(6800 + 47 * i + (300 if hidden else 0))
         d = shape[-1]
-        x = rand(*shape, dtype=dt, mean=1.5, std=3.0, generator=g)
-        norm_state = {
-            "weight": rand(d, dtype=dt, mean=1.5, std=0.5, generator=g),
-            "bias": rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g),
-        }
-        sub_state = _linear_state(d, d, dt, g, zero=kind == "zero")
         kw = {} if p is None else {"dropout": p}
-        steps = [
-            new(
-                "blk",
-                "HybridSublayerConnection",
-                d,
-                state={f"norm.{k}": v for k, v in norm_state.items()},
-                dtype=dt,
-                **kw,
-            ),
-            new("lin", "torch.nn.Linear", d, d, state=sub_state, dtype=dt),
-        ]
-        if kind == "linear_tanh":
-            steps += [new("act", "torch.nn.Tanh"), new("sub", "torch.nn.Sequential", ref("lin"), ref("act"))]
-        sub_ref = ref("sub") if kind == "linear_tanh" else ref("lin")
-        if mode == "eval":
-            steps.append(call("_mode", ref("blk", "eval")))
-        steps += [let("x", x), call("y", ref("blk"), ref("x"), sub_ref)]
-        sub_words = {
-            "linear": "an nn.Linear",
-            "zero": "a zero sublayer (nn.Linear with zero weight and bias)",
-            "linear_tanh": "nn.Sequential(nn.Linear, nn.Tanh)",
-        }[kind]
+        steps, x, norm_state, sub_state = _around_a_sublayer(
+            "HybridSublayerConnection", shape, kind, mode, dt, g, **kw
+        )
+        sub_words = _SUB_WORDS[kind]
         label = (
             f"HybridSublayerConnection({d}{'' if p is None else f', dropout={p}'}), random norm weight and "
             f"bias, {'eval mode' if mode == 'eval' else 'training mode'}, sublayer = {sub_words}, "

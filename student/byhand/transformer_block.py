@@ -386,6 +386,18 @@ def _compare(what, got, exp, pad, dtype, mistakes, generic, mask_hint=""):
 # EncoderBlock
 
 
+def _called_on_x(module: str, pad) -> list:
+    """The steps that call `module` on x: with the padding mask `pad` (and once more without it, a
+    probe: does the mask change anything?) or, when `pad` is None, without one."""
+    if pad is None:
+        return [call("y", ref(module), ref("x"))]
+    return [
+        let("pad", pad),
+        call("y", ref(module), ref("x"), ref("pad")),
+        call("y_nopad", ref(module), ref("x")),
+    ]
+
+
 def _block_cases(hidden):
     # (B, L, d_model, n_heads, d_ff, norm_first, padded, dtype)
     specs = [
@@ -408,14 +420,7 @@ def _block_cases(hidden):
         x = rand(b, seq, d, dtype=dt, mean=0.5, std=2.0, generator=g)
         pad = _pad(b, seq, g) if padded else None
         steps = [new("blk", "EncoderBlock", d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
-        if pad is not None:
-            steps += [
-                let("pad", pad),
-                call("y", ref("blk"), ref("x"), ref("pad")),
-                call("y_nopad", ref("blk"), ref("x")),  # a probe: does the mask change anything?
-            ]
-        else:
-            steps.append(call("y", ref("blk"), ref("x")))
+        steps += _called_on_x("blk", pad)
         label = (
             f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), x {tuple(x.shape)} "
             f"{dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
@@ -506,14 +511,7 @@ def _encoder_cases(hidden):
         x = rand(b, seq, d, dtype=dt, mean=-0.5, std=3.0, generator=g)
         pad = _pad(b, seq, g) if padded else None
         steps = [new("enc", "Encoder", n, d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
-        if pad is not None:
-            steps += [
-                let("pad", pad),
-                call("y", ref("enc"), ref("x"), ref("pad")),
-                call("y_nopad", ref("enc"), ref("x")),  # a probe: does the mask change anything?
-            ]
-        else:
-            steps.append(call("y", ref("enc"), ref("x")))
+        steps += _called_on_x("enc", pad)
         label = (
             f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), "
             f"x {tuple(x.shape)} {dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"

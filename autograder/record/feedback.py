@@ -78,7 +78,8 @@ def clean(fragment: str) -> str:
 
 def _clean(text: str) -> str:
     text = ANSI.sub("", text)
-    for path in {str(ROOT), tempfile.gettempdir()}:
+    # the longer first: a checkout under /tmp would otherwise lose only its /tmp
+    for path in sorted({str(ROOT), tempfile.gettempdir()}, key=len, reverse=True):
         text = text.replace(path, "…")
     return text
 

@@ -127,8 +127,8 @@ def secret_paths(extra=()) -> list:
 
 
 def kernel_packages() -> list:
-    """The folders of the course packages a kernel imports, and the `__init__.py` of their parent
-    packages (so `autograder.checks` is importable without the rest of `autograder/`)."""
+    """The folders of the course packages a kernel imports (top-level packages: no parent package
+    needs to be shown beside them)."""
     import importlib
 
     out = []
@@ -138,9 +138,6 @@ def kernel_packages() -> list:
         except ImportError:
             continue
         out.append(str(Path(mod.__file__).resolve().parent))
-        parts = name.split(".")
-        for i in range(1, len(parts)):
-            out.append(str(Path(importlib.import_module(".".join(parts[:i])).__file__).resolve()))
     if not out:
         raise RuntimeError(f"none of the kernel's packages {KERNEL_PACKAGES} can be imported")
     return out

@@ -32,6 +32,8 @@ from types import MappingProxyType
 import bleach
 import nbformat
 from nbconvert import HTMLExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.strings import clean_html as nbconvert_clean_html
 
 from autograder.course import ROOT, TEXT_STUB, nbgrader_meta
 
@@ -228,14 +230,38 @@ def plain_page(sub, rows, notes=()) -> str:
     )
 
 
+# every page repeats the lesson's own cells: their rendering is kept, keyed by what it depends on
+MEMO_CELLS = 4096
+
+
 @functools.cache
 def _exporter() -> HTMLExporter:
-    """The feedback page's exporter (loading its templates takes a while: once per process)."""
+    """The feedback page's exporter (loading its templates takes a while: once per process), with
+    markdown, code highlighting and nbconvert's HTML cleaning memoised per text. Pages are built
+    from `public_notebook()`, whose cells carry no attachments and no metadata, so each of these
+    is a function of the text alone."""
     exporter = HTMLExporter(
         template_name="feedback",
         extra_template_basedirs=[str(Path(__file__).resolve().parent / "templates")],
-        filters={"tbb_clean": clean},
     )
+    highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
+
+    @functools.lru_cache(maxsize=MEMO_CELLS)
+    def markdown(source: str) -> str:
+        return clean(exporter.markdown2html({}, source))
+
+    @functools.lru_cache(maxsize=MEMO_CELLS)
+    def highlighted(source: str, language) -> str:
+        return highlight(source, language)
+
+    def highlight_code(source, language=None, metadata=None):
+        return highlighted(source, language) if not metadata else highlight(source, language, metadata)
+
+    exporter.filters = {
+        "tbb_markdown": markdown,
+        "highlight_code": highlight_code,
+        "clean_html": functools.lru_cache(maxsize=MEMO_CELLS)(nbconvert_clean_html),
+    }
     exporter.exclude_input_prompt = False
     return exporter
 

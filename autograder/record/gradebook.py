@@ -35,13 +35,15 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime as dt
-import os
+import functools
 import random
-import sys
 import time
 import warnings
+from pathlib import Path
 
-from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
+import nbgrader
+from alembic.script import ScriptDirectory
+from nbgrader.api import Base, Gradebook, InvalidEntry, MissingEntry
 from nbgrader.preprocessors import (
     CheckCellMetadata,
     ClearOutput,
@@ -51,6 +53,7 @@ from nbgrader.preprocessors import (
     SaveCells,
 )
 from nbgrader.utils import parse_utc
+from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SAWarning
 
 from autograder import course
@@ -76,7 +79,6 @@ def exclusive(db_url: str):
     if not is_server(db_url):
         yield
         return
-    from sqlalchemy import create_engine, text
     from sqlalchemy.pool import NullPool
 
     engine = create_engine(db_url, future=True, poolclass=NullPool)
@@ -123,11 +125,33 @@ def open_gradebook(db_url: str) -> Gradebook:
         return _gradebook(db_url)
 
 
+@functools.cache
+def _alembic_head() -> str:
+    """The schema revision nbgrader stamps a new gradebook with: the head of its own alembic
+    scripts, read in this process (nbgrader runs the `alembic heads` command for it, a fresh
+    interpreter that imports nbgrader: about 5 s of every new gradebook)."""
+    return ScriptDirectory(str(Path(nbgrader.__file__).parent / "alembic")).get_current_head()
+
+
+def _create_schema(db_url: str) -> None:
+    """What nbgrader's Gradebook() does to an empty database: its tables and the alembic version
+    row (nbgrader then finds tables and leaves both alone)."""
+    engine = create_engine(db_url, future=True)
+    try:
+        if inspect(engine).get_table_names():
+            return
+        with engine.begin() as conn:
+            Base.metadata.create_all(bind=conn)
+            conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+            conn.execute(
+                text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": _alembic_head()}
+            )
+    finally:
+        engine.dispose()
+
+
 def _gradebook(db_url: str) -> Gradebook:
-    """nbgrader runs the `alembic` command it installs: make sure the venv's bin is on PATH."""
-    bindir = os.path.dirname(sys.executable)
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    _create_schema(db_url)
     return Gradebook(db_url, course.COURSE_ID)
 
 
@@ -249,8 +273,8 @@ def overlay(graded: list, entered: dict) -> list:
             continue
         targets = course.comment_targets(g.lesson)
         notes: dict = {}
-        for cell, text in entry["comments"].items():
-            notes.setdefault(targets.get(cell, cell), []).append(text)
+        for cell, comment in entry["comments"].items():
+            notes.setdefault(targets.get(cell, cell), []).append(comment)
         rows = []
         for r in g.rows:
             r = copy.copy(r)
@@ -266,8 +290,8 @@ def overlay(graded: list, entered: dict) -> list:
                 )
                 r.message = f"{lead}{HAND}: {points:g} / {r.max_points:g} points"
                 r.points = points
-            for text in notes.get(r.question, []):
-                r.message = (r.message + "\n" if r.message else "") + f"{COMMENT}: {text}"
+            for comment in notes.get(r.question, []):
+                r.message = (r.message + "\n" if r.message else "") + f"{COMMENT}: {comment}"
             rows.append(r)
         out.append(type(g)(g.student, g.lesson, rows, g.feedback_html, g.seconds, g.hints, g.notebook))
     return out

@@ -308,8 +308,6 @@ def _probe(client: NotebookClient, name: str, cases: list, result: RunResult) ->
 def _release(client: NotebookClient, km) -> None:
     """Close what one run opened in the grader: its ZeroMQ contexts. Left to the garbage collector
     they leaked about 20 descriptors a notebook, and a worker ran out of them after some 50."""
-    import gc
-
     kc = getattr(client, "kc", None)
     if kc is not None:
         with contextlib.suppress(Exception):
@@ -318,4 +316,3 @@ def _release(client: NotebookClient, km) -> None:
         if not ctx.closed:
             with contextlib.suppress(Exception):
                 ctx.destroy(linger=0)
-    gc.collect()

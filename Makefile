@@ -9,13 +9,14 @@ WORKERS ?=
 SCHEDULER ?=
 DB_URL  ?=
 
-.PHONY: test-oldest-torch help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
+.PHONY: test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
 	@echo "make test                                    everything CI checks"
 	@echo "make test-fast                               the in-process tests (under a minute)"
 	@echo "make test-oldest-torch                       the student notebooks in a clean venv with torch 2.4.1"
+	@echo "make test-catalogue                          every catalogued mistake graded in sandboxed kernels"
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
 	@echo "make book                                    the rendered course site (self-learners)"
 	@echo "make release                                 regenerate notebooks/ from solutions/"
@@ -115,6 +116,11 @@ browser:
 OLDEST_TORCH ?= torch==2.4.1
 test-oldest-torch: $(STAMP)
 	STUDENT_TORCH='$(OLDEST_TORCH)' $(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/test_students_anywhere.py
+
+# every catalogued mistake graded in sandboxed kernels (make test grades the first of each question
+# that way and judges all of them in-process, through the same wire and verdict)
+test-catalogue: $(STAMP)
+	TBB_CATALOGUE=all $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_grading.py -k "classic_mistake or correct_alternative"
 
 bench: $(STAMP)
 	$(BIN)/python -m autograder bench

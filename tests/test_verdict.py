@@ -8,7 +8,7 @@ from byhand._core import run_steps
 
 from autograder import course
 from autograder.judge import grade
-from examples import answers_for
+from examples import answers_for, feedback_problems, lessons_with_answers
 
 LESSON, QUESTION = "01_attention", "scaled_dot_product_attention"
 
@@ -74,3 +74,43 @@ def test_a_probe_error_is_reported_as_such(setting):
     """Is a probe that could not run (the kernel died) an `error` carrying the probe's message?"""
     module, cases = setting
     assert grade.verdict(QUESTION, cases, [], "the kernel died", module) == ("error", "the kernel died", "")
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole catalogue through the grader's own path, without a kernel: every case's steps run on
+# the answer (run_steps, as the probe does), the results through JSON, the trusted verdict on them.
+# tests/test_grading.py grades a sample of the same answers in sandboxed kernels.
+
+
+def _catalogue(attr):
+    return [
+        (lesson, name) for lesson in lessons_with_answers() for name in getattr(answers_for(lesson), attr)
+    ]
+
+
+@pytest.mark.parametrize("lesson,name", _catalogue("MISTAKES"))
+def test_every_catalogued_mistake_fails_its_verdict_with_its_hint(lesson, name):
+    """Does the grader's verdict on this mistake's results fail its question and name the mistake?"""
+    spec = answers_for(lesson).MISTAKES[name]
+    question, module = spec["question"], checks.for_lesson(lesson)
+    cases = grade._question_cases(lesson)[question]
+    probe = _probe(cases, course.answer_namespace(lesson, spec["cells"]))
+    status, message, _ = grade.verdict(question, cases, probe, "", module)
+    assert status != "passed", f"{name}: got a pass, expected a failure naming {spec['hint']!r}"
+    problems = feedback_problems(spec, message)
+    assert not problems, f"the verdict's message {'; '.join(problems)}: {message}"
+
+
+@pytest.mark.parametrize("lesson,name", _catalogue("ALTERNATIVES"))
+def test_every_correct_alternative_passes_every_verdict(lesson, name):
+    """Does a correct answer written another way pass the verdict of every question of its lesson?"""
+    module, ns = (
+        checks.for_lesson(lesson),
+        course.answer_namespace(lesson, answers_for(lesson).ALTERNATIVES[name]),
+    )
+    failed = {}
+    for question, cases in grade._question_cases(lesson).items():
+        status, message, _ = grade.verdict(question, cases, _probe(cases, ns), "", module)
+        if status != "passed":
+            failed[question] = (status, message)
+    assert not failed, f"{name}: got {failed}, expected every question passed"

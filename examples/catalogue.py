@@ -31,7 +31,7 @@ self-check, in-process; this page must show the hint it gets),
 `tests/test_grading.py::test_classic_mistake_loses_points_when_graded[<lesson>-<mistake>]`
 (graded in sandboxed kernels: the first mistake of each question in `make test`, every one in
 `make test-catalogue`). Correct answers written differently (`ALTERNATIVES` in the same files) are
-tested to keep full points, all three ways.
+tested to keep full points, by the self-checks and graded in kernels.
 """
 
 

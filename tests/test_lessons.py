@@ -4,6 +4,7 @@ answers written differently? (In-process: the same checks the notebooks' test ce
 import byhand as checks
 import pytest
 from byhand._core import CheckFailure, NotDone
+from zh_messages import localization_problems, untranslated
 
 from autograder.course import answer_namespace, lessons, questions
 from examples import answers_for, catalogue, feedback_problems, lessons_with_answers
@@ -57,7 +58,7 @@ def _graded_names(module, name):
 
 @pytest.mark.parametrize("lesson,mistake", _cases("MISTAKES"))
 def test_classic_mistake_fails_with_its_hint(lesson, mistake):
-    """Does the self-check fail on this classic mistake, with a hint that names it?"""
+    """Does the self-check fail on this classic mistake, with a hint that names it, in Chinese too?"""
     spec = answers_for(lesson).MISTAKES[mistake]
     ns = answer_namespace(lesson, spec["cells"])
     module = checks.for_lesson(lesson)
@@ -65,6 +66,8 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
         module.check(spec["question"], ns, hidden=True)
     problems = feedback_problems(spec, str(info.value))
     assert not problems, f"the feedback {'; '.join(problems)}:\n{info.value}"
+    assert untranslated(str(info.value)) == [], "lines with no Chinese in messages_zh_CN.py"
+    assert localization_problems(str(info.value)) == [], "its Chinese message"
     documented = DOCUMENTED.get((lesson, mistake))
     assert documented == catalogue.hint_of(str(info.value)), (
         f"docs/mistakes.md shows {documented!r} for this mistake, the check gives "

@@ -17,6 +17,13 @@ def lessons_with_answers() -> list:
     return [lesson for lesson in lessons() if answers_for(lesson) is not None]
 
 
+def catalogued(attr: str) -> list:
+    """(lesson, name) of every entry of `MISTAKES` or `ALTERNATIVES` (attr), lesson by lesson."""
+    return [
+        (lesson, name) for lesson in lessons_with_answers() for name in getattr(answers_for(lesson), attr)
+    ]
+
+
 def feedback_problems(spec: dict, message: str) -> list:
     """What is wrong with the feedback `message` for the catalogued mistake `spec` (empty: it names
     the mistake). Every word of `hint` (one, or several when the answer has two bugs at once) must

@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# nbgrader's gradebook runs the `alembic` command from the venv
+# the venv's commands (nbgrader's own Gradebook() runs its `alembic`; the CLI tools) for every test
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 
 # The layers of the suite, by what they cost: a whole file here, single tests by their own marker.

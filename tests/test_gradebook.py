@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 from nbgrader.api import Gradebook
 from sqlalchemy import create_engine, inspect, text
@@ -28,9 +25,9 @@ def _shape(db_url: str) -> tuple:
 
 
 @pytest.mark.slow  # nbgrader's own way runs the `alembic` command: a fresh interpreter
-def test_a_new_gradebook_has_nbgrader_s_tables_and_schema_version(tmp_path, monkeypatch):
-    """Same tables, columns and alembic revision as nbgrader's Gradebook() on an empty database."""
-    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+def test_a_new_gradebook_has_nbgrader_s_tables_and_schema_version(tmp_path):
+    """Same tables, columns and alembic revision as nbgrader's Gradebook() on an empty database
+    (which runs the venv's `alembic`: tests/conftest.py puts the venv's bin on PATH)."""
     theirs, ours = f"sqlite:///{tmp_path}/theirs.db", f"sqlite:///{tmp_path}/ours.db"
     Gradebook(theirs, course.COURSE_ID).close()
     gradebook.open_gradebook(ours).close()

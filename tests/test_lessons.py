@@ -7,15 +7,10 @@ from byhand._core import CheckFailure, NotDone
 from zh_messages import localization_problems, untranslated
 
 from autograder.course import answer_namespace, lessons, questions
-from examples import answers_for, catalogue, feedback_problems, lessons_with_answers
+from examples import answers_for, catalogue, catalogued, feedback_problems
 
 LESSONS = lessons()
-WITH_ANSWERS = lessons_with_answers()
 DOCUMENTED = catalogue.documented_hints()
-
-
-def _cases(attr):
-    return [(lesson, name) for lesson in WITH_ANSWERS for name in getattr(answers_for(lesson), attr)]
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -56,7 +51,7 @@ def _graded_names(module, name):
     return (name,) + tuple(module.QUESTIONS[name].needs)
 
 
-@pytest.mark.parametrize("lesson,mistake", _cases("MISTAKES"))
+@pytest.mark.parametrize("lesson,mistake", catalogued("MISTAKES"))
 def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     """Does the self-check fail on this classic mistake, with a hint that names it, in Chinese too?"""
     spec = answers_for(lesson).MISTAKES[mistake]
@@ -75,7 +70,7 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     )
 
 
-@pytest.mark.parametrize("lesson,alternative", _cases("ALTERNATIVES"))
+@pytest.mark.parametrize("lesson,alternative", catalogued("ALTERNATIVES"))
 def test_correct_alternative_passes(lesson, alternative):
     """Does a correct answer written another way pass every check?"""
     cells = answers_for(lesson).ALTERNATIVES[alternative]

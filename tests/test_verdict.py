@@ -8,7 +8,7 @@ from byhand._core import run_steps
 
 from autograder import course
 from autograder.judge import grade
-from examples import answers_for, feedback_problems, lessons_with_answers
+from examples import answers_for, catalogued, feedback_problems
 
 LESSON, QUESTION = "01_attention", "scaled_dot_product_attention"
 
@@ -83,13 +83,7 @@ def test_a_probe_error_is_reported_as_such(setting):
 # in sandboxed kernels.
 
 
-def _catalogue(attr):
-    return [
-        (lesson, name) for lesson in lessons_with_answers() for name in getattr(answers_for(lesson), attr)
-    ]
-
-
-@pytest.mark.parametrize("lesson,name", _catalogue("MISTAKES"))
+@pytest.mark.parametrize("lesson,name", catalogued("MISTAKES"))
 def test_every_catalogued_mistake_fails_its_verdict_with_its_hint(lesson, name):
     """Does the grader's verdict on this mistake's results fail its question and name the mistake?"""
     spec = answers_for(lesson).MISTAKES[name]

@@ -7,6 +7,7 @@ import importlib
 import pkgutil
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import autograder
@@ -143,3 +144,17 @@ def test_nothing_cites_a_file_outside_the_repository():
         and steering in (root / name).read_text(encoding="utf-8", errors="replace")
     ]
     assert not cites, f"got citations of {steering} in {cites}, expected docs/mistakes.md"
+
+
+def test_a_grading_process_skips_the_iri_grammars():
+    """A process that imports the grader does not compile rfc3987_syntax's grammars (2-3 s each time,
+    autograder/__init__.py), and nbformat still validates a notebook there."""
+    code = (
+        "import sys, autograder.classroom, nbformat\n"
+        "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1')])\n"
+        "nbformat.validate(nb)\n"
+        "print(sys.modules.get('rfc3987_syntax', 'absent'))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() in ("None", "absent"), f"got {proc.stdout.strip()}, expected None"

@@ -122,22 +122,27 @@ def browser_context(site, chromium):
     context.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def open_page(browser_context, base_url):
-    """open_page('lessons/01_attention') -> (page, network log, page state after math and images)."""
-    pages = []
+    """open_page('lessons/01_attention') -> (page, network log, page state after math and images).
+
+    Each page is loaded once and shared by the checks that read it: a load typesets all of a
+    lesson's math, seconds of CPU, and four checks read each lesson page. A check that clicks
+    (the solution toggles) comes after the one that reads the page as loaded."""
+    loaded = {}
 
     def _open(name: str):
-        page = browser_context.new_page()
-        pages.append(page)
-        log = NetworkLog.attach(page)
-        page.goto(f"{base_url}/{name}.html", wait_until="load")
-        state = page.evaluate(PAGE_STATE_JS)
-        page.wait_for_load_state("networkidle")
-        return page, log, state
+        if name not in loaded:
+            page = browser_context.new_page()
+            log = NetworkLog.attach(page)
+            page.goto(f"{base_url}/{name}.html", wait_until="load")
+            state = page.evaluate(PAGE_STATE_JS)
+            page.wait_for_load_state("networkidle")
+            loaded[name] = (page, log, state)
+        return loaded[name]
 
     yield _open
-    for page in pages:
+    for page, _, _ in loaded.values():
         page.close()
 
 

@@ -87,8 +87,9 @@ class WorkerStation:
             import torch
 
             torch.set_num_threads(1)
-            sweep_dead_workers()
-            self.base = Path(tempfile.mkdtemp(prefix=f"tbb-dask-{os.getpid()}-"))
+            parent = sandbox.grading_parent()  # room for the kernels' unix sockets
+            sweep_dead_workers(parent)
+            self.base = Path(tempfile.mkdtemp(prefix=f"tbb-dask-{os.getpid()}-", dir=parent))
             os.chmod(self.base, 0o711)
             atexit.register(shutil.rmtree, str(self.base), True)
             if self.station is not None:  # its folder is gone: a new station in the new one

@@ -621,7 +621,7 @@ deadline = time.monotonic() + 600
 while not alive() and time.monotonic() < deadline and p.poll() is None:
     time.sleep(0.2)  # until a kernel is in the middle of a submission
 time.sleep(1)
-report = {"daemons_during": alive()}
+report = {"daemons_during": alive(), "tmp_during": sorted(os.listdir(os.environ["TMPDIR"]))}
 if how == "int":
     os.killpg(os.getpgrp(), signal.SIGINT)  # what Ctrl-C in a terminal does
 else:
@@ -654,13 +654,15 @@ time.sleep(15)
 """
 
 
-def _interrupt_a_grader(tmp_path, how: str) -> dict:
+def _interrupt_a_grader(tmp_path, request, how: str) -> dict:
     subs = tmp_path / "class"
     for student in ("s1", "s2", "s3"):
         (subs / student).mkdir(parents=True)
         nbformat.write(with_cells(OK, [SLOW_AND_MESSY], where="end"), subs / student / f"{LESSON}.ipynb")
-    tmpdir = tmp_path / "tmpdir"
-    tmpdir.mkdir()
+    # a TMPDIR of its own, to see what the grader leaves there; short, as the grader needs room for
+    # its unix sockets in it (under pytest-xdist, tmp_path is too deep and the grader uses /tmp)
+    tmpdir = Path(tempfile.mkdtemp(prefix="tbb-adv-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(tmpdir, ignore_errors=True))
     cmd = [
         sys.executable,
         "-m",
@@ -687,11 +689,14 @@ def _interrupt_a_grader(tmp_path, how: str) -> dict:
 
 
 @needs_isolation
-def test_ctrl_c_leaves_nothing(tmp_path):
+def test_ctrl_c_leaves_nothing(tmp_path, request):
     """After Ctrl-C mid-run: no temporary folder, no semaphore in /dev/shm, no kernel or anything a
     kernel started, and nothing a kernel wrote, is left."""
-    r = _interrupt_a_grader(tmp_path, "int")
+    r = _interrupt_a_grader(tmp_path, request, "int")
     assert r["daemons_during"], "got no submission process while grading, expected one (the test is void)"
+    assert any(t.startswith("tbb-grade-") for t in r["tmp_during"]), (
+        f"got {r['tmp_during']} in TMPDIR while grading, expected the run's folder (the test is void)"
+    )
     assert r["daemons"] == [], f"got processes {r['daemons']} alive, expected none"
     assert r["shm"] == [], f"got {r['shm']} in /dev/shm, expected nothing"
     assert [t for t in r["tmp"] if t != "tbb-sandbox-uids"] == [], (
@@ -701,11 +706,14 @@ def test_ctrl_c_leaves_nothing(tmp_path):
 
 
 @needs_isolation
-def test_a_killed_grader_leaves_nothing_the_next_run_does_not_clean(tmp_path):
+def test_a_killed_grader_leaves_nothing_the_next_run_does_not_clean(tmp_path, request):
     """After SIGKILL of the grader mid-run: its kernels and what they started die with it, what they
     wrote is gone; its temporary folder is removed by the next run, which grades what was left."""
-    r = _interrupt_a_grader(tmp_path, "kill")
+    r = _interrupt_a_grader(tmp_path, request, "kill")
     assert r["daemons_during"], "got no submission process while grading, expected one (the test is void)"
+    assert any(t.startswith("tbb-grade-") for t in r["tmp_during"]), (
+        f"got {r['tmp_during']} in TMPDIR while grading, expected the run's folder (the test is void)"
+    )
     assert r["rc"] == -signal.SIGKILL
     assert r["daemons"] == [], f"got processes {r['daemons']} alive after the kill, expected none"
     assert _host_files_with(f"tbb-slow-{TOKEN}") == []

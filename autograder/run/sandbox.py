@@ -613,6 +613,28 @@ def sweep_stale_grading_dirs(tmp: str | None = None, min_age_s: float = 3600) ->
     return gone
 
 
+# A unix socket's path holds at most 107 bytes. The deepest one a run binds is multiprocessing's
+# forkserver listener, <run folder>/pymp-xxxxxxxx/listener-xxxxxxxx (the kernels' are shorter:
+# <run folder>/slotN/kernel-N), so the run folder's own path must leave that much room.
+SOCKET_PATH_MAX = 107
+DEEPEST_SOCKET = len("/pymp-xxxxxxxx/listener-xxxxxxxx")
+
+
+def grading_parent() -> str:
+    """Where a run's folder goes: the temporary folder (TMPDIR), or /tmp when TMPDIR is too deep
+    for the run's unix sockets (a long TMPDIR is a valid setting: a test runner's, a CI's)."""
+    parent = tempfile.gettempdir()
+    room = SOCKET_PATH_MAX - DEEPEST_SOCKET - len(f"/{GRADING_PREFIX}xxxxxxxx")
+    if len(os.fsencode(parent)) <= room:
+        return parent
+    if os.path.isdir("/tmp") and os.access("/tmp", os.W_OK | os.X_OK):
+        return "/tmp"
+    raise RuntimeError(
+        f"the temporary folder {parent} is too long for the grader's unix sockets "
+        f"(got {len(os.fsencode(parent))} bytes, expected at most {room}): set TMPDIR to a shorter folder"
+    )
+
+
 @contextlib.contextmanager
 def grading_dir():
     """A temporary folder for one grading run (work folders, unzipped uploads), locked while the
@@ -620,8 +642,9 @@ def grading_dir():
     the way out, also after Ctrl-C."""
     import fcntl
 
-    sweep_stale_grading_dirs()
-    tmp = Path(tempfile.mkdtemp(prefix=GRADING_PREFIX))
+    parent = grading_parent()
+    sweep_stale_grading_dirs(parent)
+    tmp = Path(tempfile.mkdtemp(prefix=GRADING_PREFIX, dir=parent))
     os.chmod(tmp, 0o711)
     fd = os.open(tmp / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
     try:

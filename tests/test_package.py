@@ -148,9 +148,10 @@ def test_nothing_cites_a_file_outside_the_repository():
 
 def test_a_grading_process_skips_the_iri_grammars():
     """A process that imports the grader does not compile rfc3987_syntax's grammars (2-3 s each time,
-    autograder/__init__.py), and nbformat still validates a notebook there."""
+    autograder/__init__.py), and nbformat still validates a notebook there. (`autograder.course`
+    reads notebooks and imports nothing heavy; every worker and CLI run imports it too.)"""
     code = (
-        "import sys, autograder.classroom, nbformat\n"
+        "import sys, autograder.course, nbformat\n"
         "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1')])\n"
         "nbformat.validate(nb)\n"
         "print(sys.modules.get('rfc3987_syntax', 'absent'))\n"

@@ -79,14 +79,14 @@ nbval-other-cpu: $(STAMP)
 	env $(OTHER_CPU) $(BIN)/python -m pytest -q -p no:cacheprovider $(NBVAL_OTHER) solutions
 
 # everything CI checks; fails too when the run changed the working tree (tests write only to temp folders).
-# Two pytest processes share the tests a file at a time (--dist loadfile: a file's fixtures, and a
-# notebook's cells for nbval, stay in one process); the other-CPU nbval pass runs beside them (its
-# log in build/). Any of them failing fails the target.
+# One pytest process: with two (-n 2 --dist loadfile, 32 min instead of about 45) the lost-scheduler
+# test of test_distributed.py failed once in three runs (no result within its wait); the other-CPU
+# nbval pass runs beside it (its log in build/). Either failing fails the target.
 test: $(STAMP) browser lint
 	@mkdir -p build
 	@before="$$(git status --porcelain 2>/dev/null)"; \
 	$(MAKE) --no-print-directory nbval-other-cpu > build/nbval-other-cpu.log 2>&1 & other=$$!; \
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile -rs --durations=15 $(NBVAL) tests solutions; rc=$$?; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(NBVAL) tests solutions; rc=$$?; \
 	wait $$other; second=$$?; \
 	echo "== nbval of solutions/ under another CPU (make nbval-other-cpu; build/nbval-other-cpu.log) =="; \
 	grep -E "^(FAILED|ERROR)|passed|failed|error" build/nbval-other-cpu.log | tail -n 20; \

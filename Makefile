@@ -79,7 +79,7 @@ nbval-other-cpu: $(STAMP)
 	env $(OTHER_CPU) $(BIN)/python -m pytest -q -p no:cacheprovider $(NBVAL_OTHER) solutions
 
 # everything CI checks; fails too when the run changed the working tree (tests write only to temp folders).
-# One pytest process: with two (-n 2 --dist loadfile, 32 min instead of about 45) the lost-scheduler
+# One pytest process: with two (-n 2 --dist loadfile, 32 min instead of 49) the lost-scheduler
 # test of test_distributed.py failed once in three runs (no result within its wait); the other-CPU
 # nbval pass runs beside it (its log in build/). Either failing fails the target.
 test: $(STAMP) browser lint

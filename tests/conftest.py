@@ -44,15 +44,3 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(getattr(pytest.mark, layer))
         elif item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.nbval)
-    # The costly files first: `make test` hands whole files to two processes in this order
-    # (--dist loadfile), and a long file handed out last would run alone at the end. A stable sort
-    # by file keeps each file's own order (a notebook's cells under nbval).
-    rank = {}
-    for item in items:
-        mine = next((i for i, m in enumerate(COSTLY) if item.get_closest_marker(m)), len(COSTLY))
-        rank[item.path] = min(rank.get(item.path, mine), mine)
-    items.sort(key=lambda item: rank[item.path])
-
-
-# the layers from the most to the least costly per file
-COSTLY = ("e2e", "cluster", "browser", "nbval", "claims", "slow")

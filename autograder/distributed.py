@@ -18,7 +18,11 @@ Faults:
 - a scheduler that disappears ends the command with `SchedulerLost`; every result that came back
   before is in the gradebook and OUT/.state, so running the same command again (against a new
   scheduler, or locally) grades only what is missing. Grades are keyed by (student, lesson,
-  question) and overwritten, so nothing is counted twice.
+  question) and overwritten, so nothing is counted twice;
+- a scheduler with no worker at all for `NO_WORKER_TIMEOUT` seconds (none started, every one gone,
+  or a `dask worker` that gave up at its `--death-timeout` before it could join: it exits quietly)
+  ends the command with `NoWorkers`, resumable the same way. Dask itself would let the tasks wait
+  for a worker forever, and the command with them, silently.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from pathlib import Path
 
 from autograder.collect.submissions import Submission
 from autograder.judge.grade import Graded, grade_one, grader_fault
-from autograder.outcomes import SchedulerLost, WorkerMismatch
+from autograder.outcomes import GradingStopped, NoWorkers, SchedulerLost, WorkerMismatch
 from autograder.run import sandbox
 from autograder.run.runner import Station
 
@@ -49,6 +53,11 @@ _GRADING_CODE = (
     "record/feedback.py",
     "course.py",
 )
+
+
+# How long the command waits while the scheduler has no worker at all before it stops (seconds).
+# Generous: an adaptive cluster (dask-jobqueue's `adapt`) starts workers only once tasks wait.
+NO_WORKER_TIMEOUT = 600.0
 
 
 @functools.cache
@@ -199,11 +208,14 @@ def grade_on_cluster(
     retries: int = 2,
     connect_timeout: float | None = None,
     window: int | None = None,
+    no_worker_timeout: float | None = None,
 ) -> int:
     """Grade `runnable` [(submission, fingerprint, state_path)] on the cluster at `scheduler`,
     calling `finish(sub, fp, saved, graded)` in this process as each result arrives. At most
     `window` tasks are in flight (default: 4 per worker thread, at least 16), so a course of any
-    size never sits whole in the scheduler's memory. Returns how many were graded."""
+    size never sits whole in the scheduler's memory. Stops with `NoWorkers` when the scheduler has
+    had no worker for `no_worker_timeout` seconds (default `NO_WORKER_TIMEOUT`). Returns how many
+    were graded."""
     from distributed import Client, as_completed
 
     try:
@@ -251,7 +263,12 @@ def grade_on_cluster(
         try:
             first = [submit_next() for _ in range(min(window, len(queue)))]
             ac = as_completed(first, loop=client.loop)
-            for fut in ac:
+            alone = NO_WORKER_TIMEOUT if no_worker_timeout is None else no_worker_timeout
+
+            def no_workers():
+                return NoWorkers(_no_workers(scheduler, alone, done, len(runnable)))
+
+            for fut in _as_they_finish(ac, client, alone, no_workers):
                 sub, fp, saved = inflight.pop(fut)
                 if fut.status == "cancelled" or client.status not in ("running", "connecting"):
                     raise SchedulerLost(_lost(scheduler, done, len(runnable)))
@@ -268,7 +285,7 @@ def grade_on_cluster(
                 done += 1
                 if queue:
                     submit_next(ac)
-        except (SchedulerLost, WorkerMismatch):
+        except GradingStopped:
             raise
         except (OSError, TimeoutError) as exc:
             raise SchedulerLost(_lost(scheduler, done, len(runnable))) from exc
@@ -282,6 +299,52 @@ def grade_on_cluster(
         except Exception:  # noqa: BLE001 - closing a client whose scheduler is gone
             pass
     return done
+
+
+def _as_they_finish(ac, client, alone_s: float, stop):
+    """The futures of `ac` as they finish (as iterating it gives them), except that it raises
+    `stop()` once the scheduler has had no worker at all for `alone_s` seconds: a task then waits
+    for a worker forever, and so would the command."""
+    alone_since = None
+    next_look = time.monotonic()
+    while not ac.is_empty():
+        batch = ac.next_batch(block=False)
+        if batch:
+            yield from batch
+            continue
+        now = time.monotonic()
+        if now >= next_look:
+            next_look = now + 2
+            n = _worker_count(client)
+            if n == 0:
+                alone_since = now if alone_since is None else alone_since
+                if now - alone_since >= alone_s:
+                    raise stop()
+            elif n is not None:
+                alone_since = None
+        time.sleep(0.1)
+
+
+def _worker_count(client) -> int | None:
+    """How many workers the scheduler has now; None when it cannot say (it is not answering: its
+    loss is told apart by the futures)."""
+    if client.status != "running":
+        return None
+    try:
+        info = client.sync(client.scheduler.identity, n_workers=0, callback_timeout=10)
+        return int(info["n_workers"])
+    except Exception:  # noqa: BLE001 - a scheduler going away, an old one without n_workers
+        return None
+
+
+def _no_workers(scheduler: str, alone_s: float, done: int, total: int) -> str:
+    return (
+        f"the Dask scheduler at {scheduler} has had no worker for {alone_s:.0f} s, so nothing more "
+        f"can be graded ({done} of {total} submissions came back). Start workers for it (`dask worker "
+        f"{scheduler} --nthreads 1 --nworkers N`, docs/scaling.md) and check that they stay connected "
+        "(a worker that cannot join within its --death-timeout exits). Every one that came back is in "
+        "the gradebook and in OUT/.state: run the same command again and it resumes with the rest."
+    )
 
 
 def _mismatch_message(version: str, theirs: dict) -> str:

@@ -45,5 +45,9 @@ class SchedulerLost(GradingStopped):
     """The Dask scheduler went away (or never answered) before every submission came back."""
 
 
+class NoWorkers(GradingStopped):
+    """The Dask scheduler had no worker at all for too long while submissions waited."""
+
+
 class WorkerMismatch(GradingStopped):
     """A worker grades with other solutions or checks than the grading command's checkout."""

@@ -29,9 +29,10 @@ self-check, in-process; this page must show the hint it gets),
 `tests/test_verdict.py::test_every_catalogued_mistake_fails_its_verdict_with_its_hint[<lesson>-<mistake>]`
 (the grader's probe, wire and verdict, in-process) and
 `tests/test_grading.py::test_classic_mistake_loses_points_when_graded[<lesson>-<mistake>]`
-(graded in sandboxed kernels: the first mistake of each question in `make test`, every one in
-`make test-catalogue`). Correct answers written differently (`ALTERNATIVES` in the same files) are
-tested to keep full points, by the self-checks and graded in kernels.
+(graded in sandboxed kernels: the first mistake of each question in `make test-full`, every one
+in `make test-catalogue`). Correct answers written differently (`ALTERNATIVES` in the same files) are
+tested to keep full points, by the self-checks and graded in kernels (those that print, warn or
+write to stderr in `make test`, every one in `make test-full`).
 """
 
 

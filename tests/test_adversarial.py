@@ -358,9 +358,9 @@ BROKEN = {
 }
 
 
-def _plant_solved_copies() -> list:
+def plant_solved_copies() -> list:
     """Solved copies of the lesson where a grading machine may hold them: another checkout beside
-    this one, /srv, the grader's home. Removed after the module's tests."""
+    this one, /srv, the grader's home. The caller removes them (tests/shared_class.py, after grading)."""
     planted = []
     for parent in (sandbox.ROOT.parent, Path("/srv"), Path.home()):
         try:
@@ -380,19 +380,15 @@ def feedback_text(out, student) -> str:
     return _html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    planted = _plant_solved_copies()
-    try:
-        yield _grade_the_catalogue(tmp_path_factory)
-    finally:
-        for folder in planted:
-            shutil.rmtree(folder, ignore_errors=True)
+@pytest.fixture
+def graded(shared_class):
+    """({student: Graded}, output folder): the attacks are the second pass of the shared class."""
+    return shared_class.by_student(), shared_class.out
 
 
-def _grade_the_catalogue(tmp_path_factory):
-    root = tmp_path_factory.mktemp("adversarial")
-    subs = root / "class"
+def add_students(subs):
+    """This file's students in the shared class (tests/shared_class.py): every attack and broken
+    file. Returns the limits to grade them with (small, so that filling them is quick)."""
     for name, (factory, _) in ATTACKS.items():
         (subs / name).mkdir(parents=True)
         nbformat.write(factory(), subs / name / f"{LESSON}.ipynb")
@@ -407,12 +403,9 @@ def _grade_the_catalogue(tmp_path_factory):
     nbformat.write(fill(LESSON, OK), subs / "renamed" / f"{LESSON} (1).ipynb")
     (subs / "no_notebook").mkdir()
     (subs / "no_notebook" / "notes.txt").write_text("I forgot")
-    limits = sandbox.Limits(
+    return sandbox.Limits(
         cell_timeout=8, notebook_timeout=120, memory_mb=3072, disk_mb=DISK_MB, shm_mb=SHM_MB
     )
-    out = root / "out"
-    result = grade_class(subs, out, workers=2, limits=limits, quiet=True)
-    return {(g.student): g for g in result["graded"]}, out
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))

@@ -27,21 +27,33 @@ def _grades(path):
         return sorted(tuple(r.values()) for r in csv.DictReader(f))
 
 
+SMALL = {"students": ("alice", "bob", "erin"), "lessons": ("01_attention", "02_layernorm")}
+
+
 @pytest.fixture(scope="module")
-def small_class(tmp_path_factory):
-    """alice, bob and erin on lessons 01 and 02: a perfect, a blank and a mistaken student."""
+def small_class(shared_class, tmp_path_factory):
+    """alice, bob and erin on lessons 01 and 02: a perfect, a blank and a mistaken student, as
+    (their submissions, an output folder with their rows of the shared class: grades.csv, .state/)."""
     root = tmp_path_factory.mktemp("small")
-    for student in ("alice", "bob", "erin"):
-        for lesson in ("01_attention", "02_layernorm"):
+    for student in SMALL["students"]:
+        for lesson in SMALL["lessons"]:
             (root / student).mkdir(exist_ok=True)
             shutil.copyfile(CLASS / student / f"{lesson}.ipynb", root / student / f"{lesson}.ipynb")
     out = root.parent / (root.name + "-out")
-    # in this process (one worker): what the descriptor test needs before it counts (imports, the
-    # gradebook); the tests below grade it again with two workers
-    grade_class(root, out, workers=1, quiet=True)
+    (out / ".state").mkdir(parents=True)
+    rows = [r for r in shared_class.rows(SMALL["students"]) if r["lesson"] in SMALL["lessons"]]
+    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    for student in SMALL["students"]:
+        for lesson in SMALL["lessons"]:
+            name = f"{course.safe_name(student)}__{course.safe_name(lesson)}.json"
+            shutil.copyfile(shared_class.out / ".state" / name, out / ".state" / name)
     return root, out
 
 
+@pytest.mark.full  # collecting Canvas zips is tested in-process (test_collect.py); this grades one too
 def test_lms_flat_zip_gives_the_same_grades(small_class, tmp_path):
     """Does a Canvas zip of flat `<name>_<user id>_<attachment id>_<file>` files grade like the folder
     layout, each student labelled with their Canvas id (`alice_1001`)?"""
@@ -90,6 +102,7 @@ def test_interrupted_grading_resumes_and_loses_nothing(small_class, tmp_path):
     assert _grades(resumed / "grades.csv") == _grades(out / "grades.csv")
 
 
+@pytest.mark.full  # six notebooks again through the CLI (the resume test runs the CLI in the gate)
 def test_progress_is_plain_lines_off_a_terminal(small_class, tmp_path):
     """Without a terminal, does grading log one plain line per notebook with counts and ETA, and
     nothing else (no library warnings)?"""
@@ -176,6 +189,7 @@ def test_report_has_plots_and_numbers(small_class):
     assert "polarity" in mistakes
 
 
+@pytest.mark.full  # six notebooks again, in cold kernels
 def test_cold_kernels_grade_like_warm_ones(small_class, tmp_path):
     """Do kernels started from scratch give the same grades as kernels forked from the warm zygote?"""
     from autograder.run import sandbox
@@ -186,6 +200,7 @@ def test_cold_kernels_grade_like_warm_ones(small_class, tmp_path):
     assert _grades(cold / "grades.csv") == _grades(out / "grades.csv")
 
 
+@pytest.mark.full  # the gate's browser check loads the report (test_formgrader.py)
 def test_report_plots_open_in_a_browser(small_class, chromium):
     """Does the report page load in Chromium with every plot drawn and nothing fetched from outside?"""
     from browser import NetworkLog, screenshot_path, serve
@@ -251,7 +266,7 @@ def test_a_worker_killed_mid_run_loses_no_submission(small_class, tmp_path):
 def test_grading_leaks_no_file_descriptors(small_class, tmp_path):
     """Does a grader process keep its open descriptors flat across notebooks? (Each run once left
     about 20 behind, and a worker ran out of them after some 50 notebooks.)"""
-    root, _ = small_class  # graded in this process already: imports and the gradebook's are paid
+    root, _ = small_class  # the shared class was graded in this process: imports are paid
     before = len(os.listdir("/proc/self/fd"))
     grade_class(root, tmp_path / "out", workers=1, quiet=True)  # six notebooks
     after = len(os.listdir("/proc/self/fd"))

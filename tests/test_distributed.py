@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from autograder.classroom import _graded_to_json, grade_class
-from autograder.distributed import SchedulerLost, sweep_dead_workers
+from autograder.distributed import SchedulerLost, sweep_dead_workers, wait_for_workers
 from autograder.record import gradebook
 from examples.build import CLASS
 
@@ -348,8 +348,11 @@ def test_lost_scheduler_stops_clearly_and_the_same_command_resumes(
             "--nworkers",
             "1",
             "--no-dashboard",
+            # the nanny's whole start (joining the scheduler, which starts at the same moment, and
+            # spawning the worker process) must fit in it, or `dask worker` exits without a word:
+            # 10 s did not on two loaded cores (two pytest processes), and nothing was ever graded
             "--death-timeout",
-            "10",
+            "120",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -364,6 +367,10 @@ def test_lost_scheduler_stops_clearly_and_the_same_command_resumes(
         scheduler.kill()
 
     try:
+        try:  # kill_scheduler's 240 s start once the worker has joined
+            wait_for_workers(address, 1, timeout=150)
+        except Exception as exc:  # noqa: BLE001
+            pytest.fail(f"the test's Dask worker did not join (its exit status: {worker.poll()}): {exc!r}")
         t = threading.Thread(target=kill_scheduler, daemon=True)
         t.start()
         with dask.config.set({"distributed.comm.timeouts.connect": "20s"}):
@@ -418,3 +425,41 @@ def test_a_worker_with_other_solutions_is_refused(dask_cluster, small_class, tmp
     finally:
         client.run(fresh)
     assert not _results(tmp_path / "out"), "something was graded by a stale worker"
+
+
+def test_a_scheduler_without_workers_stops_clearly(small_class, tmp_path, monkeypatch):
+    """Does the command stop with a clear error, instead of waiting forever, when its scheduler has
+    no worker (none started, every one gone, or a `dask worker` that could not join within its
+    --death-timeout, which exits without a word)?"""
+    from distributed import LocalCluster
+
+    import autograder.distributed as d
+
+    monkeypatch.setattr(d, "NO_WORKER_TIMEOUT", 3.0)
+    outcome = {}
+
+    def grade(address):
+        try:
+            outcome["returned"] = grade_class(small_class, tmp_path / "out", scheduler=address, quiet=True)
+        except Exception as exc:  # noqa: BLE001
+            outcome["raised"] = exc
+
+    with LocalCluster(
+        n_workers=0,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=40,
+    ) as cluster:
+        t0 = time.monotonic()
+        t = threading.Thread(target=grade, args=(cluster.scheduler_address,), daemon=True)
+        t.start()
+        t.join(timeout=90)
+        waited = time.monotonic() - t0
+    t.join(timeout=30)
+    assert waited < 60, f"the command still waited for a worker after {waited:.0f} s"
+    exc = outcome.get("raised")
+    assert isinstance(exc, d.NoWorkers), f"expected NoWorkers, got {outcome}"
+    assert "no worker" in str(exc) and "run the same command again" in str(exc), str(exc)
+    assert not _results(tmp_path / "out"), "something was graded without a worker"

@@ -84,6 +84,16 @@ def hostile_notebook() -> nbformat.NotebookNode:
     return nb
 
 
+def add_students(folder):
+    """This file's students in the shared class (tests/shared_class.py): the hostile student (with a
+    second file named with markup) and one with no gradable notebook."""
+    (folder / EVE).mkdir(parents=True)
+    nbformat.write(hostile_notebook(), folder / EVE / f"{LESSON}.ipynb")
+    shutil.copyfile(CLASS / "bob" / f"{LESSON}.ipynb", folder / EVE / MARKUP_FILE)
+    (folder / MALLORY).mkdir()
+    (folder / MALLORY / "notes<img src=x onerror=window.__pwned=9>.ipynb").write_text("{}")
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """alice (perfect), bob (blank), erin (mistakes), a hostile student and one with no notebook,
@@ -92,11 +102,7 @@ def graded(tmp_path_factory):
     for student in ("alice", "bob", "erin"):
         (root / student).mkdir()
         shutil.copyfile(CLASS / student / f"{LESSON}.ipynb", root / student / f"{LESSON}.ipynb")
-    (root / EVE).mkdir()
-    nbformat.write(hostile_notebook(), root / EVE / f"{LESSON}.ipynb")
-    shutil.copyfile(CLASS / "bob" / f"{LESSON}.ipynb", root / EVE / MARKUP_FILE)
-    (root / MALLORY).mkdir()
-    (root / MALLORY / "notes<img src=x onerror=window.__pwned=9>.ipynb").write_text("{}")
+    add_students(root)
     out = root.parent / (root.name + "-out")
     result = grade_class(root, out, workers=2, quiet=True)
     from autograder.record.report import write_report
@@ -261,11 +267,12 @@ def _no_markup_ran(page, where):
     return state
 
 
-def test_pages_escape_what_a_submission_controls(graded, chromium):
+@pytest.mark.gate  # the gate's one browser check: a hostile page and the class report, in Chromium
+def test_pages_escape_what_a_submission_controls(shared_class, chromium):
     """Does no markup from a hostile submission (exception message, print, HTML/JS/SVG outputs,
     markdown, code, tags, written answer, file and student names) run in a feedback page or the
-    class report, with nothing requested from outside?"""
-    _, out = graded
+    class report, with nothing requested from outside? (The shared class: attacks included.)"""
+    out = shared_class.out
     eve = out / "feedback" / safe_name(EVE) / f"{LESSON}.html"
     text = html.unescape(eve.read_text(encoding="utf-8"))
     for kind in ("exception", "print", "source", "written", "markdown"):  # shown, as text

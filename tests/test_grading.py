@@ -7,6 +7,7 @@ import shutil
 
 import nbformat
 import pytest
+from shared_class import SHARED_GROUP
 
 from autograder import course
 from autograder.classroom import GRADE_COLUMNS, SUMMARY_COLUMNS, grade_class
@@ -19,11 +20,28 @@ def _read(path):
         return list(csv.DictReader(f))
 
 
-@pytest.fixture(scope="session")
-def example_grades(tmp_path_factory):
-    out = tmp_path_factory.mktemp("example-out")
-    result = grade_class(CLASS, out, workers=2, quiet=True)
-    return out, result
+EXAMPLE_STUDENTS = sorted(p.name for p in CLASS.iterdir())
+
+
+def add_students(folder):
+    """This file's students in the shared class (tests/shared_class.py): the example class, and
+    the catalogue's correct alternatives that print, warn or write to stderr."""
+    shutil.copytree(CLASS, folder, dirs_exist_ok=True)
+    for kind, lesson, name, cells, _ in CATALOGUE:
+        if kind == "alternative" and _speaks(cells):
+            (folder / f"{kind}-{lesson}-{name}").mkdir(parents=True)
+            nbformat.write(fill(lesson, cells), folder / f"{kind}-{lesson}-{name}" / f"{lesson}.ipynb")
+
+
+def _speaks(cells) -> bool:
+    """Does an answer print, warn or write to stderr? (Those are graded in kernels in the gate.)"""
+    return any(word in source for source in cells.values() for word in ("print(", "warn", "stderr"))
+
+
+@pytest.fixture
+def example_grades(shared_class):
+    """(out, example class rows of grades.csv, gradebook URL) from the shared class."""
+    return shared_class.out, shared_class.rows(EXAMPLE_STUDENTS), shared_class.db_url
 
 
 def test_bundled_class_is_up_to_date(tmp_path):
@@ -42,10 +60,9 @@ def test_bundled_class_is_up_to_date(tmp_path):
 
 def test_example_class_gets_expected_grades(example_grades):
     """Does every (student, lesson, question) get exactly the points expected_grades.csv says?"""
-    out, _ = example_grades
+    _, rows, _ = example_grades
     got = {
-        (r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"]))
-        for r in _read(out / "grades.csv")
+        (r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"])) for r in rows
     }
     expected = {
         (r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"]))
@@ -60,36 +77,37 @@ def test_example_class_gets_expected_grades(example_grades):
 
 def test_blank_notebook_says_not_done_for_every_question(example_grades):
     """Does a blank submission run to the end and say, per question, that it is not done yet?"""
-    out, _ = example_grades
-    rows = [r for r in _read(out / "grades.csv") if r["student"] == "bob"]
+    _, rows, _ = example_grades
+    rows = [r for r in rows if r["student"] == "bob"]
     assert rows and all(r["status"] == "failed" and "not done yet" in r["message"] for r in rows), rows
 
 
 def test_output_files_follow_the_contract(example_grades):
     """Do grades.csv, summary.csv and feedback/ have exactly the contract's shape?"""
-    out, _ = example_grades
+    out, _, _ = example_grades
     with open(out / "grades.csv") as f:
         assert f.readline().strip() == ",".join(GRADE_COLUMNS)
     with open(out / "summary.csv") as f:
         assert f.readline().strip() == ",".join(SUMMARY_COLUMNS)
-    for r in _read(out / "grades.csv"):
+    for r in _read(out / "grades.csv"):  # the whole shared class: attacks and broken files too
         assert r["status"] in ("passed", "failed", "error", "ungradable", "needs grading")
         assert (r["status"] == "ungradable") == (r["question"] == "")
         if r["status"] != "passed":
             assert r["message"], f"no message for {r}"
-    students = {p.name for p in CLASS.iterdir()}
-    assert {r["student"] for r in _read(out / "summary.csv")} == students, (
+    students = set(EXAMPLE_STUDENTS)
+    assert {r["student"] for r in _read(out / "summary.csv")} >= students, (
         "a student is missing from summary.csv"
     )
     for r in _read(out / "summary.csv"):
         if r["lesson"] and r["status"] != "ungradable":
-            assert (out / "feedback" / r["student"] / f"{r['lesson']}.html").exists()
+            assert (out / "feedback" / course.safe_name(r["student"]) / f"{r['lesson']}.html").exists()
 
 
 def test_feedback_never_shows_hidden_tests_or_solutions(example_grades):
     """Is every feedback page free of hidden test code, reference answers and grader paths?"""
-    out, _ = example_grades
-    pages = list((out / "feedback").rglob("*.html"))
+    out, _, _ = example_grades
+    # the example students' pages (an attack's page may show what it printed of the machine)
+    pages = [p for s in EXAMPLE_STUDENTS for p in (out / "feedback" / s).rglob("*.html")]
     assert pages
     for page in pages:
         text = page.read_text()
@@ -97,16 +115,17 @@ def test_feedback_never_shows_hidden_tests_or_solutions(example_grades):
             assert leak not in text, f"{leak!r} in {page}"
 
 
+@pytest.mark.full  # 24 notebooks again; the gate's killed-worker and resume tests compare re-grades too
 def test_grading_twice_gives_the_same_grades(example_grades, tmp_path):
     """Does a second, independent run (serial where the first was parallel, no resume) give
     identical grades? (Three students, every lesson: perfect, blank and mistaken.)"""
-    out, _ = example_grades
+    _, rows, _ = example_grades
     subset = tmp_path / "class"
     for student in ("alice", "carol", "erin"):
         shutil.copytree(CLASS / student, subset / student)
     again = tmp_path / "again"
     grade_class(subset, again, workers=1, quiet=True, resume=False)
-    first = [r for r in _read(out / "grades.csv") if r["student"] in ("alice", "carol", "erin")]
+    first = [r for r in rows if r["student"] in ("alice", "carol", "erin")]
     assert _read(again / "grades.csv") == first
 
 
@@ -114,9 +133,9 @@ def test_gradebook_holds_the_same_scores(example_grades):
     """Are the scores in nbgrader's gradebook the ones in grades.csv?"""
     from autograder.record.gradebook import scores
 
-    out, result = example_grades
-    db = scores(result["db_url"])
-    for r in _read(out / "grades.csv"):
+    _, rows, db_url = example_grades
+    db = scores(db_url)
+    for r in rows:
         if r["question"]:
             assert db[(r["student"], r["lesson"], r["question"])] == float(r["points"])
 
@@ -125,10 +144,11 @@ def test_gradebook_holds_the_same_scores(example_grades):
 # the catalogue of mistakes and alternatives, graded for real
 #
 # Every catalogued mistake and alternative is judged by the grader's own verdict, through the wire,
-# in tests/test_verdict.py (in-process, seconds). Here they are graded in sandboxed kernels: every
-# alternative (prints, warnings and stderr matter in a kernel) and the first mistake of each
-# question, so each question's failing path runs end to end once. `make test-catalogue`
-# (TBB_CATALOGUE=all) grades every mistake this way: about 200 notebooks (the 53 here take 3-4 min).
+# in tests/test_verdict.py (in-process, seconds). In sandboxed kernels, `make test` grades the
+# alternatives that print, warn or write to stderr (in the shared class: those are what a kernel
+# adds); `make test-full` grades every alternative and the first mistake of each question, so each
+# question's failing path runs end to end once. `make test-catalogue` (TBB_CATALOGUE=all) grades
+# every mistake this way: about 200 notebooks.
 
 ALL_MISTAKES = os.environ.get("TBB_CATALOGUE") == "all"
 
@@ -148,25 +168,35 @@ def _catalogue():
 
 
 CATALOGUE = _catalogue()
+FULL = pytest.mark.full
+SHARED = pytest.mark.xdist_group(SHARED_GROUP)  # asks for `shared_class` at run time, not by argument
 
 
 @pytest.fixture(scope="session")
 def catalogue_grades(tmp_path_factory):
+    """Every catalogue item not in the shared class, graded: {student: {question: row}}."""
     root = tmp_path_factory.mktemp("catalogue")
     subs = root / "class"
     for kind, lesson, name, cells, _ in CATALOGUE:
-        folder = subs / f"{kind}-{lesson}-{name}"
-        folder.mkdir(parents=True)
-        nbformat.write(fill(lesson, cells), folder / f"{lesson}.ipynb")
+        if kind == "mistake" or not _speaks(cells):
+            folder = subs / f"{kind}-{lesson}-{name}"
+            folder.mkdir(parents=True)
+            nbformat.write(fill(lesson, cells), folder / f"{lesson}.ipynb")
     out = root / "out"
     grade_class(subs, out, workers=2, quiet=True)
-    rows = {}
-    for r in _read(out / "grades.csv"):
-        rows.setdefault(r["student"], {})[r["question"]] = r
-    return rows
+    return _by_student(_read(out / "grades.csv"))
 
 
-@pytest.mark.parametrize("lesson,name", [(les, n) for k, les, n, _, _ in CATALOGUE if k == "mistake"])
+def _by_student(rows) -> dict:
+    by = {}
+    for r in rows:
+        by.setdefault(r["student"], {})[r["question"]] = r
+    return by
+
+
+@pytest.mark.parametrize(
+    "lesson,name", [pytest.param(les, n, marks=FULL) for k, les, n, _, _ in CATALOGUE if k == "mistake"]
+)
 def test_classic_mistake_loses_points_when_graded(catalogue_grades, lesson, name):
     """Does this classic mistake lose points on its question, with its hint in the message?"""
     spec = answers_for(lesson).MISTAKES[name]
@@ -176,10 +206,21 @@ def test_classic_mistake_loses_points_when_graded(catalogue_grades, lesson, name
     assert not problems, f"the graded message {'; '.join(problems)}: {row['message']}"
 
 
-@pytest.mark.parametrize("lesson,name", [(les, n) for k, les, n, _, _ in CATALOGUE if k == "alternative"])
-def test_correct_alternative_gets_full_points_when_graded(catalogue_grades, lesson, name):
+@pytest.mark.parametrize(
+    "lesson,name,shared",
+    [
+        pytest.param(les, n, _speaks(cells), marks=SHARED if _speaks(cells) else FULL, id=f"{les}-{n}")
+        for k, les, n, cells, _ in CATALOGUE
+        if k == "alternative"
+    ],
+)
+def test_correct_alternative_gets_full_points_when_graded(request, lesson, name, shared):
     """Does a correct answer written another way (prints, warnings, stderr included) get full points?"""
-    rows = catalogue_grades[f"alternative-{lesson}-{name}"]
+    student = f"alternative-{lesson}-{name}"
+    if shared:  # graded in the shared class (the fixture is asked for only here, to keep the rest apart)
+        rows = _by_student(request.getfixturevalue("shared_class").rows([student]))[student]
+    else:
+        rows = request.getfixturevalue("catalogue_grades")[student]
     written = course.manual_questions(lesson)  # a person grades those; an alternative is code only
     lost = {
         q: r["message"]

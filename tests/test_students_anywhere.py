@@ -213,6 +213,7 @@ def anywhere(tmp_path_factory):
 
 
 @pytest.mark.e2e
+@pytest.mark.full  # a clean venv (minutes); the gate runs test_the_package_needs_only_torch_and_numpy
 def test_the_clean_venv_has_no_repository_path(anywhere):
     """Is nothing of the repository importable in the students' venv (no path, no autograder)?"""
     path = anywhere["sys_path"]
@@ -226,6 +227,7 @@ def test_the_clean_venv_has_no_repository_path(anywhere):
 
 
 @pytest.mark.e2e
+@pytest.mark.full  # a clean venv (minutes); the gate runs test_the_package_needs_only_torch_and_numpy
 def test_the_clean_venv_has_the_torch_it_was_given(anywhere):
     """Does the clean venv hold the torch of its pin (`STUDENT_TORCH` under `make test-oldest-torch`)?"""
     pin = student_pins()[0]
@@ -242,6 +244,7 @@ def test_the_clean_venv_has_the_torch_it_was_given(anywhere):
 
 
 @pytest.mark.e2e
+@pytest.mark.full  # a clean venv (minutes); the gate runs test_the_package_needs_only_torch_and_numpy
 def test_served_notebooks_are_the_student_notebooks(anywhere):
     """Are the notebooks this test runs byte for byte what the site serves and notebooks/ holds?"""
     for lesson in LESSONS:
@@ -250,6 +253,7 @@ def test_served_notebooks_are_the_student_notebooks(anywhere):
 
 
 @pytest.mark.e2e
+@pytest.mark.full  # a clean venv (minutes); the gate runs test_the_package_needs_only_torch_and_numpy
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_without_the_package_every_cell_runs(anywhere, lesson):
     """Without byhand: does the first cell say how to install it, does every self-check say it is
@@ -269,6 +273,7 @@ def test_without_the_package_every_cell_runs(anywhere, lesson):
 
 
 @pytest.mark.e2e
+@pytest.mark.full  # a clean venv (minutes); the gate runs test_the_package_needs_only_torch_and_numpy
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_untouched_each_self_check_says_not_done(anywhere, lesson):
     """With the wheel, untouched: does every self-check say 'not done yet', and does the kernel
@@ -282,6 +287,7 @@ def test_untouched_each_self_check_says_not_done(anywhere, lesson):
 
 
 @pytest.mark.e2e
+@pytest.mark.full  # a clean venv (minutes); the gate runs test_the_package_needs_only_torch_and_numpy
 @pytest.mark.parametrize("lesson", [lesson for lesson in LESSONS if answers_for(lesson) is not None])
 def test_answered_every_self_check_passes(anywhere, lesson):
     """With the wheel and the example answers: does every cell run clean and every self-check pass?"""
@@ -323,3 +329,60 @@ def test_the_site_serves_the_wheel_it_names(tmp_path):
     files = site.write_downloads(tmp_path, LESSONS)
     assert files[-1].name == site.wheel_name(), f"got {files[-1].name}, expected {site.wheel_name()}"
     assert site.wheel_name() in site.install_line()
+
+
+# The seconds-long version for the gate (`make test`): this venv, no clean one.
+PROBE_IMPORTS = r"""
+import importlib, json, sys
+import numpy, torch
+before = {m.split(".")[0] for m in sys.modules}
+import byhand
+for lesson in json.loads(sys.argv[1]):
+    byhand.for_lesson(lesson)
+new = {m.split(".")[0] for m in sys.modules} - before
+print(json.dumps(sorted(new - set(sys.stdlib_module_names) - {"byhand"})))
+"""
+
+PROBE_SETUP = r"""
+import importlib.abc, json, sys
+class NoByhand(importlib.abc.MetaPathFinder):  # the package is not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "byhand":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NoByhand())
+for lesson, source in json.loads(sys.argv[1]).items():
+    ns = {}
+    exec(compile(source, f"<{lesson} setup cell>", "exec"), ns)
+    ns["checks"].check("scaled_dot_product_attention")  # what a self-check cell calls
+"""
+
+
+def _python(code: str, arg: str, tmp_path) -> subprocess.CompletedProcess:
+    """`code` in a fresh interpreter of this venv, outside the repository, the repository off sys.path."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"MPLBACKEND": "Agg"}
+    return subprocess.run(
+        [sys.executable, "-c", code, arg], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_package_needs_only_torch_and_numpy(tmp_path):
+    """Does importing byhand and every lesson's checks load nothing but the standard library, torch
+    and numpy (what `pip install` of the wheel brings), and does every lesson's setup cell run with
+    the package absent, saying how to install it, its stand-in self-checks saying they are off?"""
+    done = _python(PROBE_IMPORTS, json.dumps(LESSONS), tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    extra = json.loads(done.stdout.splitlines()[-1])
+    assert extra == [], f"got byhand importing {extra}, expected only the standard library, torch and numpy"
+    setups = {
+        lesson: next(c.source for c in _student_notebook(lesson).cells if "setup" in course.tags(c))
+        for lesson in LESSONS
+    }
+    done = _python(PROBE_SETUP, json.dumps(setups), tmp_path)
+    assert done.returncode == 0, f"got a setup cell failing without the package:\n{done.stderr[-3000:]}"
+    out = done.stdout
+    assert out.count("Self-checks are off") == len(LESSONS), out
+    assert out.count(OFF) == len(LESSONS) and "pip install" in out, out
+
+
+def _student_notebook(lesson: str) -> nbformat.NotebookNode:
+    return nbformat.read(course.NOTEBOOKS / f"{lesson}.ipynb", as_version=4)

@@ -79,8 +79,8 @@ def test_a_probe_error_is_reported_as_such(setting):
 # ---------------------------------------------------------------------------------------------
 # the whole catalogue through the grader's own path, without a kernel: every case's steps run on
 # the answer (run_steps, as the probe does), the results through JSON, the trusted verdict on them.
-# tests/test_grading.py grades the first mistake of each question, and every correct alternative,
-# in sandboxed kernels.
+# tests/test_grading.py grades, in sandboxed kernels, the alternatives that print, warn or write to
+# stderr (make test), and the first mistake of each question and every alternative (make test-full).
 
 
 @pytest.mark.parametrize("lesson,name", catalogued("MISTAKES"))

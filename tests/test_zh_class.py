@@ -3,7 +3,6 @@ students, graded by the real pipeline, get exactly the English points, with mess
 
 from __future__ import annotations
 
-import csv
 import html
 import re
 
@@ -13,7 +12,6 @@ import pytest
 from byhand import i18n
 
 from autograder import course
-from autograder.classroom import grade_class
 from examples import answers_for
 from examples.build import fill, folder_name
 
@@ -37,31 +35,39 @@ def _zh(lesson: str, cells: dict) -> nbformat.NotebookNode:
     return nb
 
 
-def _rows(out):
-    with open(out / "grades.csv", newline="") as f:
-        return {(r["student"], r["lesson"], r["question"]): r for r in csv.DictReader(f)}
+def zh_label(student: str) -> str:
+    return f"{LANG}-{student}"
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    roots = {lang: tmp_path_factory.mktemp(f"class-{lang}") for lang in ("en", LANG)}
+def add_students(folder):
+    """This file's students in the shared class (tests/shared_class.py): carol and dave of the
+    example class, in the Chinese notebooks, as `zh_CN-carol` and `zh_CN-dave`."""
     for lesson in LESSONS:
         for student, cells in answers_for(lesson).STUDENTS.items():
-            if folder_name(student) not in STUDENTS:
-                continue
-            for lang, nb in (("en", fill(lesson, cells)), (LANG, _zh(lesson, cells))):
-                folder = roots[lang] / folder_name(student)
-                folder.mkdir(exist_ok=True)
-                nbformat.write(nb, folder / f"{lesson}.ipynb")
-    outs = {}
-    for lang, root in roots.items():
-        outs[lang] = root.parent / (root.name + "-out")
-        grade_class(root, outs[lang], workers=2, quiet=True)
-    return outs
+            if folder_name(student) in STUDENTS:
+                (folder / zh_label(folder_name(student))).mkdir(parents=True, exist_ok=True)
+                nbformat.write(
+                    _zh(lesson, cells), folder / zh_label(folder_name(student)) / f"{lesson}.ipynb"
+                )
+
+
+@pytest.fixture
+def graded(shared_class):
+    """{"en": rows, "zh_CN": rows, "out": folder}: rows keyed (student, lesson, question), the
+    Chinese ones under their English student's name; the English ones are the example class's."""
+
+    def keyed(rows, rename=lambda s: s):
+        return {(rename(r["student"]), r["lesson"], r["question"]): r for r in rows if r["lesson"] in LESSONS}
+
+    return {
+        "en": keyed(shared_class.rows(STUDENTS)),
+        LANG: keyed(shared_class.rows([zh_label(s) for s in STUDENTS]), lambda s: s[len(LANG) + 1 :]),
+        "out": shared_class.out,
+    }
 
 
 def test_chinese_notebooks_get_the_english_points(graded):
-    en, zh = _rows(graded["en"]), _rows(graded[LANG])
+    en, zh = graded["en"], graded[LANG]
     assert en.keys() == zh.keys() and len(en) >= 2 * len(STUDENTS)
     assert {k: r["points"] for k, r in zh.items()} == {k: r["points"] for k, r in en.items()}
     assert any(r["points"] == "0" for r in en.values()) and any(r["points"] != "0" for r in en.values())
@@ -73,7 +79,7 @@ def test_chinese_notebooks_get_the_english_points(graded):
 
 
 def test_chinese_messages_follow_the_notebook_language(graded):
-    en, zh = _rows(graded["en"]), _rows(graded[LANG])
+    en, zh = graded["en"], graded[LANG]
     # the autograded questions (written answers' rows come from grade.written_rows: TODO, not localized yet)
     failed = [
         k for k, r in en.items() if r["status"] != "passed" and k[2] in byhand.for_lesson(k[1]).QUESTIONS
@@ -83,6 +89,10 @@ def test_chinese_messages_follow_the_notebook_language(graded):
         assert not CJK.search(en[k]["message"]), k
         assert CJK.search(zh[k]["message"]), (k, zh[k]["message"])
         assert zh[k]["message"] == i18n.localize(en[k]["message"], LANG)
-    pages = {p.read_text(encoding="utf-8") for p in graded[LANG].rglob("*.html")}
+    pages = {
+        p.read_text(encoding="utf-8")
+        for s in STUDENTS
+        for p in (graded["out"] / "feedback" / zh_label(s)).rglob("*.html")
+    }
     first = zh[failed[0]]["message"].splitlines()[0]
     assert any(html.escape(first) in page for page in pages), first

@@ -9,7 +9,7 @@ WORKERS ?=
 SCHEDULER ?=
 DB_URL  ?=
 
-.PHONY: test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
+.PHONY: postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -107,7 +107,7 @@ test: $(STAMP) browser lint
 # Everything: every test of every layer (the catalogue graded in kernels, the student notebooks in a
 # clean venv, the claims sweeps, the cluster, formgrader, JupyterLab and the whole site in Chromium)
 # in one pytest process, and nbval again under another CPU beside it (its log in build/).
-test-full: $(STAMP) browser lint
+test-full: $(STAMP) browser postgres lint
 	@mkdir -p build
 	$(call UNCHANGED_TREE,$(MAKE) --no-print-directory nbval-other-cpu > build/nbval-other-cpu.log 2>&1 & other=$$!; \
 	$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=25 $(NBVAL) tests solutions; first=$$?; \
@@ -130,6 +130,10 @@ lint: $(STAMP)
 
 browser:
 	@if [ -f .ci/install-browser.sh ]; then bash .ci/install-browser.sh; fi
+
+# PostgreSQL's server for the cluster tests (make test-full), from Debian when missing
+postgres:
+	@bash .ci/install-postgres.sh
 
 # the students' clean-venv test with the oldest torch the student package declares (torch>=2.4 in
 # student/pyproject.toml); PyPI serves it as a CUDA build, about 3 GB with its libraries

@@ -43,39 +43,14 @@ def _free_port() -> int:
 
 
 def _postgres_bindir() -> Path:
-    """Debian's PostgreSQL binaries, installed from the distribution's packages when missing."""
-
-    def found():
-        hits = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[4]))
-        return Path(hits[-1]).parent if hits else None
-
-    if found() is None:
-        if os.geteuid() != 0 or not shutil.which("apt-get"):
-            pytest.fail(
-                "PostgreSQL is not installed and cannot be installed here (needs root and apt-get): "
-                "run `apt-get install postgresql` (Debian/Ubuntu) first"
-            )
-        # the package would start a system cluster: forbid service starts while it installs
-        policy = Path("/usr/sbin/policy-rc.d")
-        created = not policy.exists()
-        if created:
-            policy.write_text("#!/bin/sh\nexit 101\n")
-            policy.chmod(0o755)
-        try:
-            proc = subprocess.run(
-                "apt-get update -qq && apt-get install -y -qq postgresql",
-                shell=True,
-                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-                capture_output=True,
-                text=True,
-                timeout=1200,
-            )
-        finally:
-            if created:
-                policy.unlink()
-        if proc.returncode != 0 or found() is None:
-            pytest.fail(f"installing postgresql failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return found()
+    """Debian's PostgreSQL binaries (`make test-full` installs them with .ci/install-postgres.sh)."""
+    hits = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[4]))
+    if not hits:
+        pytest.fail(
+            "got no PostgreSQL server binaries, expected /usr/lib/postgresql/*/bin/initdb: "
+            "run `bash .ci/install-postgres.sh` (what make test-full does) first"
+        )
+    return Path(hits[-1]).parent
 
 
 def _results(out: Path) -> dict:

@@ -32,6 +32,7 @@ from autograder.judge.grade import (
     fingerprint,
     grade_one,
     grader_fault,
+    grading_version,
     summary_rows,
 )
 from autograder.outcomes import Status
@@ -149,8 +150,9 @@ def grade_class(
         _install_feedback_assets(out)
         results: dict = {}
         todo = []
+        version = grading_version()  # a changed check, grader module or lesson source regrades
         for sub in subs:
-            fp = fingerprint(sub)
+            fp = fingerprint(sub, version, limits)
             saved = state / f"{course.safe_name(sub.student)}__{course.safe_name(sub.lesson)}.json"
             if resume and saved.exists():
                 data = json.loads(saved.read_text())

@@ -39,21 +39,10 @@ import uuid
 from pathlib import Path
 
 from autograder.collect.submissions import Submission
-from autograder.judge.grade import Graded, grade_one, grader_fault
+from autograder.judge.grade import Graded, grade_one, grader_fault, grading_version
 from autograder.outcomes import GradingStopped, NoWorkers, SchedulerLost, WorkerMismatch
 from autograder.run import sandbox
 from autograder.run.runner import Station
-
-_GRADING_CODE = (
-    "judge/grade.py",
-    "run/runner.py",
-    "run/restore.py",
-    "run/sandbox.py",
-    "run/zygote.py",
-    "record/feedback.py",
-    "course.py",
-)
-
 
 # How long the command waits while the scheduler has no worker at all before it stops (seconds).
 # Generous: an adaptive cluster (dask-jobqueue's `adapt`) starts workers only once tasks wait.
@@ -62,19 +51,9 @@ NO_WORKER_TIMEOUT = 600.0
 
 @functools.cache
 def code_version() -> str:
-    """A hash of everything a grade depends on: the solution notebooks (hidden tests), the checks
-    and the grading modules. A worker refuses to grade when its hash is not the command's."""
-    import hashlib
-
-    root = sandbox.ROOT
-    files = [(f"solutions/{f.name}", f) for f in sorted((root / "solutions").glob("*.ipynb"))]
-    files += [(f"byhand/{f.name}", f) for f in sorted(sandbox.BYHAND.glob("*.py"))]
-    files += [(f"autograder/{n}", root / "autograder" / n) for n in _GRADING_CODE]
-    h = hashlib.sha256()
-    for name, f in files:
-        if f.exists():
-            h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    """A hash of everything a grade depends on (`grade.grading_version`). A worker refuses to grade
+    when its hash is not the command's."""
+    return grading_version()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ real pipeline (`grade_class`, two workers, in this process), and reads its rows 
   attacks and broken files (tests/test_adversarial.py), with solved copies of the lesson planted
   around the machine while it runs.
 
-The fixture returns a `SharedClass`. A test that changes the output folder works on `copy_out()`;
-under pytest-xdist every test that uses the fixture runs in one process (tests/conftest.py puts them
+The fixture returns a `SharedClass`. No test changes its output folder: one that writes works on a
+copy of what it needs (test_class_grading.py's `small_class`). Under pytest-xdist every test that uses the fixture runs in one process (tests/conftest.py puts them
 in one `xdist_group`), so the class is graded once per session.
 """
 
@@ -46,11 +46,6 @@ class SharedClass:
 
     def by_student(self) -> dict:
         return {g.student: g for g in self.graded}
-
-    def copy_out(self, dest: Path) -> Path:
-        """A copy of the output folder for a test that changes it (the shared one stays as graded)."""
-        shutil.copytree(self.out, dest, symlinks=True)
-        return dest
 
 
 @pytest.fixture(scope="session")

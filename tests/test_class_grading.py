@@ -271,3 +271,46 @@ def test_grading_leaks_no_file_descriptors(small_class, tmp_path):
     grade_class(root, tmp_path / "out", workers=1, quiet=True)  # six notebooks
     after = len(os.listdir("/proc/self/fd"))
     assert after - before < 10, f"got {after - before} more open descriptors after 6 notebooks, expected < 10"
+
+
+def test_a_changed_check_grader_or_limit_grades_again(tmp_path, monkeypatch):
+    """Run again into the same output folder, is a saved grade reused only while nothing that decides
+    it changed: not after a check, a grading module or a lesson changed (the grading version), nor
+    under other limits?"""
+    import json
+
+    from autograder import classroom
+    from autograder.run import sandbox
+
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    shutil.copyfile(
+        CLASS / "alice" / "01_attention.ipynb", tmp_path / "class" / "alice" / "01_attention.ipynb"
+    )
+    out = tmp_path / "out"
+    saved = out / ".state" / "alice__01_attention.json"
+
+    def run(limits=None):
+        grade_class(tmp_path / "class", out, workers=1, quiet=True, limits=limits)
+        return saved.stat().st_mtime_ns, json.loads(saved.read_text())["fingerprint"]
+
+    first = run()
+    assert run() == first, "got the unchanged submission graded again, expected its saved grade reused"
+    monkeypatch.setattr(classroom, "grading_version", lambda: "a changed check")
+    changed = run()
+    assert changed[0] != first[0] and changed[1] != first[1], "got the old grade reused after a check changed"
+    other_limits = run(sandbox.Limits(cell_timeout=30))
+    assert other_limits[1] != changed[1], "got the old grade reused under other limits"
+
+
+def test_the_grading_version_covers_every_check_and_lesson():
+    """Does the hash a saved grade must match read every module of the checks package, every lesson's
+    source and the grading modules?"""
+    from autograder.judge import grade
+    from autograder.run import sandbox
+
+    names = {name for name, _ in grade.grading_files()}
+    expected = {f"byhand/{f.name}" for f in sandbox.BYHAND.glob("*.py")}
+    expected |= {f"solutions/{f.name}" for f in course.SOLUTIONS.glob("*.ipynb")}
+    expected |= {f"autograder/{n}" for n in ("judge/grade.py", "run/restore.py", "record/feedback.py")}
+    assert expected <= names, f"got no hash of {sorted(expected - names)}"
+    assert all(path.exists() for _, path in grade.grading_files())

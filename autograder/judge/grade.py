@@ -24,9 +24,40 @@ from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_
 from autograder import course
 from autograder.collect.submissions import Submission
 from autograder.outcomes import Status
-from autograder.run import restore, runner
+from autograder.run import restore, runner, sandbox
 
 GRADER_VERSION = "1"
+# The grader's modules whose code decides a grade or what a feedback page says (a change in any of
+# them, in the checks package or in a lesson's source makes every submission be graded again)
+GRADING_CODE = (
+    "judge/grade.py",
+    "run/runner.py",
+    "run/restore.py",
+    "run/sandbox.py",
+    "run/zygote.py",
+    "record/feedback.py",
+    "course.py",
+)
+
+
+def grading_files() -> list:
+    """(name, path) of every file a grade depends on: the solution notebooks (hidden tests and the
+    reference answers), the checks package and the grading modules."""
+    root = course.ROOT
+    files = [(f"solutions/{f.name}", f) for f in sorted(course.SOLUTIONS.glob("*.ipynb"))]
+    files += [(f"byhand/{f.name}", f) for f in sorted(sandbox.BYHAND.glob("*.py"))]
+    files += [(f"autograder/{n}", root / "autograder" / n) for n in GRADING_CODE]
+    return files
+
+
+def grading_version() -> str:
+    """A hash of `grading_files()`: what a saved grade must match to be reused, and what every Dask
+    worker must agree on."""
+    h = hashlib.sha256()
+    for name, f in grading_files():
+        if f.exists():
+            h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 CONTRACT_COLUMNS = ("student", "lesson", "question", "points", "max_points", "status", "message")
@@ -290,8 +321,11 @@ def _redact(text: str) -> str:
 # class level: ordering, resuming, exporting
 
 
-def fingerprint(sub: Submission) -> str:
+def fingerprint(sub: Submission, version: str, limits=None) -> str:
+    """What a saved grade of `sub` must match to be reused: the submission, the grader's and the
+    checks' code and the lesson (`version`, from `grading_version()`), and the limits it ran under."""
     h = hashlib.sha256(GRADER_VERSION.encode())
+    h.update(version.encode() + b"\0" + repr(limits).encode() + b"\0")
     h.update(sub.key.encode())
     h.update(sub.note.encode())
     if sub.path is not None and sub.path.exists():

@@ -70,6 +70,17 @@ def _edit_tests(nb):
             c.source = "print('all good!')"
 
 
+def _sabotaged_tests():
+    """Every answer right, every test cell replaced by one that fails: the lesson's own test cells
+    are what runs, so this earns full points (kept, the student's cells would cost them all)."""
+    nb = fill(LESSON, OK)
+    for c in nb.cells:
+        meta = c.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            c.source = "raise AssertionError('a test the student wrote')"
+    return nb
+
+
 def _delete_tests(nb):
     nb.cells = [c for c in nb.cells if not c.get("metadata", {}).get("nbgrader", {}).get("grade")]
 
@@ -264,6 +275,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         0,
     ),
     "edited_test_cells": (edit(_edit_tests), 0),
+    "sabotaged_test_cells": (_sabotaged_tests, 10),
     "deleted_test_cells": (edit(_delete_tests), 0),
     "forged_metadata": (edit(_forge_metadata), 0),
     "reads_the_solutions": (lambda: with_cells(BLANK, [READ_SOLUTIONS], where="end"), 0),

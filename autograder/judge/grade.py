@@ -24,7 +24,7 @@ from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_
 from autograder import course
 from autograder.collect.submissions import Submission
 from autograder.outcomes import Status
-from autograder.run import restore, runner, sandbox
+from autograder.run import prune, restore, runner, sandbox
 
 GRADER_VERSION = "1"
 # The grader's modules whose code decides a grade or what a feedback page says (a change in any of
@@ -96,6 +96,7 @@ class Graded:
     seconds: float = 0.0
     hints: list = field(default_factory=list)  # (question, hint) for the class report
     notebook: str = ""  # the executed notebook (JSON), for nbgrader's autograded/ folder
+    steps: dict = field(default_factory=dict)  # step -> seconds (`make bench` prints their medians)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,6 +139,11 @@ def _question_cases(lesson: str) -> dict:
     """Every question's cases, hidden ones included (deterministic: built once per process)."""
     module = checks.for_lesson(lesson)
     return {name: ordered_cases(module.QUESTIONS[name], hidden=True) for name in course.questions(lesson)}
+
+
+@functools.cache
+def _check_names(lesson: str) -> frozenset:
+    return frozenset(prune.check_names(_question_cases(lesson)))
 
 
 NOT_DONE_HINT = "not done"  # the class report's name for a blank answer (not a mistake)
@@ -189,11 +195,16 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             seconds=time.monotonic() - t0,
         )
 
+    steps = {}
+    clock = runner._Clock(steps)
     nb_student, problem = load(sub.path)
+    clock.lap("load")
     if nb_student is None:
         return ungradable(problem)
     source = course.read_solution(sub.lesson)
     nb, skip, notes = restore.restore(nb_student, source)
+    skip |= prune.skippable(nb, skip, source, _check_names(sub.lesson))
+    clock.lap("restore")
     if sub.note:
         notes.insert(0, sub.note)
     module = checks.for_lesson(sub.lesson)
@@ -202,6 +213,9 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     deaths = []
     for _attempt in range(3):
         result = runner.run(nb, skip, cases, station)
+        for step, seconds in result.steps.items():
+            steps[step] = steps.get(step, 0.0) + seconds
+        clock.t = time.monotonic()
         # a cell that hit the memory limit raises MemoryError but keeps what it allocated, and the
         # kernel then dies under the grader's calls: run again without it
         hoarders = {i for i, (ename, _) in result.cell_errors.items() if ename == "MemoryError"} - skip
@@ -233,6 +247,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
         for i, c in enumerate(result.nb.cells)
         if course.nbgrader_meta(c).get("grade")
     }
+    lang = nb_student.metadata.get("language") or i18n.DEFAULT
     rows, hints = [], []
     for name, max_points in maxes.items():
         probe_error = result.probe_errors.get(name, "")
@@ -280,17 +295,19 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                 max_points,
                 status,
                 # the message in the submitted notebook's language (metadata.language of a translation)
-                _redact(i18n.localize(message, nb_student.metadata.get("language") or i18n.DEFAULT)),
+                _redact(i18n.localize(message, lang)),
                 not_done=hint == NOT_DONE_HINT,
             )
         )
     rows += written_rows(sub, result.nb)
+    clock.lap("verdicts")
     from autograder.record.feedback import render
 
-    html = render(sub, result.nb, rows, notes, source)
-    return Graded(
-        sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, nbformat.writes(result.nb)
-    )
+    html = render(sub, result.nb, rows, notes, lang=lang)
+    clock.lap("feedback")
+    notebook = nbformat.writes(result.nb)
+    clock.lap("notebook")
+    return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, notebook, steps)
 
 
 NOT_ANSWERED = "not done yet: write your answer in the cell below the question"

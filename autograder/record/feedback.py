@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import fcntl
 import functools
 import html
@@ -31,12 +30,14 @@ from types import MappingProxyType
 
 import bleach
 import nbformat
-from nbconvert import HTMLExporter
-from nbconvert.filters.highlight import Highlight2HTML
-from nbconvert.filters.strings import clean_html as nbconvert_clean_html
+import pygments
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
 
-from autograder.course import ROOT, TEXT_STUB, nbgrader_meta
+from autograder.course import ROOT, SOLUTIONS, nbgrader_meta
 
+PAGE_TEXT_HIDDEN = "# (the grader also runs hidden tests here)"
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -69,6 +70,8 @@ ATTRIBUTES = MappingProxyType(
     {"a": ("href", "title"), "img": ("src", "alt", "title"), "td": ("align",), "th": ("align",)}
 )
 PROTOCOLS = frozenset(["http", "https", "mailto", "data"])
+_LEXER = PythonLexer()
+_FORMATTER = HtmlFormatter(cssclass="highlight")
 
 
 def clean(fragment: str) -> str:
@@ -86,6 +89,12 @@ def _clean(text: str) -> str:
     return text
 
 
+def _node(**fields) -> nbformat.NotebookNode:
+    """A cell or output built from checked parts (nbformat's constructors would validate each one
+    against the schema again: most of a page's cost)."""
+    return nbformat.NotebookNode(fields)
+
+
 def _safe_output(out):
     """An output cut down to what cannot carry markup: plain text, PNG/JPEG as checked base64."""
     kind = out.get("output_type")
@@ -95,11 +104,11 @@ def _safe_output(out):
         if "@@probe-" in text:
             return None
         name = out.get("name") if out.get("name") in ("stdout", "stderr") else "stdout"
-        return nbformat.v4.new_output("stream", name=name, text=_clean(text))
+        return _node(output_type="stream", name=name, text=_clean(text))
     if kind == "error":
         ename, evalue = str(out.get("ename", "")), _clean(str(out.get("evalue", "")))
-        return nbformat.v4.new_output(
-            "error", ename=ename, evalue=evalue, traceback=[_clean(f"{ename}: {evalue}")]
+        return _node(
+            output_type="error", ename=ename, evalue=evalue, traceback=[_clean(f"{ename}: {evalue}")]
         )
     if kind in ("execute_result", "display_data"):
         data = out.get("data", {}) or {}
@@ -120,14 +129,16 @@ def _safe_output(out):
         if not kept:
             return None
         if kind == "execute_result":
-            return nbformat.v4.new_output("execute_result", data=kept, execution_count=None)
-        return nbformat.v4.new_output("display_data", data=kept)
+            return _node(output_type="execute_result", data=kept, metadata={}, execution_count=None)
+        return _node(output_type="display_data", data=kept, metadata={})
     return None
 
 
-def public_notebook(nb: nbformat.NotebookNode, title: str = "") -> nbformat.NotebookNode:
+def public_notebook(
+    nb: nbformat.NotebookNode, title: str = "", hidden_line: str = PAGE_TEXT_HIDDEN
+) -> nbformat.NotebookNode:
     """The executed notebook as the student may see it, and as no browser can be made to run."""
-    src = copy.deepcopy(nb)
+    src = nb  # read only: every cell and output below is built anew
     out = nbformat.v4.new_notebook()
     out.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}
     if title:
@@ -139,15 +150,21 @@ def public_notebook(nb: nbformat.NotebookNode, title: str = "") -> nbformat.Note
         cid = cell.get("id") if SAFE_ID.match(str(cell.get("id", ""))) else f"cell-{i}"
         if cell.cell_type == "code":
             if meta.get("grade") and not meta.get("solution"):
-                source = HIDDEN.sub("# (the grader also runs hidden tests here)\n", source)
-            new = nbformat.v4.new_code_cell(source)
+                source = HIDDEN.sub(hidden_line + "\n", source)
             count = cell.get("execution_count")
-            new.execution_count = count if isinstance(count, int) and not isinstance(count, bool) else None
-            new.outputs = [o for o in map(_safe_output, cell.get("outputs", [])) if o is not None]
+            new = _node(
+                cell_type="code",
+                source=source,
+                metadata={},
+                execution_count=count if isinstance(count, int) and not isinstance(count, bool) else None,
+                outputs=[o for o in map(_safe_output, cell.get("outputs", [])) if o is not None],
+            )
         elif cell.cell_type == "markdown":
-            new = nbformat.v4.new_markdown_cell(source)
+            new = _node(cell_type="markdown", source=source, metadata={})
         else:  # raw cells: shown as text
-            new = nbformat.v4.new_markdown_cell("```\n" + source.replace("```", "` ` `") + "\n```")
+            new = _node(
+                cell_type="markdown", source="```\n" + source.replace("```", "` ` `") + "\n```", metadata={}
+            )
         new["id"] = cid
         out.cells.append(new)
     return out
@@ -159,48 +176,54 @@ def public_notebook(nb: nbformat.NotebookNode, title: str = "") -> nbformat.Note
 SCORES_BEGIN, SCORES_END = "<!--tbb-scores-->", "<!--/tbb-scores-->"
 
 
-def scores_html(rows) -> str:
+def scores_html(rows, lang: str | None = None) -> str:
     """Points and the per-question table; the part `update_scores()` replaces when a person grades
     in formgrader."""
+    words = _words(lang)
     pts = sum(r.points for r in rows)
     mx = sum(r.max_points for r in rows)
     pending = sum(r.max_points for r in rows if r.status == "needs grading")
-    lines = [SCORES_BEGIN, f"<p class='total'><b>{pts:g} / {mx:g} points</b>"]
+    lines = [
+        SCORES_BEGIN,
+        f"<p class='total'><b>{html.escape(words['points'].format(pts=f'{pts:g}', mx=f'{mx:g}'))}</b>",
+    ]
     if pending:
-        lines.append(f" ({pending:g} of them for written answers not graded yet)")
+        lines.append(html.escape(words["pending"].format(pending=f"{pending:g}")))
     lines.append("</p>")
-    lines.append(
-        "<table class='questions'><tr><th>question</th><th>points</th><th>status</th>"
-        "<th>what to look at</th></tr>"
-    )
+    lines.append("<table class='questions'><tr>" + "".join(f"<th>{h}</th>" for h in words["head"]) + "</tr>")
     for r in rows:
-        msg = html.escape(r.message or ("all checks pass" if r.status == "passed" else ""))
-        status = html.escape(r.status)
+        msg = html.escape(r.message or (words["passed"] if r.status == "passed" else ""))
+        status = html.escape(str(r.status))
+        shown = html.escape(words["status"].get(str(r.status), str(r.status)))
         lines.append(
             f"<tr class='{status.replace(' ', '-')}'><td><code>{html.escape(r.question)}</code></td>"
-            f"<td>{r.points:g} / {r.max_points:g}</td><td>{status}</td>"
+            f"<td>{r.points:g} / {r.max_points:g}</td><td>{shown}</td>"
             f"<td><pre>{msg}</pre></td></tr>"
         )
     lines += ["</table>", SCORES_END]
     return "\n".join(lines)
 
 
-def summary_html(sub, rows, notes) -> str:
+def summary_html(sub, rows, notes, lang: str | None = None) -> str:
+    words = _words(lang)
     lines = [
-        f"<h1>{html.escape(sub.lesson)}: feedback for {html.escape(sub.student)}</h1>",
-        scores_html(rows),
+        f"<h1>{html.escape(words['title'].format(lesson=sub.lesson, student=sub.student))}</h1>",
+        scores_html(rows, lang),
     ]
     for note in notes:
-        lines.append(f"<p class='note'>Note: {html.escape(note)}</p>")
+        lines.append(f"<p class='note'>{html.escape(words['note'].format(note=note))}</p>")
     return "\n".join(lines)
 
 
 def update_scores(page: str, rows) -> str:
-    """The page with its points and question table replaced (grades and comments given by hand)."""
+    """The page with its points and question table replaced (grades and comments given by hand),
+    in the page's own language."""
     start, end = page.find(SCORES_BEGIN), page.find(SCORES_END)
     if start < 0 or end < start:
         return page
-    return page[:start] + scores_html(rows) + page[end + len(SCORES_END) :]
+    found = re.search(r"<html lang='([A-Za-z-]+)'", page[:300])
+    lang = {v: k for k, v in HTML_LANG.items()}.get(found.group(1) if found else "en", "en")
+    return page[:start] + scores_html(rows, lang) + page[end + len(SCORES_END) :]
 
 
 STYLE = """<style>
@@ -216,60 +239,213 @@ STYLE = """<style>
 </style>"""
 
 
-def plain_page(sub, rows, notes=()) -> str:
+def plain_page(sub, rows, notes=(), lang: str | None = None) -> str:
     """A page without a notebook (the submission could not be read or run), styled like the rest."""
-    title = html.escape(f"{sub.lesson}: feedback for {sub.student}")
+    words = _words(lang)
     return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
-        "<meta name='referrer' content='no-referrer'>"
-        f"<meta name='viewport' content='width=device-width, initial-scale=1.0'><title>{title}</title>"
-        f"{STYLE}</head><body><div class='tbb-summary'>{summary_html(sub, rows, list(notes))}"
-        "<p>Nothing of the notebook could be shown: see the message above, fix the file and "
-        "submit it again.</p></div></body></html>\n"
+        _head(words["title"].format(lesson=sub.lesson, student=sub.student), lang or "en")
+        + f"{STYLE}</head><body><div class='tbb-summary'>{summary_html(sub, rows, list(notes), lang)}"
+        + f"<p>{html.escape(words['nothing'])}</p></div></body></html>\n"
     )
 
 
-# every page repeats the lesson's own cells: their rendering is kept, keyed by what it depends on
-MEMO_CELLS = 4096
+# ---------------------------------------------------------------------------------------------
+# the page: the lesson's own cells rendered once per process, the submission's escaped by construction
+
+# What a page shows of one output at most (the notebook kept for formgrader has its own, larger cap:
+# run/runner.py); the rest is named, not shown.
+PAGE_OUTPUT_CHARS = 20_000
+IMAGE = re.compile(r"^data:image/(?:png|jpeg);base64,[A-Za-z0-9+/=]+$")
+# the only markup an escaping render can produce; anything else means a renderer bug: shown as text
+ESCAPED_TAGS = re.compile(r"</?([a-zA-Z][a-zA-Z0-9]*)\b")
+CODE_STYLE = ".highlight"
+PAGE_CSS = """
+body{margin:0;background:#fff;color:#1f2328}
+.tbb-notebook{font-family:system-ui,sans-serif;max-width:1000px;margin:0 auto 3em;padding:0 1em;line-height:1.5}
+.tbb-cell{margin:.6em 0}
+.tbb-in{display:flex;gap:.5em}
+.tbb-prompt{flex:0 0 5.5em;color:#307fc1;font:12px/1.9 monospace;text-align:right;user-select:none}
+.tbb-out .tbb-prompt{color:#bf5b3d}
+.tbb-src{flex:1;min-width:0;background:#f7f7f7;border:1px solid #e0e0e0;border-radius:2px}
+.tbb-src pre,.tbb-out pre{margin:0;padding:4px 8px;font:13px/1.4 monospace;white-space:pre-wrap;word-break:break-word}
+.tbb-out{display:flex;gap:.5em;margin-top:2px}
+.tbb-out>div{flex:1;min-width:0}
+.tbb-out pre.stderr{background:#fdd}
+.tbb-out pre.error{color:#b22b31}
+.tbb-out img{max-width:100%}
+.tbb-cut{color:#57606a;font-style:italic}
+.tbb-md{padding:0 .5em 0 6em}
+.tbb-md table{border-collapse:collapse}.tbb-md td,.tbb-md th{border:1px solid #ccc;padding:2px 6px}
+.tbb-md pre{background:#f7f7f7;padding:4px 8px;overflow-x:auto}
+"""
+
+# The page's own words, in the submitted notebook's language (metadata.language of a translation)
+PAGE_TEXT = {
+    "en": {
+        "title": "{lesson}: feedback for {student}",
+        "points": "{pts} / {mx} points",
+        "pending": " ({pending} of them for written answers not graded yet)",
+        "head": ("question", "points", "status", "what to look at"),
+        "passed": "all checks pass",
+        "note": "Note: {note}",
+        "hidden": PAGE_TEXT_HIDDEN,
+        "cut": "… {n} more characters of this output are not shown",
+        "nothing": "Nothing of the notebook could be shown: see the message above, fix the file and "
+        "submit it again.",
+        "status": {},
+    },
+    "zh_CN": {
+        "title": "{lesson}：给 {student} 的反馈",
+        "points": "{pts} / {mx} 分",
+        "pending": "（其中 {pending} 分属于还没批改的书面回答）",
+        "head": ("题目", "得分", "状态", "需要看的地方"),
+        "passed": "全部检查通过",
+        "note": "注意：{note}",
+        "hidden": "# （评分程序在这里还会运行隐藏测试）",
+        "cut": "……这个输出后面还有 {n} 个字符，没有显示",
+        "nothing": "笔记本的内容无法显示：请看上面的说明，改好文件后重新提交。",
+        "status": {
+            "passed": "通过",
+            "failed": "未通过",
+            "error": "出错",
+            "ungradable": "无法评分",
+            "needs grading": "待人工批改",
+        },
+    },
+}
+HTML_LANG = {"en": "en", "zh_CN": "zh-CN"}
+
+
+def _words(lang: str | None) -> dict:
+    return PAGE_TEXT.get(lang or "en", PAGE_TEXT["en"])
 
 
 @functools.cache
-def _exporter() -> HTMLExporter:
-    """The feedback page's exporter (loading its templates takes a while: once per process), with
-    markdown, code highlighting and nbconvert's HTML cleaning memoised per text. Pages are built
-    from `public_notebook()`, whose cells carry no attachments and no metadata, so each of these
-    is a function of the text alone."""
-    exporter = HTMLExporter(
-        template_name="feedback",
-        extra_template_basedirs=[str(Path(__file__).resolve().parent / "templates")],
+def _lesson_markdown(lesson: str) -> frozenset:
+    """Every markdown text of a lesson as released, in every language: the text the grader trusts
+    (rendered with the lesson's own markdown, raw HTML included, and memoised)."""
+    texts = set()
+    for path in [SOLUTIONS / f"{lesson}.ipynb", *sorted((ROOT / "notebooks").rglob(f"{lesson}.ipynb"))]:
+        if path.exists():
+            texts.update(
+                c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"
+            )
+    return frozenset(texts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _trusted_markdown(source: str) -> str:
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    return clean(markdown2html_mistune(source))
+
+
+class _EscapingRenderer(IPythonRenderer):
+    """Markdown a submission wrote: raw HTML shown as text, links only to harmless protocols,
+    images only as inline PNG/JPEG data, code blocks highlighted or escaped, no anchors."""
+
+    def __init__(self):
+        super().__init__(escape=True, allow_harmful_protocols=False, exclude_anchor_links=True)
+
+    def block_mermaidjs(self, code: str) -> str:
+        return f"<pre><code>{html.escape(code)}</code></pre>"
+
+    def image(self, text: str, url: str, title=None) -> str:
+        if IMAGE.match(url or ""):
+            return f'<img src="{html.escape(url)}" alt="{html.escape(text or "")}">'
+        return html.escape(text or "")
+
+
+def _untrusted_markdown(source: str) -> str:
+    try:
+        rendered = MarkdownWithMath(renderer=_EscapingRenderer()).render(source)
+    except Exception:  # noqa: BLE001 - whatever the renderer cannot take is shown as it was typed
+        rendered = ""
+    if not rendered or any(t.lower() not in TAGS for t in ESCAPED_TAGS.findall(rendered)):
+        return f"<pre>{html.escape(source)}</pre>"
+    return rendered
+
+
+@functools.lru_cache(maxsize=4096)
+def _highlighted(source: str) -> str:
+    return pygments.highlight(source, _LEXER, _FORMATTER)
+
+
+def _text(text: str, words: dict, css: str = "") -> str:
+    cut = ""
+    if len(text) > PAGE_OUTPUT_CHARS:
+        cut = (
+            f"<div class='tbb-cut'>{html.escape(words['cut'].format(n=len(text) - PAGE_OUTPUT_CHARS))}</div>"
+        )
+        text = text[:PAGE_OUTPUT_CHARS]
+    cls = f" class='{css}'" if css else ""
+    return f"<pre{cls}>{html.escape(text)}</pre>{cut}"
+
+
+def _output_html(out, words: dict) -> str:
+    kind = out.get("output_type")
+    if kind == "stream":
+        return _text(out.get("text", ""), words, "stderr" if out.get("name") == "stderr" else "")
+    if kind == "error":
+        return _text(f"{out.get('ename', '')}: {out.get('evalue', '')}", words, "error")
+    data = out.get("data", {})
+    for mime in ("image/png", "image/jpeg"):
+        if mime in data:  # checked base64 (public_notebook)
+            b64 = re.sub(r"\s", "", data[mime])
+            return f'<img src="data:{mime};base64,{b64}" alt="">'
+    return _text(data.get("text/plain", ""), words)
+
+
+def _cell_html(cell, words: dict, trusted: frozenset) -> str:
+    cid = html.escape(cell["id"])
+    if cell.cell_type == "markdown":
+        src = cell.source
+        body = _trusted_markdown(src) if src in trusted else _untrusted_markdown(src)
+        return f"<div class='tbb-cell tbb-md' id='{cid}'>{body}</div>"
+    count = cell.get("execution_count")
+    prompt = f"[{count}]:" if count is not None else "[ ]:"
+    parts = [
+        f"<div class='tbb-cell' id='{cid}'><div class='tbb-in'><div class='tbb-prompt'>In&nbsp;{prompt}</div>"
+        f"<div class='tbb-src'>{_highlighted(cell.source)}</div></div>"
+    ]
+    outs = "".join(_output_html(o, words) for o in cell.get("outputs", []))
+    if outs:
+        parts.append(f"<div class='tbb-out'><div class='tbb-prompt'></div><div>{outs}</div></div>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _head(title: str, lang: str) -> str:
+    return (
+        f"<!DOCTYPE html>\n<html lang='{HTML_LANG.get(lang, 'en')}'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+        "<meta name='referrer' content='no-referrer'>"
+        f"<meta name='viewport' content='width=device-width, initial-scale=1.0'><title>{html.escape(title)}</title>"
     )
-    highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
-
-    @functools.lru_cache(maxsize=MEMO_CELLS)
-    def markdown(source: str) -> str:
-        return clean(exporter.markdown2html({}, source))
-
-    @functools.lru_cache(maxsize=MEMO_CELLS)
-    def highlighted(source: str, language) -> str:
-        return highlight(source, language)
-
-    def highlight_code(source, language=None, metadata=None):
-        return highlighted(source, language) if not metadata else highlight(source, language, metadata)
-
-    exporter.filters = {
-        "tbb_markdown": markdown,
-        "highlight_code": highlight_code,
-        "clean_html": functools.lru_cache(maxsize=MEMO_CELLS)(nbconvert_clean_html),
-    }
-    exporter.exclude_input_prompt = False
-    return exporter
 
 
-def render(sub, nb, rows, notes, source=None) -> str:
-    body, _ = _exporter().from_notebook_node(public_notebook(nb, f"{sub.lesson}: feedback for {sub.student}"))
-    head = STYLE + "<div class='tbb-summary'>" + summary_html(sub, rows, notes) + "</div>"
-    return re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + head, body, count=1)
+@functools.cache
+def _code_css() -> str:
+    return _FORMATTER.get_style_defs(CODE_STYLE)
+
+
+def render(sub, nb, rows, notes, source=None, lang: str | None = None) -> str:
+    """The feedback page of one graded submission. The lesson's own markdown (the same text as the
+    released notebook, in any language) is rendered once per process and reused; everything the
+    submission controls is built as escaped text, so no HTML sanitizer has to read it."""
+    words = _words(lang)
+    title = words["title"].format(lesson=sub.lesson, student=sub.student)
+    public = public_notebook(nb, hidden_line=words["hidden"])
+    trusted = _lesson_markdown(sub.lesson) if sub.lesson else frozenset()
+    body = "\n".join(_cell_html(c, words, trusted) for c in public.cells)
+    return (
+        _head(title, lang or "en")
+        + "<script src='../_assets/mathjax-config.js'></script>"
+        + "<script src='../_assets/mathjax/tex-chtml-full.js' id='MathJax-script'></script>"
+        + f"<style>{PAGE_CSS}{_code_css()}</style>{STYLE}</head><body>"
+        + f"<div class='tbb-summary'>{summary_html(sub, rows, notes, lang)}</div>"
+        + f"<main class='tbb-notebook'>\n{body}\n</main></body></html>\n"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,7 +496,3 @@ def install_assets(feedback: Path) -> bool:
         else:
             shutil.copyfile(src, dst)
     return True
-
-
-def unanswered(text: str) -> bool:
-    return text.strip() in ("", TEXT_STUB)

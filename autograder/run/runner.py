@@ -21,20 +21,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+import zmq
+from byhand._core import case_digest
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from autograder.run import sandbox, zygote
+from autograder.run import outputs, sandbox, zygote
 
-PROBE = """\
-import json as _j
-from byhand._core import run_steps as _rs
-_cases = _j.loads({payload!r})
-_out = [_rs(c["steps"], c["outputs"], globals()) for c in _cases]
-print({marker!r} + _j.dumps(_out))
+# The probe, in two steps that each print one line per question as soon as it is ready:
+# RECORDED asks for the results the lesson's test cells already computed (the cases named by their
+# digests: a few bytes), PROBE calls the student's code on the cases given in full (kilobytes to
+# megabytes of inputs), only for the cases RECORDED did not have.
+_PRINT = """\
+import json as _j, sys as _s
+_w = getattr(type(_s.stdout).write, "__wrapped__", type(_s.stdout).write)
+def _say(line):
+    _w(_s.stdout, line + "\\n")
+    _s.stdout.flush()
 """
+RECORDED = (
+    _PRINT
+    + """\
+from byhand._core import recorded as _rd
+for _q, _ds in _j.loads({payload!r}):
+    _say({marker!r} + _q + " " + _rd(_q, _ds))
+"""
+)
+PROBE = (
+    _PRINT
+    + """\
+from byhand._core import run_case as _rc
+for _q, _cs in _j.loads({payload!r}):
+    _say({marker!r} + _q + " [" + ",".join(_rc(_q, _c, globals()) for _c in _cs) + "]")
+"""
+)
 
 
 class Station:
@@ -91,6 +113,7 @@ class RunResult:
     probe_error: str = ""
     kernel_lost: bool = False  # the kernel died or stopped answering during a probe: no more probes
     seconds: float = 0.0
+    steps: dict = field(default_factory=dict)  # step -> seconds: kernel start, cells, probe, kernel stop
 
 
 class SandboxKernelManager(AsyncKernelManager):
@@ -110,6 +133,11 @@ class SandboxKernelManager(AsyncKernelManager):
             self.provisioner.zygote = self.zygote
             self.provisioner.sandbox_spec = self.sandbox_spec
         return await super()._async_pre_start_kernel(**kw)
+
+    def client(self, **kwargs):
+        kc = super().client(**kwargs)
+        kc.context.setsockopt(zmq.MAXMSGSIZE, outputs.MAX_MESSAGE_BYTES)  # its sockets refuse larger ones
+        return kc
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
@@ -164,7 +192,7 @@ def run(nb: nbformat.NotebookNode, skip: set, per_question: dict, station: Stati
     km.sandbox_spec = str(spec)
     km.sandbox_uid = uid
     km.zygote = station.kernels()
-    client = NotebookClient(
+    client = outputs.CappedClient(
         nb,
         km=km,
         timeout=limits.cell_timeout,
@@ -178,9 +206,11 @@ def run(nb: nbformat.NotebookNode, skip: set, per_question: dict, station: Stati
     )
     result = RunResult(nb=nb)
     start = time.monotonic()
+    clock = _Clock(result.steps)
     try:
         with client.setup_kernel(cwd=str(workdir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
             sandbox.seal(workdir, uid)  # its sockets are bound: from now on it writes to its tmpfs only
+            clock.lap("kernel start")
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or index in skip:
                     continue
@@ -207,18 +237,12 @@ def run(nb: nbformat.NotebookNode, skip: set, per_question: dict, station: Stati
                         result.cell_errors[index] = (out.get("ename", ""), out.get("evalue", ""))
                         if out.get("ename") in ("CellTimeoutError",) and index not in result.timed_out:
                             result.timed_out.append(index)
+            clock.lap("cells")
             if result.died_at is None:
                 # the probe talks to the kernel alone: whatever it forked is gone first
                 sandbox.kill_user_processes(km.sandbox_uid, keep=getattr(km.provisioner, "pid", None))
-                result.probe = {}
-                for name, qcases in per_question.items():
-                    if _probe(client, name, qcases, result):  # silent once (seen under load): again
-                        result.probe_errors.pop(name, None)
-                        _probe(client, name, qcases, result)
-                    if result.kernel_lost:
-                        for other in per_question:
-                            result.probe_errors.setdefault(other, result.probe_errors[name])
-                        break
+                _probe_all(client, per_question, result)
+                clock.lap("probe")
     except Exception as exc:  # noqa: BLE001
         if result.died_at is None:
             result.died_at = -1
@@ -226,8 +250,21 @@ def run(nb: nbformat.NotebookNode, skip: set, per_question: dict, station: Stati
     finally:
         sandbox.kill_user_processes(km.sandbox_uid)
         _release(client, km)
+        clock.lap("kernel stop")
         result.seconds = time.monotonic() - start
     return result
+
+
+class _Clock:
+    """Seconds between laps, added into `steps` under each lap's name (`make bench` prints them)."""
+
+    def __init__(self, steps: dict):
+        self.steps, self.t = steps, time.monotonic()
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.steps[name] = self.steps.get(name, 0.0) + now - self.t
+        self.t = now
 
 
 def _death_reason(km) -> str:
@@ -248,60 +285,139 @@ def _death_reason(km) -> str:
     return "the kernel died"
 
 
-def _probe(client: NotebookClient, name: str, cases: list, result: RunResult) -> bool:
-    """Call question `name` on its cases in the kernel; results or the reason go into `result`.
-    True when the kernel answered nothing at all (no output, no error): worth one more call."""
+def _probe_all(client: NotebookClient, per_question: dict, result: RunResult) -> None:
+    """Every question's results into `result.probe` (name -> one wire result per case), or the
+    reason into `result.probe_errors`. Normally one call: the results the test cells recorded.
+    Then one call for every case not recorded, and each question alone only when that call left
+    it without results, so that one hanging or crashing function costs only its own question."""
+    result.probe = {}
+    got = {name: [None] * len(cases) for name, cases in per_question.items()}
+    digests = [[name, [case_digest(name, c.wire()) for c in cases]] for name, cases in per_question.items()]
+    answer = _call(client, RECORDED, digests)
+    for name, data in answer.lines.items():
+        if isinstance(data, list) and len(data) == len(got[name]):
+            got[name] = [r if isinstance(r, dict) else None for r in data]
+    todo = {
+        name: [i for i, r in enumerate(got[name]) if r is None] for name in per_question if None in got[name]
+    }
+    if todo and not answer.lost:
+        left = _probe(
+            client, {name: [per_question[name][i] for i in idx] for name, idx in todo.items()}, result
+        )
+        for name, idx in todo.items():
+            if name in result.probe:
+                for i, r in zip(idx, result.probe.pop(name)):
+                    got[name][i] = r
+        for name in left:
+            if result.kernel_lost:
+                break
+            cases = {name: per_question[name]}
+            if _probe(client, cases, result, alone=True):  # silent once (seen under load): again
+                result.probe_errors.pop(name, None)
+                _probe(client, cases, result, alone=True)
+            if name in result.probe:
+                got[name] = result.probe.pop(name)
+    elif todo:
+        result.kernel_lost = True
+        result.probe_errors[next(iter(todo))] = answer.why.replace("{name}", next(iter(todo)))
+    for name, data in got.items():
+        if name not in result.probe_errors and None not in data:
+            result.probe[name] = data
+    if result.kernel_lost:
+        culprit = next(n for n in per_question if n in result.probe_errors)
+        for other in per_question:
+            if other not in result.probe:
+                result.probe_errors.setdefault(other, result.probe_errors[culprit])
+
+
+@dataclass
+class _Answer:
+    lines: dict  # question -> its decoded line, or the reason it could not be read (a str)
+    errors: list  # the cell's error outputs
+    why: str = ""  # the call itself failed ("{name}": the question it was on)
+    lost: bool = False  # the kernel died or stopped answering
+
+
+def _call(client: NotebookClient, code: str, payload) -> _Answer:
+    """Run one probe cell (`code` with `payload` and a fresh marker) and read its lines."""
     marker = f"@@probe-{secrets.token_hex(16)}@@"
-    code = PROBE.format(payload=json.dumps([c.wire() for c in cases]), marker=marker)
-    cell = nbformat.v4.new_code_cell(code)
+    cell = nbformat.v4.new_code_cell(code.format(payload=json.dumps(payload), marker=marker))
+    cell.metadata[outputs.PROBE_META] = True
     client.nb.cells.append(cell)  # nbclient writes outputs back by index
+    why, lost = "", False
     try:
         _execute(client, cell, len(client.nb.cells) - 1, store_history=False)
     except Unresponsive as exc:
-        result.probe_errors[name] = f"the grader could not call {name}: {exc}"
-        result.kernel_lost = True
-        return False
+        why, lost = f"the grader could not call {{name}}: {exc}", True
     except CellTimeoutError:
-        result.probe_errors[name] = (
-            f"{name} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
-        )
-        return False
+        why = f"{{name}} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
     except Exception as exc:  # noqa: BLE001
         if _kernel_died(exc):
-            why = f"the kernel died while the grader called {name} ({_death_reason(client.km)})"
-            result.kernel_lost = True
+            why, lost = f"the kernel died while the grader called {{name}} ({_death_reason(client.km)})", True
         elif "Signature" in str(exc):
             why = (
-                f"the grader could not call {name}: the kernel's messages were garbled (did the "
+                "the grader could not call {name}: the kernel's messages were garbled (did the "
                 "notebook fork processes it did not wait for?)"
             )
         else:
-            why = f"the grader could not call {name}: {exc}"
-        result.probe_errors[name] = why
-        return False
+            why = f"the grader could not call {{name}}: {exc}"
     finally:
         client.nb.cells.pop()
     text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+    lines = {}
+    for line in text.split(marker)[1:]:  # the last line of a question counts
+        name, _, data = line.split("\n", 1)[0].partition(" ")
+        try:
+            lines[name] = json.loads(data)
+        except ValueError as exc:
+            lines[name] = str(exc)
     errors = [o for o in cell.outputs if o.get("output_type") == "error"]
-    if marker not in text:
-        if errors and errors[0].get("ename") in ("KeyboardInterrupt", "CellTimeoutError"):
-            why = (
-                f"{name} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
-            )
-        elif errors:
-            why = f"the grader could not call {name} ({errors[0].get('ename')}: {errors[0].get('evalue')})"
+    return _Answer(lines, errors, why, lost)
+
+
+def _probe(client: NotebookClient, questions: dict, result: RunResult, alone: bool = False):
+    """Call the student's code on `questions` (name -> cases) in one cell; results into
+    `result.probe`. Several questions: returns the names left without results, to be called alone
+    (a dead or unresponsive kernel is recorded against the question it was on). One question
+    (`alone`): its failure goes into `result.probe_errors`, and True means the kernel answered
+    nothing at all (no output, no error), worth one more call."""
+    answer = _call(client, PROBE, [[name, [c.wire() for c in cases]] for name, cases in questions.items()])
+    unread = {}
+    for name, data in answer.lines.items():
+        if name not in questions:
+            continue
+        if isinstance(data, list) and len(data) == len(questions[name]):
+            result.probe[name] = data
         else:
-            result.probe_errors[name] = f"the grader could not call {name} (no answer)"
-            return True
-        result.probe_errors[name] = why
+            why = data if isinstance(data, str) else "wrong number of results"
+            unread[name] = f"the grader could not read the results of {name} ({why})"
+    if not alone:
+        missing = [n for n in questions if n not in result.probe and n not in unread]
+        if answer.lost and missing:
+            result.kernel_lost = True
+            result.probe_errors[missing[0]] = answer.why.replace("{name}", missing[0])
+            return []
+        return [n for n in questions if n not in result.probe]
+    (name,) = questions
+    if answer.why:  # what went wrong with the call decides, whatever it printed before
+        result.probe.pop(name, None)
+        result.kernel_lost = answer.lost
+        result.probe_errors[name] = answer.why.replace("{name}", name)
         return False
-    try:
-        data = json.loads(text.split(marker, 1)[1].strip().splitlines()[0])
-        if not isinstance(data, list) or len(data) != len(cases):
-            raise ValueError("wrong number of results")
-        result.probe[name] = data
-    except (ValueError, IndexError) as exc:
-        result.probe_errors[name] = f"the grader could not read the results of {name} ({exc})"
+    if name in unread:
+        result.probe_errors[name] = unread[name]
+        return False
+    if name in result.probe:
+        return False
+    errors = answer.errors
+    if errors and errors[0].get("ename") in ("KeyboardInterrupt", "CellTimeoutError"):
+        why = f"{name} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
+    elif errors:
+        why = f"the grader could not call {name} ({errors[0].get('ename')}: {errors[0].get('evalue')})"
+    else:
+        result.probe_errors[name] = f"the grader could not call {name} (no answer)"
+        return True
+    result.probe_errors[name] = why
     return False
 
 

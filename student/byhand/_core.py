@@ -15,9 +15,11 @@ answers, never a comparison.
 from __future__ import annotations
 
 import base64
+import hashlib
 import importlib
 import json
 import math
+import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -654,6 +656,40 @@ def ordered_cases(question: Question, hidden: bool) -> list:
     return sorted(cases, key=lambda c: c.size)
 
 
+# At grading (the sandbox sets BYHAND_GRADING=1) every case's result is kept, under a digest of its
+# question and inputs: the grader's probe after the last cell then asks for what the lesson's test
+# cells computed (`recorded`) instead of sending the same inputs to call the student's code on them
+# again. Never in a learner's kernel, where an answer fixed after its check must be run again.
+# (The variable is read at each call: a warm kernel imported this module before its environment
+# was set.)
+_RECORDED: dict = {}
+
+
+def case_digest(name: str, wire: dict) -> str:
+    """The name of one case of question `name` (the same in the grader and in the kernel)."""
+    return hashlib.sha256((name + "\0" + json.dumps(wire, sort_keys=True)).encode()).hexdigest()
+
+
+def run_case(name: str, wire: dict, namespace: dict, device=None, reuse: bool = False) -> str:
+    """One case of question `name` run against `namespace`: its wire result as JSON text. At
+    grading it is recorded, and with `reuse` a recorded result is returned instead (a test cell's
+    hidden check repeats its visible cases)."""
+    digest = None
+    if device is None and os.environ.get("BYHAND_GRADING") == "1":
+        digest = case_digest(name, wire)
+        if reuse and isinstance(_RECORDED.get(digest), str):
+            return _RECORDED[digest]
+    text = json.dumps(run_steps(wire["steps"], wire["outputs"], namespace, device))
+    if digest is not None:
+        _RECORDED[digest] = text
+    return text
+
+
+def recorded(name: str, digests: list) -> str:
+    """The recorded results of these cases of `name` as a JSON list (null: not recorded)."""
+    return "[" + ",".join(str(_RECORDED.get(d, "null")) for d in digests) + "]"
+
+
 def check(questions: dict, name: str, namespace: dict, hidden: bool = False, device=None) -> None:
     """Self-check one question inside the student's kernel. Prints a one-line success, raises a
     CheckFailure with a hint otherwise. `device` (e.g. "cuda"): build the inputs there."""
@@ -662,7 +698,7 @@ def check(questions: dict, name: str, namespace: dict, hidden: bool = False, dev
 
     def results():
         for case in cases:
-            yield case, json.loads(json.dumps(run_steps(case.steps, case.outputs, namespace, device)))
+            yield case, json.loads(run_case(name, case.wire(), namespace, device, reuse=True))
 
     judge_all(question, results())
     kind = "cases, hidden ones included," if hidden else "visible cases"

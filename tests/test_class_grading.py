@@ -136,19 +136,24 @@ def test_progress_is_plain_lines_off_a_terminal(small_class, tmp_path):
 
 @pytest.mark.parametrize("lesson", course.lessons())
 def test_demo_cells_are_skipped_and_nothing_graded_needs_them(lesson):
-    """Are a lesson's demo cells skipped at grading, and do the reference answers still pass with
-    them skipped? (The perfect example student, graded for real, is the end-to-end proof.)"""
+    """Are a lesson's demo cells skipped at grading, and its plain cells that nothing graded reads
+    (run/prune.py), and do the reference answers still pass with only the rest run, in order?
+    (The perfect example student, graded for real, is the end-to-end proof.)"""
+    from autograder.judge.grade import _check_names
+    from autograder.run.prune import skippable
+
     src = course.read_solution(lesson)
     demo = [c for c in src.cells if "demo" in course.tags(c)]
     student = course.read_solution(lesson)
     nb, skip, _ = restore(student, src)
     assert len(skip) == len(demo)
+    skip |= skippable(nb, skip, src, _check_names(lesson))
     ns = {}
     graded_names = set(course.questions(lesson))
     for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and i not in skip and not course.nbgrader_meta(cell).get("grade"):
-            if course.nbgrader_meta(cell).get("solution") or "setup" in course.tags(cell):
-                exec(compile(cell.source, f"<{lesson}:{i}>", "exec"), ns)
+        meta = course.nbgrader_meta(cell)
+        if cell.cell_type == "code" and i not in skip and not (meta.get("grade") and not meta.get("solution")):
+            exec(compile(cell.source, f"<{lesson}:{i}>", "exec"), ns)
     import byhand
 
     module = byhand.for_lesson(lesson)
@@ -320,3 +325,59 @@ def test_the_grading_version_covers_every_check_and_lesson():
     expected |= {f"autograder/{n}" for n in ("judge/grade.py", "run/restore.py", "record/feedback.py")}
     assert expected <= names, f"got no hash of {sorted(expected - names)}"
     assert all(path.exists() for _, path in grade.grading_files())
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """Memory of `pid` and all its descendants together (sandboxed kernels included): the sum of
+    their proportional set sizes (a page the zygote's forks share counts once, split among them)."""
+    pids, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        pids.append(p)
+        todo += _children_of(p)
+    total = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+def test_a_cell_that_prints_a_gigabyte_is_cut_not_kept(tmp_path):
+    """Does a cell that writes 1 GB to stdout (a loop of sys.stdout.write) cost grading neither
+    memory nor time: `make grade`'s command with one worker done in under 30 s, its whole process
+    tree (grader, zygote, kernel) under 1 GB at every moment, the output kept cut with a note that
+    says so, and the notebook's grades as without the cell?"""
+    import nbformat
+
+    from autograder.run.outputs import KEEP_BYTES
+
+    lesson = "01_attention"
+    nb = nbformat.read(CLASS / "alice" / f"{lesson}.ipynb", as_version=4)
+    flood = "import sys\nfor _ in range(1024):\n    sys.stdout.write('x' * (1 << 20))\n"
+    nb.cells.insert(3, nbformat.v4.new_code_cell(flood))
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    nbformat.write(nb, tmp_path / "class" / "alice" / f"{lesson}.ipynb")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "autograder", "grade", str(tmp_path / "class"), "--out", str(out), "--workers", "1"]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_mb(proc.pid))
+        time.sleep(0.02)
+    seconds = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr.read()[-2000:]
+    assert peak < 1024, f"got a peak of {peak:.0f} MB for the grading process tree, expected under 1 GB"
+    assert seconds < 30, f"got {seconds:.1f} s to grade one notebook, expected under 30 s"
+    summary = {r["lesson"]: r for r in csv.DictReader(open(out / "summary.csv", newline=""))}
+    assert summary[lesson]["points"] == summary[lesson]["max_points"], summary[lesson]
+    kept = nbformat.read(out / "autograded" / "alice" / lesson / f"{lesson}.ipynb", as_version=4).cells[3]
+    text = "".join(o.get("text", "") for o in kept.outputs)
+    assert len(text) < KEEP_BYTES + 1000, f"got {len(text)} characters kept of the flood, expected a few MB"
+    assert "the rest was cut" in text, f"got no note that the output was cut: ...{text[-200:]!r}"
+    page = (out / "feedback" / "alice" / f"{lesson}.html").read_text(encoding="utf-8")
+    assert len(page) < 2 << 20 and "the rest was cut" in page, f"got a {len(page)}-character page"

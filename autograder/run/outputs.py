@@ -4,7 +4,8 @@ A cell that prints a gigabyte (a `sys.stdout.write` in a loop) must not make the
 gigabyte, nor the kernel either. Two caps, one on each side of the wire:
 
 * in the kernel (warm kernels, `zygote.py`): the standard streams stop sending what a cell writes
-  past `KERNEL_BYTES`, and say so once, so the bulk never leaves the kernel (nor is buffered there);
+  past `KERNEL_BYTES`, and say so once, so the bulk never leaves the kernel (nor is kept there:
+  IPython's own copy of every write, for its output history, is turned off);
 * in the grader (`CappedClient`): nbclient keeps at most `KEEP_BYTES` of a cell's outputs and one
   note that the rest was cut, whatever the kernel sends (a submission can undo the kernel's cap in
   its own process); a single message larger than `MAX_MESSAGE_BYTES` is refused by ZeroMQ itself
@@ -14,6 +15,8 @@ The probe's cells (marked `PROBE_META`) may keep more: their lines carry the res
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import nbformat
 from nbclient import NotebookClient
@@ -45,12 +48,20 @@ def cap_kernel_streams(limit: int = KERNEL_BYTES) -> None:
         state["sent"] += len(string)
         if room >= len(string):
             return write(self, string)
-        if room > 0:  # crossing the limit: what fits, then the note, once
+        if room >= 0:  # crossing the limit: what fits, then the note, once
             write(self, string[:room] + CUT.format(mb=limit >> 20))
+            state["sent"] = limit + 1
         return len(string)
 
     capped.__wrapped__ = write  # the probe writes its own lines past the cap
     OutStream.write = capped
+    # IPython 9 also keeps every string a cell writes, for its output history (`_tee` in
+    # `run_cell`, never cleared): a 1 GB print stayed in the kernel's memory. Grading needs no
+    # such history.
+    from IPython.core.interactiveshell import InteractiveShell
+
+    if hasattr(InteractiveShell, "_tee"):
+        InteractiveShell._tee = lambda self, channel: contextlib.nullcontext()
 
 
 class CappedClient(NotebookClient):

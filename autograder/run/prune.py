@@ -51,10 +51,10 @@ def _names(source: str):
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree)):
+        return None  # names nobody can list
     stores = set()
     for sym in table.get_symbols():
-        if sym.get_name() == "*":
-            return None
         if sym.is_assigned() or sym.is_imported():
             stores.add(sym.get_name())
     deferred = set()  # what functions and classes read when they run

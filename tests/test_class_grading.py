@@ -152,7 +152,11 @@ def test_demo_cells_are_skipped_and_nothing_graded_needs_them(lesson):
     graded_names = set(course.questions(lesson))
     for i, cell in enumerate(nb.cells):
         meta = course.nbgrader_meta(cell)
-        if cell.cell_type == "code" and i not in skip and not (meta.get("grade") and not meta.get("solution")):
+        if (
+            cell.cell_type == "code"
+            and i not in skip
+            and not (meta.get("grade") and not meta.get("solution"))
+        ):
             exec(compile(cell.source, f"<{lesson}:{i}>", "exec"), ns)
     import byhand
 
@@ -362,7 +366,17 @@ def test_a_cell_that_prints_a_gigabyte_is_cut_not_kept(tmp_path):
     (tmp_path / "class" / "alice").mkdir(parents=True)
     nbformat.write(nb, tmp_path / "class" / "alice" / f"{lesson}.ipynb")
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "autograder", "grade", str(tmp_path / "class"), "--out", str(out), "--workers", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(tmp_path / "class"),
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+    ]
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0.0

@@ -85,7 +85,8 @@ def test_a_cell_the_student_changed_runs():
 
 
 @pytest.mark.parametrize(
-    "reach", ["globals()['q']", "eval('q')", "exec('print(q)')", "get_ipython().user_ns['q']", "from os import *"]
+    "reach",
+    ["globals()['q']", "eval('q')", "exec('print(q)')", "get_ipython().user_ns['q']", "from os import *"],
 )
 def test_a_notebook_that_reaches_names_by_string_runs_everything(reach):
     demo = "q = torch.randn(3)"

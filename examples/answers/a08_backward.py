@@ -1,7 +1,7 @@
 """Example answers for lesson 08_backward: the example class, the classic mistakes of backward passes
 (softmax diagonal term only, LayerNorm without its mean or variance path, dweight not reduced or
 reduced over the wrong dims, attention without the scale or the mask, a custom Function that saves
-the whole graph, intermediates it does not need, or nothing), and correct answers written
+the whole graph, intermediates it does not need, nothing, or keeps its tensors as ctx attributes), and correct answers written
 differently. Keys are answer-cell ids."""
 
 SOFTMAX_OK = """
@@ -122,6 +122,9 @@ MISTAKES = {
     "sm_sum_over_dim0": _mistake(
         SM, _softmax("return y * (dy - (dy * y).sum(0, keepdim=True))"), "softmax_backward", "wrong dim"
     ),
+    "sm_full_sum_not_per_row": _mistake(
+        SM, _softmax("return y * (dy - (dy * y).sum())"), "softmax_backward", "the dot product is per row"
+    ),
     # layer norm
     "ln_mean_term_missing": _mistake(
         LN,
@@ -134,6 +137,22 @@ MISTAKES = {
         _layer_norm_backward(dx_line="dx = rstd * (g - g.mean(-1, keepdim=True))"),
         "layer_norm_backward",
         "variance term",
+    ),
+    "ln_variance_term_sign": _mistake(
+        LN,
+        _layer_norm_backward(
+            dx_line="dx = rstd * (g - g.mean(-1, keepdim=True) + x_hat * (g * x_hat).mean(-1, keepdim=True))"
+        ),
+        "layer_norm_backward",
+        "instead of subtracting",
+    ),
+    "ln_mean_terms_use_dy": _mistake(
+        LN,
+        _layer_norm_backward(
+            dx_line="dx = rstd * (g - dy.mean(-1, keepdim=True) - x_hat * (dy * x_hat).mean(-1, keepdim=True))"
+        ),
+        "layer_norm_backward",
+        "where they need g",
     ),
     "ln_statistics_constant": _mistake(
         LN, _layer_norm_backward(dx_line="dx = rstd * g"), "layer_norm_backward", "treated as constants"
@@ -233,6 +252,9 @@ MISTAKES = {
     "attn_softmax_diagonal_only": _mistake(
         AT, _attention_backward(ds_line="ds = p * dp"), "attention_backward", "diagonal term"
     ),
+    "attn_dk_without_transpose": _mistake(
+        AT, _attention_backward(dk_line="dk = ds @ q * scale"), "attention_backward", "without the transpose"
+    ),
     # the custom Function
     "fn_saves_the_whole_graph": _mistake(
         FN,
@@ -291,6 +313,17 @@ MISTAKES = {
         ),
         "LayerNormFunction",
         "saves nothing",
+    ),
+    "fn_tensors_on_ctx": _mistake(
+        FN,
+        _function(
+            """        ctx.x, ctx.weight, ctx.eps = x, weight, eps
+        return layer_norm(x, weight, bias, eps)""",
+            """        dx, dweight, dbias = layer_norm_backward(dy, ctx.x, ctx.weight, ctx.eps)
+        return dx, dweight, dbias, None""",
+        ),
+        "LayerNormFunction",
+        "not ctx.x = x",
     ),
     "fn_three_gradients": _mistake(
         FN,

@@ -96,6 +96,8 @@ def ref_softmax_backward(dy, y, mistake=None):
         return y * (dy - (dy * y).sum(0, keepdim=True))
     if mistake == "wrong_dim_2":
         return y * (dy - (dy * y).sum(-2, keepdim=True))
+    if mistake == "full_sum":
+        return y * (dy - (dy * y).sum())
     return y * (dy - s)
 
 
@@ -129,6 +131,11 @@ _SOFTMAX_MISTAKES = [
         "wrong_dim_2",
         "the sum(dy * y) runs over the wrong dim (dim -2): the softmax is over the last dim, so sum "
         "over dim=-1 with keepdim=True",
+    ),
+    (
+        "full_sum",
+        "your sum(dy * y) adds up every entry of the tensor, one number for all rows: each row is its "
+        "own softmax, so the dot product is per row, (dy * y).sum(dim=-1, keepdim=True)",
     ),
 ]
 
@@ -195,10 +202,13 @@ def ref_layer_norm_backward(dy, x, w, eps, mistake=None):
     a, b = g.mean(-1, keepdim=True), (g * xhat).mean(-1, keepdim=True)
     if mistake == "unbiased":
         b = (g * xhat).sum(-1, keepdim=True) / (d - 1)
+    a_dy, b_dy = dy.mean(-1, keepdim=True), (dy * xhat).mean(-1, keepdim=True)
     dx = {
         "no_mean_term": rstd * (g - xhat * b),
         "no_var_term": rstd * (g - a),
         "constant_stats": rstd * g,
+        "var_term_sign": rstd * (g - a + xhat * b),
+        "means_of_dy": rstd * (g - a_dy - xhat * b_dy),
     }.get(mistake, rstd * (g - a - xhat * b))
 
     def flat(t):
@@ -228,6 +238,18 @@ _LN_DX_MISTAKES = [
         "no_var_term",
         "your dx misses the variance term -x_hat * mean(g * x_hat): the variance depends on x too "
         "(the path through sigma^2). dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
+        "var_term_sign",
+        "your dx adds the variance term instead of subtracting it: + x_hat * mean(g * x_hat). "
+        "Raising the variance shrinks every x_hat (d x_hat / d sigma^2 = -x_hat / (2 (sigma^2 + eps))), "
+        "so the path through sigma^2 enters with a minus: dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
+        "means_of_dy",
+        "your mean terms use dy where they need g = dy * weight: mean(dy) and mean(dy * x_hat). The "
+        "mean and variance paths start from the gradient reaching x_hat, which is g: "
+        "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
     ),
     (
         "weight_ignored",
@@ -427,8 +449,17 @@ def ref_attention_backward(d_out, q, k, v, mask=None, mistake=None):
         ds = p * dp
     else:
         ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    if mistake == "dk_no_transpose":  # dS q exists only when Lq = Lk: otherwise nothing to match
+        dk = ds @ q * bwd_scale if ds.shape[-1] == q.shape[-2] else None
+        return ds @ k * bwd_scale, dk, dv
     return ds @ k * bwd_scale, ds.transpose(-2, -1) @ q * bwd_scale, dv
 
+
+_DK_NO_TRANSPOSE = (
+    "your dk is dS q, without the transpose: S = q k^T / sqrt(d_k) makes S[i, j] depend on key j "
+    "through every query i, so dk sums over the queries, dk = dS^T q / sqrt(d_k) "
+    "(shape (..., Lk, d_k); dS q only has that shape when Lq = Lk)"
+)
 
 _ATTN_MISTAKES = [
     (
@@ -460,6 +491,7 @@ _ATTN_MISTAKES = [
         "dS = P * dP keeps only the diagonal term of the softmax Jacobian: "
         "dS = P * (dP - sum(dP * P, dim=-1, keepdim=True))",
     ),
+    ("dk_no_transpose", _DK_NO_TRANSPOSE),
 ]
 
 _NAN_HINT = (
@@ -472,6 +504,7 @@ _NAN_HINT = (
 def _attn_cases(hidden):
     # (leading dims, Lq, Lk, d_k, d_v, mask kind, dtype)
     specs = [
+        ((), 4, 4, 6, 3, None, torch.float64),  # the smallest, square: dS q has dk's shape only when Lq = Lk
         ((2,), 3, 5, 8, 6, None, torch.float32),
         ((2, 3), 5, 4, 16, 7, "random", torch.float64),
         ((3,), 6, 6, 12, 5, "causal", torch.float32),
@@ -741,6 +774,19 @@ def _fn_judge(case, out):
             f"memory ({info['storages']} tensors, {info['bytes']} bytes).\n  hint: do not turn autograd back "
             "on inside forward (it runs with autograd off); save only x and weight, and let backward call "
             "layer_norm_backward instead of torch.autograd.grad"
+        )
+    on_ctx = [r for r in info["rows"] if r[0] == "ctx"]
+    if on_ctx:
+        roles = sorted({str(r[4]) for r in on_ctx})
+        raise CheckFailure(
+            "LayerNormFunction keeps tensors as attributes of ctx instead of saving them.\n"
+            f"  got:      {len(on_ctx)} tensors stored as ctx attributes (roles: {', '.join(roles)})\n"
+            "  expected: tensors kept with ctx.save_for_backward(x, weight), plain values (eps) as attributes\n"
+            "  hint: use ctx.save_for_backward(x, weight) and ctx.saved_tensors, not ctx.x = x: autograd "
+            "then checks that no in-place op changed them before backward (a stale ctx.x gives wrong "
+            "gradients silently), frees them once backward has run, and lets saved-tensor hooks "
+            "(offloading, checkpointing) see them; ctx.x = y on an output also makes a reference cycle "
+            "that leaks memory"
         )
     budget = x.numel() + 4 * (x.numel() // x.shape[-1]) + 4 * x.shape[-1]
     if info["full"] > 1 or info["elements"] > budget:

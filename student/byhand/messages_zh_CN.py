@@ -78,6 +78,14 @@ LINES = [
     ),
     (r"expected: a tensor of shape (?P<s>.*)", "期望结果：形状为 {s} 的张量"),
     (
+        r"got: *(?P<n>\d+) tensors stored as ctx attributes \(roles: (?P<r>[\w, ]+)\)",
+        "你的结果：有 {n} 个张量被存成了 ctx 的属性（角色：{r}）",
+    ),
+    (
+        E("expected: tensors kept with ctx.save_for_backward(x, weight), plain values (eps) as attributes"),
+        "期望结果：张量用 ctx.save_for_backward(x, weight) 保存，只有普通数值（eps）才作为属性",
+    ),
+    (
         r"got: *(?P<n>\d+) tensors, (?P<f>\d+) the size of x, (?P<e>\d+) numbers",
         "你的结果：{n} 个张量，其中 {f} 个与 x 一样大，共 {e} 个数",
     ),
@@ -281,6 +289,10 @@ LINES = [
         r"\((?P<n>\d+) tensors, (?P<b>\d+) bytes\)\.",
         "LayerNormFunction 保存了整张计算图：它的 forward 构建了 autograd 图（forward 内部的运算保存了张量，"
         "或留下了带 grad_fn 的张量），所以各个基本运算的中间结果都留在内存里（{n} 个张量，{b} 字节）。",
+    ),
+    (
+        E("LayerNormFunction keeps tensors as attributes of ctx instead of saving them."),
+        "LayerNormFunction 把张量存成了 ctx 的属性，而没有用 save_for_backward 保存它们。",
     ),
     (
         E("LayerNormFunction saves more than its backward needs."),
@@ -1344,6 +1356,34 @@ PIECES = STRUCTURE + [
         "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
     ),
     (
+        E(
+            "your sum(dy * y) adds up every entry of the tensor, one number for all rows: each row is its "
+            "own softmax, so the dot product is per row, (dy * y).sum(dim=-1, keepdim=True)"
+        ),
+        "你的 sum(dy * y) 把整个张量的所有元素加在了一起，所有行共用一个数：每一行是各自独立的 softmax，"
+        "所以点积要逐行计算，(dy * y).sum(dim=-1, keepdim=True)",
+    ),
+    (
+        E(
+            "your dx adds the variance term instead of subtracting it: + x_hat * mean(g * x_hat). "
+            "Raising the variance shrinks every x_hat (d x_hat / d sigma^2 = -x_hat / (2 (sigma^2 + eps))), "
+            "so the path through sigma^2 enters with a minus: dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))"
+        ),
+        "你的 dx 把方差项加上了，而应当减去：+ x_hat * mean(g * x_hat)。方差变大会让每个 x_hat 变小"
+        "（d x_hat / d sigma^2 = -x_hat / (2 (sigma^2 + eps))），所以经过 sigma^2 的那条路径带负号："
+        "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
+        E(
+            "your mean terms use dy where they need g = dy * weight: mean(dy) and mean(dy * x_hat). The "
+            "mean and variance paths start from the gradient reaching x_hat, which is g: "
+            "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))"
+        ),
+        "你的两个均值项用的是 dy，而应当用 g = dy * weight：你算的是 mean(dy) 和 mean(dy * x_hat)。"
+        "经过均值和方差的两条路径都从传到 x_hat 的梯度出发，也就是 g："
+        "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
         E("your dx ignores weight: the gradient reaching x_hat is g = dy * weight, not dy"),
         "你的 dx 忽略了 weight：传到 x_hat 的梯度是 g = dy * weight，而不是 dy",
     ),
@@ -1454,6 +1494,29 @@ PIECES = STRUCTURE + [
             "dS = P * (dP - sum(dP * P, dim=-1, keepdim=True))"
         ),
         "dS = P * dP 只保留了 softmax 雅可比矩阵的对角项：dS = P * (dP - sum(dP * P, dim=-1, keepdim=True))",
+    ),
+    (
+        E(
+            "your dk is dS q, without the transpose: S = q k^T / sqrt(d_k) makes S[i, j] depend on key j "
+            "through every query i, so dk sums over the queries, dk = dS^T q / sqrt(d_k) "
+            "(shape (..., Lk, d_k); dS q only has that shape when Lq = Lk)"
+        ),
+        "你的 dk 是 dS q，少了转置：S = q k^T / sqrt(d_k) 让 S[i, j] 通过每一个查询 i 依赖于键 j，"
+        "所以 dk 要对所有查询求和，dk = dS^T q / sqrt(d_k)"
+        "（形状为 (..., Lk, d_k)；只有当 Lq = Lk 时 dS q 才碰巧是这个形状）",
+    ),
+    (
+        E(
+            "use ctx.save_for_backward(x, weight) and ctx.saved_tensors, not ctx.x = x: autograd "
+            "then checks that no in-place op changed them before backward (a stale ctx.x gives wrong "
+            "gradients silently), frees them once backward has run, and lets saved-tensor hooks "
+            "(offloading, checkpointing) see them; ctx.x = y on an output also makes a reference cycle "
+            "that leaks memory"
+        ),
+        "请用 ctx.save_for_backward(x, weight) 和 ctx.saved_tensors，而不是 ctx.x = x：这样 autograd 会检查"
+        "在 backward 之前没有原地运算改动过它们（过时的 ctx.x 会悄无声息地给出错误的梯度），在 backward "
+        "运行后释放它们，并让 saved-tensor hooks（卸载到 CPU、检查点）看到它们；把输出存成 ctx.x = y "
+        "还会造成引用循环，泄漏内存",
     ),
     (
         E(

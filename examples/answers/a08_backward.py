@@ -1,5 +1,6 @@
 """Example answers for lesson 08_backward: the example class, the classic mistakes of backward passes
-(softmax diagonal term only, LayerNorm without its mean or variance path, dweight not reduced or
+(softmax diagonal term only, a cross-entropy gradient not averaged, without its -1 at the target, or
+dividing by an underflowed probability, LayerNorm without its mean or variance path, dweight not reduced or
 reduced over the wrong dims, attention without the scale or the mask, a custom Function that saves
 the whole graph, intermediates it does not need, nothing, or keeps its tensors as ctx attributes), and correct answers written
 differently. Keys are answer-cell ids."""
@@ -8,6 +9,16 @@ SOFTMAX_OK = """
 def softmax_backward(dy, y):
     return y * (dy - (dy * y).sum(dim=-1, keepdim=True))
 """
+
+
+def _cross_entropy(body):
+    return f"\ndef cross_entropy_backward(logits, target):\n{body}\n"
+
+
+CROSS_ENTROPY_OK = _cross_entropy(
+    """    p = torch.softmax(logits, dim=-1)
+    return (p - F.one_hot(target, logits.shape[-1]).to(logits.dtype)) / logits.shape[0]"""
+)
 
 
 def _layer_norm_backward(
@@ -83,6 +94,7 @@ FUNCTION_OK = _function(FORWARD_OK, BACKWARD_OK)
 
 ALL_OK = {
     "softmax_backward_answer": SOFTMAX_OK,
+    "cross_entropy_backward_answer": CROSS_ENTROPY_OK,
     "layer_norm_backward_answer": LAYER_NORM_OK,
     "attention_backward_answer": ATTENTION_OK,
     "LayerNormFunction_answer": FUNCTION_OK,
@@ -97,6 +109,7 @@ def _mistake(cell, code, question, hint):
     return dict(cells={cell: code}, question=question, hint=hint)
 
 
+CE = "cross_entropy_backward_answer"
 SM, LN, AT, FN = (
     "softmax_backward_answer",
     "layer_norm_backward_answer",
@@ -124,6 +137,70 @@ MISTAKES = {
     ),
     "sm_full_sum_not_per_row": _mistake(
         SM, _softmax("return y * (dy - (dy * y).sum())"), "softmax_backward", "the dot product is per row"
+    ),
+    # cross-entropy
+    "ce_sum_not_mean": _mistake(
+        CE,
+        _cross_entropy(
+            "    p = torch.softmax(logits, dim=-1)\n"
+            "    return p - F.one_hot(target, logits.shape[-1]).to(logits.dtype)"
+        ),
+        "cross_entropy_backward",
+        "N times too large",
+    ),
+    "ce_mean_over_every_entry": _mistake(
+        CE,
+        _cross_entropy(
+            "    p = torch.softmax(logits, dim=-1)\n"
+            "    return (p - F.one_hot(target, logits.shape[-1]).to(logits.dtype)) / logits.numel()"
+        ),
+        "cross_entropy_backward",
+        "divided by N * C",
+    ),
+    "ce_sign_flipped": _mistake(
+        CE,
+        _cross_entropy(
+            "    p = torch.softmax(logits, dim=-1)\n"
+            "    return (F.one_hot(target, logits.shape[-1]).to(logits.dtype) - p) / logits.shape[0]"
+        ),
+        "cross_entropy_backward",
+        "wrong sign",
+    ),
+    "ce_onehot_missing": _mistake(
+        CE,
+        _cross_entropy("    return torch.softmax(logits, dim=-1) / logits.shape[0]"),
+        "cross_entropy_backward",
+        "is missing",
+    ),
+    "ce_logits_for_probabilities": _mistake(
+        CE,
+        _cross_entropy(
+            "    return (logits - F.one_hot(target, logits.shape[-1]).to(logits.dtype)) / logits.shape[0]"
+        ),
+        "cross_entropy_backward",
+        "where the probabilities belong",
+    ),
+    "ce_softmax_over_rows": _mistake(
+        CE,
+        _cross_entropy(
+            "    p = torch.softmax(logits, dim=0)\n"
+            "    return (p - F.one_hot(target, logits.shape[-1]).to(logits.dtype)) / logits.shape[0]"
+        ),
+        "cross_entropy_backward",
+        "over the rows",
+    ),
+    "ce_chain_divides_by_p": _mistake(
+        CE,
+        _cross_entropy(
+            """    # the log's gradient at the target, then the softmax's backward, not multiplied out
+    p = torch.softmax(logits, dim=-1)
+    rows = torch.arange(len(target))
+    dp = torch.zeros_like(p)
+    dp[rows, target] = -1 / (p[rows, target] * logits.shape[0])
+    return p * (dp - (dp * p).sum(-1, keepdim=True))"""
+        ),
+        "cross_entropy_backward",
+        "underflows to 0",
     ),
     # layer norm
     "ln_mean_term_missing": _mistake(
@@ -360,6 +437,20 @@ MISTAKES = {
 }
 
 ALTERNATIVES = {
+    "cross_entropy_in_place": {
+        CE: _cross_entropy(
+            """    grad = torch.softmax(logits, dim=-1)                 # a new tensor: logits stay as they are
+    grad[torch.arange(logits.shape[0]), target] -= 1
+    return grad / logits.shape[0]"""
+        ),
+    },
+    "cross_entropy_scatter": {
+        CE: _cross_entropy(
+            """    p = torch.exp(torch.log_softmax(logits, dim=-1))
+    minus_one = -torch.ones(target.shape[0], 1, dtype=logits.dtype)
+    return p.scatter_add(-1, target[:, None], minus_one).div(len(target))"""
+        ),
+    },
     "einsum": {
         SM: """
 def softmax_backward(dy, y):
@@ -482,7 +573,13 @@ STUDENTS = {
     },
 }
 
-MAX = {"softmax_backward": 2, "layer_norm_backward": 3, "attention_backward": 3, "LayerNormFunction": 2}
+MAX = {
+    "softmax_backward": 2,
+    "cross_entropy_backward": 2,
+    "layer_norm_backward": 3,
+    "attention_backward": 3,
+    "LayerNormFunction": 2,
+}
 EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},

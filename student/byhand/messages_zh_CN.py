@@ -124,6 +124,7 @@ LINES = [
     (r"(?P<t_what>.+?) should keep the input dtype\.", "{t_what}应保持输入的 dtype。"),
     (r"(?P<t_what>.+?) should be a tensor, got (?P<v>.*)", "{t_what}应该是一个张量，实际得到 {v}"),
     (r"(?P<t_what>.+?) contains NaN\.", "{t_what}中有 NaN。"),
+    (r"(?P<t_what>.+?) contains inf or NaN\.", "{t_what}中有 inf 或 NaN。"),
     (
         r"(?P<t_what>.+?) contains NaN at real \(non-padding\) positions\.",
         "{t_what}在真实（非填充）位置上有 NaN。",
@@ -393,6 +394,12 @@ PIECES = STRUCTURE + [
     (r"(?P<n>\w+) from (?P<f>\w+)'s backward", "{f} 的 backward 返回的 {n} "),
     (r"(?P<n>\w+) from (?P<f>\w+)", "{f} 返回的 {n} "),
     (E("dx (the gradient w.r.t. x)"), "dx（对 x 的梯度）"),
+    (
+        E("dlogits (the gradient of the mean cross-entropy w.r.t. the logits)"),
+        "dlogits（平均交叉熵对 logits 的梯度）",
+    ),
+    (E("dlogits from cross_entropy_backward"), "cross_entropy_backward 返回的 dlogits"),
+    (E("cross_entropy_backward(logits, target)"), "cross_entropy_backward(logits, target)"),
     (r"new_cache \(no cache given\): (?P<n>\w+)", "new_cache（未传入缓存时）中的 {n} "),
     (r"new_cache\[(?P<i>\d+)\] \(block (?P=i)\): (?P<n>\w+)", "new_cache[{i}]（第 {i} 个块）中的 {n} "),
     (r"new_cache: (?P<n>\w+)", "new_cache 中的 {n} "),
@@ -1382,6 +1389,65 @@ PIECES = STRUCTURE + [
         "你的两个均值项用的是 dy，而应当用 g = dy * weight：你算的是 mean(dy) 和 mean(dy * x_hat)。"
         "经过均值和方差的两条路径都从传到 x_hat 的梯度出发，也就是 g："
         "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
+        E(
+            "your dlogits is N times too large: F.cross_entropy averages the loss over the N rows, so "
+            "every row's gradient is divided by N"
+        ),
+        "你的 dlogits 大了 N 倍：F.cross_entropy 对 N 行的损失取平均，所以每一行的梯度都要除以 N",
+    ),
+    (
+        E(
+            "your dlogits is divided by N * C, every entry of the logits: the loss is a mean over the N "
+            "rows only (one loss per row), so divide by N"
+        ),
+        "你的 dlogits 除以了 N * C，即 logits 的全部元素个数：损失只是对 N 行取平均（每行一个损失），"
+        "所以应除以 N",
+    ),
+    (
+        E(
+            "your dlogits has the wrong sign: raising the target's logit lowers the loss, so its gradient "
+            "is negative there and positive at the other classes"
+        ),
+        "你的 dlogits 符号反了：提高目标类别的 logit 会降低损失，所以梯度在目标类别处为负，在其他类别处为正",
+    ),
+    (
+        E(
+            "your dlogits is the probabilities alone, p / N: the -log p[target] term also gives -1 at each "
+            "row's target class, which is missing"
+        ),
+        "你的 dlogits 只有概率本身 p / N：-log p[target] 这一项还会在每一行的目标类别处贡献 -1，"
+        "而你漏掉了它",
+    ),
+    (
+        E(
+            "your dlogits uses the logits where the probabilities belong: the softmax of the logits enters "
+            "the gradient, not the logits themselves"
+        ),
+        "你的 dlogits 在该用概率的地方用了 logits：进入梯度的是 logits 的 softmax，而不是 logits 本身",
+    ),
+    (
+        E(
+            "your softmax runs over the rows (dim 0): each row's logits are their own softmax, over the "
+            "classes, dim=-1"
+        ),
+        "你的 softmax 是沿行（dim 0）计算的：每一行的 logits 各自做 softmax，沿类别维度，dim=-1",
+    ),
+    (
+        E(
+            "your dlogits has inf or NaN where autograd's is finite: a chain that divides by p (the log's "
+            "gradient -1 / p[target] fed into softmax_backward) breaks when p[target] underflows to 0, as "
+            "it does here for logits this far apart. Multiply the two steps out on paper: the 1 / p "
+            "cancels, and what is left needs no division"
+        ),
+        "你的 dlogits 中有 inf 或 NaN，而 autograd 的结果是有限的：除以 p 的链式计算（把 log 的梯度 "
+        "-1 / p[target] 喂给 softmax_backward）在 p[target] 下溢为 0 时就会失效，这里的 logits 相差"
+        "这么大，正是如此。在纸上把两步乘开：1 / p 会被约掉，剩下的式子不需要任何除法",
+    ),
+    (
+        E("chain the log's gradient at the target class into the softmax's backward and simplify"),
+        "把 log 在目标类别处的梯度接到 softmax 的反向传播上，再化简",
     ),
     (
         E("your dx ignores weight: the gradient reaching x_hat is g = dy * weight, not dy"),

@@ -123,7 +123,10 @@ def sweep04(lesson04):
             for loss in SWEEP_LOSSES:
                 rows = []
                 for seed in SWEEP_SEEDS:
-                    a, b = tg(seed, True, loss, depth=depth, width=width), tg(seed, False, loss, depth=depth, width=width)
+                    a, b = (
+                        tg(seed, True, loss, depth=depth, width=width),
+                        tg(seed, False, loss, depth=depth, width=width),
+                    )
                     rows.append(
                         [
                             (a["weight"][-1] / a["weight"][0]).item(),
@@ -161,7 +164,14 @@ def test_post_leans_more_than_pre_from_width_32(sweep04):
         ratio = r[:, 1] / r[:, 0]
         if width >= 32:
             assert (ratio > (1.5 if width >= 64 else 1.15)).all(), (width, depth, loss, ratio.min())
-    assert min((sweep04[16, d, loss][:, 1] / sweep04[16, d, loss][:, 0]).min() for d in DEPTHS for loss in SWEEP_LOSSES) < 1
+    assert (
+        min(
+            (sweep04[16, d, loss][:, 1] / sweep04[16, d, loss][:, 0]).min()
+            for d in DEPTHS
+            for loss in SWEEP_LOSSES
+        )
+        < 1
+    )
 
 
 def test_post_ln_stream_gradient_flat_only_when_wide(sweep04):

@@ -131,7 +131,10 @@ def test_deep_stack_jacobian_plain_singular_residual_not(lesson):
     for d in (16, 64):
         plain_top = []
         for seed in range(100, 120):
-            plain, resid = lesson["stack_jacobian"](False, seed, d=d), lesson["stack_jacobian"](True, seed, d=d)
+            plain, resid = (
+                lesson["stack_jacobian"](False, seed, d=d),
+                lesson["stack_jacobian"](True, seed, d=d),
+            )
             assert plain[-1] < 1e-12, (d, seed)
             assert resid[-1] > 0.1, (d, seed, resid[-1].item())
             assert 1.5 < resid[0] < 6, (d, seed, resid[0].item())

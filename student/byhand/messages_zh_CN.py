@@ -1417,8 +1417,7 @@ PIECES = STRUCTURE + [
             "your dlogits is the probabilities alone, p / N: the -log p[target] term also gives -1 at each "
             "row's target class, which is missing"
         ),
-        "你的 dlogits 只有概率本身 p / N：-log p[target] 这一项还会在每一行的目标类别处贡献 -1，"
-        "而你漏掉了它",
+        "你的 dlogits 只有概率本身 p / N：-log p[target] 这一项还会在每一行的目标类别处贡献 -1，而你漏掉了它",
     ),
     (
         E(

@@ -147,11 +147,11 @@ def test_regression_loss_leans_like_the_square_loss(sweep04):
 
 
 def test_pre_ln_falls_below_half_only_when_deep_and_wide(sweep04):
-    """Pre-LN last/first, seeds 300-319, four losses: < 0.55 on every seed at width >= 64, depth >= 24;
+    """Pre-LN last/first, seeds 300-319, four losses: < 0.55 on every seed at depth 48, width >= 64;
     above 0.55 on some seed at depth 12 and at width 16 (the lesson: up to 0.72 and 0.99), below 1 everywhere?"""
     for (width, depth, loss), r in sweep04.items():
         assert (r[:, 0] < 1.0).all(), (width, depth, loss, r[:, 0].max())
-        if width >= 64 and depth >= 24:
+        if width >= 64 and depth == 48:
             assert (r[:, 0] < 0.55).all(), (width, depth, loss, r[:, 0].max())
     assert max(sweep04[w, 12, loss][:, 0].max() for w in WIDTHS[1:] for loss in SWEEP_LOSSES) > 0.55
     assert max(sweep04[16, d, loss][:, 0].max() for d in DEPTHS for loss in SWEEP_LOSSES) > 0.8

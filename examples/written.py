@@ -39,8 +39,10 @@ WRITTEN = {
     "04_pre_post_ln": {
         "written_grad_direction": {
             "alice": (
-                "Post-LN: the top blocks get the largest gradients; Pre-LN: the smallest. Each "
-                "LayerNorm divides by the std of h + F(h), above 1, so the gradient shrinks going down."
+                "Each LayerNorm divides the gradient by the std of h + F(h), above 1, and the residual's "
+                "(I + W)^T grows it back by about as much, so the stream's gradient stays about flat. "
+                "The square loss's gradient lines up with the top blocks' inputs, so they get more; in "
+                "Pre-LN every branch adds to the gradient on its way down, so the bottom blocks get most."
             ),
         },
     },

@@ -1,13 +1,24 @@
 """Example answers for lesson 08_backward: the example class, the classic mistakes of backward passes
-(softmax diagonal term only, LayerNorm without its mean or variance path, dweight not reduced or
+(softmax diagonal term only, a cross-entropy gradient not averaged, without its -1 at the target, or
+dividing by an underflowed probability, LayerNorm without its mean or variance path, dweight not reduced or
 reduced over the wrong dims, attention without the scale or the mask, a custom Function that saves
-the whole graph, intermediates it does not need, or nothing), and correct answers written
+the whole graph, intermediates it does not need, nothing, or keeps its tensors as ctx attributes), and correct answers written
 differently. Keys are answer-cell ids."""
 
 SOFTMAX_OK = """
 def softmax_backward(dy, y):
     return y * (dy - (dy * y).sum(dim=-1, keepdim=True))
 """
+
+
+def _cross_entropy(body):
+    return f"\ndef cross_entropy_backward(logits, target):\n{body}\n"
+
+
+CROSS_ENTROPY_OK = _cross_entropy(
+    """    p = torch.softmax(logits, dim=-1)
+    return (p - F.one_hot(target, logits.shape[-1]).to(logits.dtype)) / logits.shape[0]"""
+)
 
 
 def _layer_norm_backward(
@@ -83,6 +94,7 @@ FUNCTION_OK = _function(FORWARD_OK, BACKWARD_OK)
 
 ALL_OK = {
     "softmax_backward_answer": SOFTMAX_OK,
+    "cross_entropy_backward_answer": CROSS_ENTROPY_OK,
     "layer_norm_backward_answer": LAYER_NORM_OK,
     "attention_backward_answer": ATTENTION_OK,
     "LayerNormFunction_answer": FUNCTION_OK,
@@ -97,6 +109,7 @@ def _mistake(cell, code, question, hint):
     return dict(cells={cell: code}, question=question, hint=hint)
 
 
+CE = "cross_entropy_backward_answer"
 SM, LN, AT, FN = (
     "softmax_backward_answer",
     "layer_norm_backward_answer",
@@ -122,6 +135,73 @@ MISTAKES = {
     "sm_sum_over_dim0": _mistake(
         SM, _softmax("return y * (dy - (dy * y).sum(0, keepdim=True))"), "softmax_backward", "wrong dim"
     ),
+    "sm_full_sum_not_per_row": _mistake(
+        SM, _softmax("return y * (dy - (dy * y).sum())"), "softmax_backward", "the dot product is per row"
+    ),
+    # cross-entropy
+    "ce_sum_not_mean": _mistake(
+        CE,
+        _cross_entropy(
+            "    p = torch.softmax(logits, dim=-1)\n"
+            "    return p - F.one_hot(target, logits.shape[-1]).to(logits.dtype)"
+        ),
+        "cross_entropy_backward",
+        "N times too large",
+    ),
+    "ce_mean_over_every_entry": _mistake(
+        CE,
+        _cross_entropy(
+            "    p = torch.softmax(logits, dim=-1)\n"
+            "    return (p - F.one_hot(target, logits.shape[-1]).to(logits.dtype)) / logits.numel()"
+        ),
+        "cross_entropy_backward",
+        "divided by N * C",
+    ),
+    "ce_sign_flipped": _mistake(
+        CE,
+        _cross_entropy(
+            "    p = torch.softmax(logits, dim=-1)\n"
+            "    return (F.one_hot(target, logits.shape[-1]).to(logits.dtype) - p) / logits.shape[0]"
+        ),
+        "cross_entropy_backward",
+        "wrong sign",
+    ),
+    "ce_onehot_missing": _mistake(
+        CE,
+        _cross_entropy("    return torch.softmax(logits, dim=-1) / logits.shape[0]"),
+        "cross_entropy_backward",
+        "is missing",
+    ),
+    "ce_logits_for_probabilities": _mistake(
+        CE,
+        _cross_entropy(
+            "    return (logits - F.one_hot(target, logits.shape[-1]).to(logits.dtype)) / logits.shape[0]"
+        ),
+        "cross_entropy_backward",
+        "where the probabilities belong",
+    ),
+    "ce_softmax_over_rows": _mistake(
+        CE,
+        _cross_entropy(
+            "    p = torch.softmax(logits, dim=0)\n"
+            "    return (p - F.one_hot(target, logits.shape[-1]).to(logits.dtype)) / logits.shape[0]"
+        ),
+        "cross_entropy_backward",
+        "over the rows",
+    ),
+    "ce_chain_divides_by_p": _mistake(
+        CE,
+        _cross_entropy(
+            """    # the log's gradient at the target, then the softmax's backward, not multiplied out
+    p = torch.softmax(logits, dim=-1)
+    rows = torch.arange(len(target))
+    dp = torch.zeros_like(p)
+    dp[rows, target] = -1 / (p[rows, target] * logits.shape[0])
+    return p * (dp - (dp * p).sum(-1, keepdim=True))"""
+        ),
+        "cross_entropy_backward",
+        "underflows to 0",
+    ),
     # layer norm
     "ln_mean_term_missing": _mistake(
         LN,
@@ -134,6 +214,22 @@ MISTAKES = {
         _layer_norm_backward(dx_line="dx = rstd * (g - g.mean(-1, keepdim=True))"),
         "layer_norm_backward",
         "variance term",
+    ),
+    "ln_variance_term_sign": _mistake(
+        LN,
+        _layer_norm_backward(
+            dx_line="dx = rstd * (g - g.mean(-1, keepdim=True) + x_hat * (g * x_hat).mean(-1, keepdim=True))"
+        ),
+        "layer_norm_backward",
+        "instead of subtracting",
+    ),
+    "ln_mean_terms_use_dy": _mistake(
+        LN,
+        _layer_norm_backward(
+            dx_line="dx = rstd * (g - dy.mean(-1, keepdim=True) - x_hat * (dy * x_hat).mean(-1, keepdim=True))"
+        ),
+        "layer_norm_backward",
+        "where they need g",
     ),
     "ln_statistics_constant": _mistake(
         LN, _layer_norm_backward(dx_line="dx = rstd * g"), "layer_norm_backward", "treated as constants"
@@ -233,6 +329,9 @@ MISTAKES = {
     "attn_softmax_diagonal_only": _mistake(
         AT, _attention_backward(ds_line="ds = p * dp"), "attention_backward", "diagonal term"
     ),
+    "attn_dk_without_transpose": _mistake(
+        AT, _attention_backward(dk_line="dk = ds @ q * scale"), "attention_backward", "without the transpose"
+    ),
     # the custom Function
     "fn_saves_the_whole_graph": _mistake(
         FN,
@@ -292,6 +391,17 @@ MISTAKES = {
         "LayerNormFunction",
         "saves nothing",
     ),
+    "fn_tensors_on_ctx": _mistake(
+        FN,
+        _function(
+            """        ctx.x, ctx.weight, ctx.eps = x, weight, eps
+        return layer_norm(x, weight, bias, eps)""",
+            """        dx, dweight, dbias = layer_norm_backward(dy, ctx.x, ctx.weight, ctx.eps)
+        return dx, dweight, dbias, None""",
+        ),
+        "LayerNormFunction",
+        "not ctx.x = x",
+    ),
     "fn_three_gradients": _mistake(
         FN,
         _function(
@@ -327,6 +437,20 @@ MISTAKES = {
 }
 
 ALTERNATIVES = {
+    "cross_entropy_in_place": {
+        CE: _cross_entropy(
+            """    grad = torch.softmax(logits, dim=-1)                 # a new tensor: logits stay as they are
+    grad[torch.arange(logits.shape[0]), target] -= 1
+    return grad / logits.shape[0]"""
+        ),
+    },
+    "cross_entropy_scatter": {
+        CE: _cross_entropy(
+            """    p = torch.exp(torch.log_softmax(logits, dim=-1))
+    minus_one = -torch.ones(target.shape[0], 1, dtype=logits.dtype)
+    return p.scatter_add(-1, target[:, None], minus_one).div(len(target))"""
+        ),
+    },
     "einsum": {
         SM: """
 def softmax_backward(dy, y):
@@ -449,7 +573,13 @@ STUDENTS = {
     },
 }
 
-MAX = {"softmax_backward": 2, "layer_norm_backward": 3, "attention_backward": 3, "LayerNormFunction": 2}
+MAX = {
+    "softmax_backward": 2,
+    "cross_entropy_backward": 2,
+    "layer_norm_backward": 3,
+    "attention_backward": 3,
+    "LayerNormFunction": 2,
+}
 EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},

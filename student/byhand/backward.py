@@ -1,8 +1,8 @@
 """Checks for lesson 08_backward: gradients by hand.
 
 Every reference gradient is autograd's, computed in the judge's process in float64 on the inputs the
-judge generated (`torch.autograd.grad` through `torch.softmax`, `F.layer_norm`, and the attention
-of lesson 01). The mistake models are hand-written formulas, one classic mistake each, recomputed
+judge generated (`torch.autograd.grad` through `torch.softmax`, `F.cross_entropy`, `F.layer_norm`,
+and the attention of lesson 01). The mistake models are hand-written formulas, one classic mistake each, recomputed
 on the same inputs, so a hint names what the answer does ("your dx equals dy * y: only the diagonal
 term of the softmax Jacobian").
 
@@ -96,6 +96,8 @@ def ref_softmax_backward(dy, y, mistake=None):
         return y * (dy - (dy * y).sum(0, keepdim=True))
     if mistake == "wrong_dim_2":
         return y * (dy - (dy * y).sum(-2, keepdim=True))
+    if mistake == "full_sum":
+        return y * (dy - (dy * y).sum())
     return y * (dy - s)
 
 
@@ -129,6 +131,11 @@ _SOFTMAX_MISTAKES = [
         "wrong_dim_2",
         "the sum(dy * y) runs over the wrong dim (dim -2): the softmax is over the last dim, so sum "
         "over dim=-1 with keepdim=True",
+    ),
+    (
+        "full_sum",
+        "your sum(dy * y) adds up every entry of the tensor, one number for all rows: each row is its "
+        "own softmax, so the dot product is per row, (dy * y).sum(dim=-1, keepdim=True)",
     ),
 ]
 
@@ -179,6 +186,128 @@ def _softmax_judge(case, out):
 
 
 # ---------------------------------------------------------------------------------------------
+# cross_entropy_backward
+
+
+def ref_cross_entropy_backward(logits, target, mistake=None):
+    """d F.cross_entropy(logits, target) / d logits (mean over the rows), or one classic mistake (float64)."""
+    z = logits.double()
+    n = z.shape[0]
+    p = torch.softmax(z, dim=0 if mistake == "softmax_dim0" else -1)
+    onehot = F.one_hot(target, z.shape[-1]).double()
+    if mistake == "sum_not_mean":
+        return p - onehot
+    if mistake == "mean_over_all":
+        return (p - onehot) / z.numel()
+    if mistake == "sign":
+        return (onehot - p) / n
+    if mistake == "no_onehot":
+        return p / n
+    if mistake == "logits_not_probabilities":
+        return (z - onehot) / n
+    return (p - onehot) / n
+
+
+_CE_MISTAKES = [
+    (
+        "sum_not_mean",
+        "your dlogits is N times too large: F.cross_entropy averages the loss over the N rows, so "
+        "every row's gradient is divided by N",
+    ),
+    (
+        "mean_over_all",
+        "your dlogits is divided by N * C, every entry of the logits: the loss is a mean over the N "
+        "rows only (one loss per row), so divide by N",
+    ),
+    (
+        "sign",
+        "your dlogits has the wrong sign: raising the target's logit lowers the loss, so its gradient "
+        "is negative there and positive at the other classes",
+    ),
+    (
+        "no_onehot",
+        "your dlogits is the probabilities alone, p / N: the -log p[target] term also gives -1 at each "
+        "row's target class, which is missing",
+    ),
+    (
+        "logits_not_probabilities",
+        "your dlogits uses the logits where the probabilities belong: the softmax of the logits enters "
+        "the gradient, not the logits themselves",
+    ),
+    (
+        "softmax_dim0",
+        "your softmax runs over the rows (dim 0): each row's logits are their own softmax, over the "
+        "classes, dim=-1",
+    ),
+]
+
+_CE_DIVIDES_BY_P = (
+    "your dlogits has inf or NaN where autograd's is finite: a chain that divides by p (the log's "
+    "gradient -1 / p[target] fed into softmax_backward) breaks when p[target] underflows to 0, as "
+    "it does here for logits this far apart. Multiply the two steps out on paper: the 1 / p "
+    "cancels, and what is left needs no division"
+)
+
+
+def _ce_cases(hidden):
+    # (N rows, C classes, dtype, logit std); the last visible case has logits 200 apart (p underflows)
+    specs = [
+        (4, 5, torch.float64, 1.5),
+        (6, 3, torch.float32, 2.0),
+        (3, 7, torch.float32, 60.0),
+    ]
+    if hidden:
+        specs = [
+            (9, 11, torch.float64, 3.0),
+            (2, 13, torch.float32, 0.5),
+            (7, 4, torch.float64, 80.0),
+            (12, 6, torch.float32, 1.0),
+        ]
+    cases = []
+    for i, (n, c, dt, scale) in enumerate(specs):
+        g = gen(8500 + 29 * i + (500 if hidden else 0))
+        z = rand(n, c, dtype=dt, mean=0.7, std=scale, generator=g)
+        t = torch.randint(0, c, (n,), generator=g)
+        if scale > 10:  # make some target the row's smallest logit: p[target] underflows to 0
+            t[0] = int(z[0].argmin())
+        cases.append(
+            Case(
+                f"logits ({n}, {c}) (std {scale}), target ({n},) int64, {dt}",
+                [
+                    let("logits", z),
+                    let("target", t),
+                    call("dlogits", "cross_entropy_backward", ref("logits"), ref("target")),
+                ],
+                ["dlogits", "logits", "target"],
+                facts=dict(logits=z, target=t),
+                size=z.numel() * (100 if scale > 10 else 1),  # the underflow case is judged last
+            )
+        )
+    return cases
+
+
+def _ce_judge(case, out):
+    f = case.facts
+    z, t = f["logits"], f["target"]
+    (exp,) = _autograd(lambda z_: F.cross_entropy(z_, t), [z], torch.tensor(1.0, dtype=torch.float64))
+    got = expect_tensor(out["dlogits"], "cross_entropy_backward(logits, target)", shape=exp.shape)
+    if not torch.isfinite(got).all():
+        raise CheckFailure(
+            f"dlogits from cross_entropy_backward contains inf or NaN.\n  hint: {_CE_DIVIDES_BY_P}"
+        )
+    hints = dict(_CE_MISTAKES)
+    hint = diagnose(got, [(hints[k], lambda k=k: ref_cross_entropy_backward(z, t, k)) for k in hints])
+    _assert_grad(
+        got,
+        exp,
+        "dlogits (the gradient of the mean cross-entropy w.r.t. the logits)",
+        hint or "chain the log's gradient at the target class into the softmax's backward and simplify",
+        z.dtype,
+    )
+    _unchanged(out, f, ("logits",), "cross_entropy_backward")
+
+
+# ---------------------------------------------------------------------------------------------
 # layer_norm_backward
 
 
@@ -195,10 +324,13 @@ def ref_layer_norm_backward(dy, x, w, eps, mistake=None):
     a, b = g.mean(-1, keepdim=True), (g * xhat).mean(-1, keepdim=True)
     if mistake == "unbiased":
         b = (g * xhat).sum(-1, keepdim=True) / (d - 1)
+    a_dy, b_dy = dy.mean(-1, keepdim=True), (dy * xhat).mean(-1, keepdim=True)
     dx = {
         "no_mean_term": rstd * (g - xhat * b),
         "no_var_term": rstd * (g - a),
         "constant_stats": rstd * g,
+        "var_term_sign": rstd * (g - a + xhat * b),
+        "means_of_dy": rstd * (g - a_dy - xhat * b_dy),
     }.get(mistake, rstd * (g - a - xhat * b))
 
     def flat(t):
@@ -228,6 +360,18 @@ _LN_DX_MISTAKES = [
         "no_var_term",
         "your dx misses the variance term -x_hat * mean(g * x_hat): the variance depends on x too "
         "(the path through sigma^2). dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
+        "var_term_sign",
+        "your dx adds the variance term instead of subtracting it: + x_hat * mean(g * x_hat). "
+        "Raising the variance shrinks every x_hat (d x_hat / d sigma^2 = -x_hat / (2 (sigma^2 + eps))), "
+        "so the path through sigma^2 enters with a minus: dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
+        "means_of_dy",
+        "your mean terms use dy where they need g = dy * weight: mean(dy) and mean(dy * x_hat). The "
+        "mean and variance paths start from the gradient reaching x_hat, which is g: "
+        "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
     ),
     (
         "weight_ignored",
@@ -427,8 +571,17 @@ def ref_attention_backward(d_out, q, k, v, mask=None, mistake=None):
         ds = p * dp
     else:
         ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    if mistake == "dk_no_transpose":  # dS q exists only when Lq = Lk: otherwise nothing to match
+        dk = ds @ q * bwd_scale if ds.shape[-1] == q.shape[-2] else None
+        return ds @ k * bwd_scale, dk, dv
     return ds @ k * bwd_scale, ds.transpose(-2, -1) @ q * bwd_scale, dv
 
+
+_DK_NO_TRANSPOSE = (
+    "your dk is dS q, without the transpose: S = q k^T / sqrt(d_k) makes S[i, j] depend on key j "
+    "through every query i, so dk sums over the queries, dk = dS^T q / sqrt(d_k) "
+    "(shape (..., Lk, d_k); dS q only has that shape when Lq = Lk)"
+)
 
 _ATTN_MISTAKES = [
     (
@@ -460,6 +613,7 @@ _ATTN_MISTAKES = [
         "dS = P * dP keeps only the diagonal term of the softmax Jacobian: "
         "dS = P * (dP - sum(dP * P, dim=-1, keepdim=True))",
     ),
+    ("dk_no_transpose", _DK_NO_TRANSPOSE),
 ]
 
 _NAN_HINT = (
@@ -472,6 +626,7 @@ _NAN_HINT = (
 def _attn_cases(hidden):
     # (leading dims, Lq, Lk, d_k, d_v, mask kind, dtype)
     specs = [
+        ((), 4, 4, 6, 3, None, torch.float64),  # the smallest, square: dS q has dk's shape only when Lq = Lk
         ((2,), 3, 5, 8, 6, None, torch.float32),
         ((2, 3), 5, 4, 16, 7, "random", torch.float64),
         ((3,), 6, 6, 12, 5, "causal", torch.float32),
@@ -742,6 +897,19 @@ def _fn_judge(case, out):
             "on inside forward (it runs with autograd off); save only x and weight, and let backward call "
             "layer_norm_backward instead of torch.autograd.grad"
         )
+    on_ctx = [r for r in info["rows"] if r[0] == "ctx"]
+    if on_ctx:
+        roles = sorted({str(r[4]) for r in on_ctx})
+        raise CheckFailure(
+            "LayerNormFunction keeps tensors as attributes of ctx instead of saving them.\n"
+            f"  got:      {len(on_ctx)} tensors stored as ctx attributes (roles: {', '.join(roles)})\n"
+            "  expected: tensors kept with ctx.save_for_backward(x, weight), plain values (eps) as attributes\n"
+            "  hint: use ctx.save_for_backward(x, weight) and ctx.saved_tensors, not ctx.x = x: autograd "
+            "then checks that no in-place op changed them before backward (a stale ctx.x gives wrong "
+            "gradients silently), frees them once backward has run, and lets saved-tensor hooks "
+            "(offloading, checkpointing) see them; ctx.x = y on an output also makes a reference cycle "
+            "that leaks memory"
+        )
     budget = x.numel() + 4 * (x.numel() // x.shape[-1]) + 4 * x.shape[-1]
     if info["full"] > 1 or info["elements"] > budget:
         raise CheckFailure(
@@ -765,6 +933,7 @@ QUESTIONS = {
     q.name: q
     for q in [
         Question("softmax_backward", _softmax_cases, _softmax_judge),
+        Question("cross_entropy_backward", _ce_cases, _ce_judge),
         Question("layer_norm_backward", _ln_cases, _ln_judge),
         Question("attention_backward", _attn_cases, _attn_judge, needs=("softmax_backward",)),
         Question("LayerNormFunction", _fn_cases, _fn_judge, needs=("layer_norm_backward",)),

@@ -78,6 +78,14 @@ LINES = [
     ),
     (r"expected: a tensor of shape (?P<s>.*)", "期望结果：形状为 {s} 的张量"),
     (
+        r"got: *(?P<n>\d+) tensors stored as ctx attributes \(roles: (?P<r>[\w, ]+)\)",
+        "你的结果：有 {n} 个张量被存成了 ctx 的属性（角色：{r}）",
+    ),
+    (
+        E("expected: tensors kept with ctx.save_for_backward(x, weight), plain values (eps) as attributes"),
+        "期望结果：张量用 ctx.save_for_backward(x, weight) 保存，只有普通数值（eps）才作为属性",
+    ),
+    (
         r"got: *(?P<n>\d+) tensors, (?P<f>\d+) the size of x, (?P<e>\d+) numbers",
         "你的结果：{n} 个张量，其中 {f} 个与 x 一样大，共 {e} 个数",
     ),
@@ -116,6 +124,7 @@ LINES = [
     (r"(?P<t_what>.+?) should keep the input dtype\.", "{t_what}应保持输入的 dtype。"),
     (r"(?P<t_what>.+?) should be a tensor, got (?P<v>.*)", "{t_what}应该是一个张量，实际得到 {v}"),
     (r"(?P<t_what>.+?) contains NaN\.", "{t_what}中有 NaN。"),
+    (r"(?P<t_what>.+?) contains inf or NaN\.", "{t_what}中有 inf 或 NaN。"),
     (
         r"(?P<t_what>.+?) contains NaN at real \(non-padding\) positions\.",
         "{t_what}在真实（非填充）位置上有 NaN。",
@@ -283,6 +292,10 @@ LINES = [
         "或留下了带 grad_fn 的张量），所以各个基本运算的中间结果都留在内存里（{n} 个张量，{b} 字节）。",
     ),
     (
+        E("LayerNormFunction keeps tensors as attributes of ctx instead of saving them."),
+        "LayerNormFunction 把张量存成了 ctx 的属性，而没有用 save_for_backward 保存它们。",
+    ),
+    (
         E("LayerNormFunction saves more than its backward needs."),
         "LayerNormFunction 保存的东西超出了 backward 的需要。",
     ),
@@ -381,6 +394,12 @@ PIECES = STRUCTURE + [
     (r"(?P<n>\w+) from (?P<f>\w+)'s backward", "{f} 的 backward 返回的 {n} "),
     (r"(?P<n>\w+) from (?P<f>\w+)", "{f} 返回的 {n} "),
     (E("dx (the gradient w.r.t. x)"), "dx（对 x 的梯度）"),
+    (
+        E("dlogits (the gradient of the mean cross-entropy w.r.t. the logits)"),
+        "dlogits（平均交叉熵对 logits 的梯度）",
+    ),
+    (E("dlogits from cross_entropy_backward"), "cross_entropy_backward 返回的 dlogits"),
+    (E("cross_entropy_backward(logits, target)"), "cross_entropy_backward(logits, target)"),
     (r"new_cache \(no cache given\): (?P<n>\w+)", "new_cache（未传入缓存时）中的 {n} "),
     (r"new_cache\[(?P<i>\d+)\] \(block (?P=i)\): (?P<n>\w+)", "new_cache[{i}]（第 {i} 个块）中的 {n} "),
     (r"new_cache: (?P<n>\w+)", "new_cache 中的 {n} "),
@@ -1344,6 +1363,92 @@ PIECES = STRUCTURE + [
         "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
     ),
     (
+        E(
+            "your sum(dy * y) adds up every entry of the tensor, one number for all rows: each row is its "
+            "own softmax, so the dot product is per row, (dy * y).sum(dim=-1, keepdim=True)"
+        ),
+        "你的 sum(dy * y) 把整个张量的所有元素加在了一起，所有行共用一个数：每一行是各自独立的 softmax，"
+        "所以点积要逐行计算，(dy * y).sum(dim=-1, keepdim=True)",
+    ),
+    (
+        E(
+            "your dx adds the variance term instead of subtracting it: + x_hat * mean(g * x_hat). "
+            "Raising the variance shrinks every x_hat (d x_hat / d sigma^2 = -x_hat / (2 (sigma^2 + eps))), "
+            "so the path through sigma^2 enters with a minus: dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))"
+        ),
+        "你的 dx 把方差项加上了，而应当减去：+ x_hat * mean(g * x_hat)。方差变大会让每个 x_hat 变小"
+        "（d x_hat / d sigma^2 = -x_hat / (2 (sigma^2 + eps))），所以经过 sigma^2 的那条路径带负号："
+        "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
+        E(
+            "your mean terms use dy where they need g = dy * weight: mean(dy) and mean(dy * x_hat). The "
+            "mean and variance paths start from the gradient reaching x_hat, which is g: "
+            "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))"
+        ),
+        "你的两个均值项用的是 dy，而应当用 g = dy * weight：你算的是 mean(dy) 和 mean(dy * x_hat)。"
+        "经过均值和方差的两条路径都从传到 x_hat 的梯度出发，也就是 g："
+        "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+    ),
+    (
+        E(
+            "your dlogits is N times too large: F.cross_entropy averages the loss over the N rows, so "
+            "every row's gradient is divided by N"
+        ),
+        "你的 dlogits 大了 N 倍：F.cross_entropy 对 N 行的损失取平均，所以每一行的梯度都要除以 N",
+    ),
+    (
+        E(
+            "your dlogits is divided by N * C, every entry of the logits: the loss is a mean over the N "
+            "rows only (one loss per row), so divide by N"
+        ),
+        "你的 dlogits 除以了 N * C，即 logits 的全部元素个数：损失只是对 N 行取平均（每行一个损失），"
+        "所以应除以 N",
+    ),
+    (
+        E(
+            "your dlogits has the wrong sign: raising the target's logit lowers the loss, so its gradient "
+            "is negative there and positive at the other classes"
+        ),
+        "你的 dlogits 符号反了：提高目标类别的 logit 会降低损失，所以梯度在目标类别处为负，在其他类别处为正",
+    ),
+    (
+        E(
+            "your dlogits is the probabilities alone, p / N: the -log p[target] term also gives -1 at each "
+            "row's target class, which is missing"
+        ),
+        "你的 dlogits 只有概率本身 p / N：-log p[target] 这一项还会在每一行的目标类别处贡献 -1，而你漏掉了它",
+    ),
+    (
+        E(
+            "your dlogits uses the logits where the probabilities belong: the softmax of the logits enters "
+            "the gradient, not the logits themselves"
+        ),
+        "你的 dlogits 在该用概率的地方用了 logits：进入梯度的是 logits 的 softmax，而不是 logits 本身",
+    ),
+    (
+        E(
+            "your softmax runs over the rows (dim 0): each row's logits are their own softmax, over the "
+            "classes, dim=-1"
+        ),
+        "你的 softmax 是沿行（dim 0）计算的：每一行的 logits 各自做 softmax，沿类别维度，dim=-1",
+    ),
+    (
+        E(
+            "your dlogits has inf or NaN where autograd's is finite: a chain that divides by p (the log's "
+            "gradient -1 / p[target] fed into softmax_backward) breaks when p[target] underflows to 0, as "
+            "it does here for logits this far apart. Multiply the two steps out on paper: the 1 / p "
+            "cancels, and what is left needs no division"
+        ),
+        "你的 dlogits 中有 inf 或 NaN，而 autograd 的结果是有限的：除以 p 的链式计算（把 log 的梯度 "
+        "-1 / p[target] 喂给 softmax_backward）在 p[target] 下溢为 0 时就会失效，这里的 logits 相差"
+        "这么大，正是如此。在纸上把两步乘开：1 / p 会被约掉，剩下的式子不需要任何除法",
+    ),
+    (
+        E("chain the log's gradient at the target class into the softmax's backward and simplify"),
+        "把 log 在目标类别处的梯度接到 softmax 的反向传播上，再化简",
+    ),
+    (
         E("your dx ignores weight: the gradient reaching x_hat is g = dy * weight, not dy"),
         "你的 dx 忽略了 weight：传到 x_hat 的梯度是 g = dy * weight，而不是 dy",
     ),
@@ -1454,6 +1559,29 @@ PIECES = STRUCTURE + [
             "dS = P * (dP - sum(dP * P, dim=-1, keepdim=True))"
         ),
         "dS = P * dP 只保留了 softmax 雅可比矩阵的对角项：dS = P * (dP - sum(dP * P, dim=-1, keepdim=True))",
+    ),
+    (
+        E(
+            "your dk is dS q, without the transpose: S = q k^T / sqrt(d_k) makes S[i, j] depend on key j "
+            "through every query i, so dk sums over the queries, dk = dS^T q / sqrt(d_k) "
+            "(shape (..., Lk, d_k); dS q only has that shape when Lq = Lk)"
+        ),
+        "你的 dk 是 dS q，少了转置：S = q k^T / sqrt(d_k) 让 S[i, j] 通过每一个查询 i 依赖于键 j，"
+        "所以 dk 要对所有查询求和，dk = dS^T q / sqrt(d_k)"
+        "（形状为 (..., Lk, d_k)；只有当 Lq = Lk 时 dS q 才碰巧是这个形状）",
+    ),
+    (
+        E(
+            "use ctx.save_for_backward(x, weight) and ctx.saved_tensors, not ctx.x = x: autograd "
+            "then checks that no in-place op changed them before backward (a stale ctx.x gives wrong "
+            "gradients silently), frees them once backward has run, and lets saved-tensor hooks "
+            "(offloading, checkpointing) see them; ctx.x = y on an output also makes a reference cycle "
+            "that leaks memory"
+        ),
+        "请用 ctx.save_for_backward(x, weight) 和 ctx.saved_tensors，而不是 ctx.x = x：这样 autograd 会检查"
+        "在 backward 之前没有原地运算改动过它们（过时的 ctx.x 会悄无声息地给出错误的梯度），在 backward "
+        "运行后释放它们，并让 saved-tensor hooks（卸载到 CPU、检查点）看到它们；把输出存成 ctx.x = y "
+        "还会造成引用循环，泄漏内存",
     ),
     (
         E(

@@ -179,7 +179,8 @@ def main(argv=None) -> int:
     s = sub.add_parser("setup-cells", help="rewrite the lessons' setup cells (checks import block)")
     s.add_argument("lessons", nargs="*")
     b = sub.add_parser("bench", help="grading benchmark")
-    b.add_argument("--students", type=int, default=40)
+    b.add_argument("--students", type=int, default=0, help="also a generated class of N students (long)")
+    b.add_argument("--copies", type=int, default=12, help="copies of lesson 01 graded against nbgrader")
     b.add_argument("--lessons", nargs="*", default=None)
     b.add_argument("--skip-nbgrader", action="store_true")
     b.add_argument(
@@ -247,7 +248,7 @@ def main(argv=None) -> int:
             return isolation_main(args.rounds)
         from autograder.tooling.bench import main as bench_main
 
-        return bench_main(args.students, args.lessons, args.skip_nbgrader)
+        return bench_main(args.students, args.lessons, args.skip_nbgrader, args.copies)
     return 2
 
 

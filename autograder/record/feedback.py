@@ -280,40 +280,48 @@ body{margin:0;background:#fff;color:#1f2328}
 """
 
 # The page's own words, in the submitted notebook's language (metadata.language of a translation)
-PAGE_TEXT = {
-    "en": {
-        "title": "{lesson}: feedback for {student}",
-        "points": "{pts} / {mx} points",
-        "pending": " ({pending} of them for written answers not graded yet)",
-        "head": ("question", "points", "status", "what to look at"),
-        "passed": "all checks pass",
-        "note": "Note: {note}",
-        "hidden": PAGE_TEXT_HIDDEN,
-        "cut": "… {n} more characters of this output are not shown",
-        "nothing": "Nothing of the notebook could be shown: see the message above, fix the file and "
-        "submit it again.",
-        "status": {},
-    },
-    "zh_CN": {
-        "title": "{lesson}：给 {student} 的反馈",
-        "points": "{pts} / {mx} 分",
-        "pending": "（其中 {pending} 分属于还没批改的书面回答）",
-        "head": ("题目", "得分", "状态", "需要看的地方"),
-        "passed": "全部检查通过",
-        "note": "注意：{note}",
-        "hidden": "# （评分程序在这里还会运行隐藏测试）",
-        "cut": "……这个输出后面还有 {n} 个字符，没有显示",
-        "nothing": "笔记本的内容无法显示：请看上面的说明，改好文件后重新提交。",
-        "status": {
-            "passed": "通过",
-            "failed": "未通过",
-            "error": "出错",
-            "ungradable": "无法评分",
-            "needs grading": "待人工批改",
-        },
-    },
-}
-HTML_LANG = {"en": "en", "zh_CN": "zh-CN"}
+PAGE_TEXT = MappingProxyType(
+    {
+        "en": MappingProxyType(
+            {
+                "title": "{lesson}: feedback for {student}",
+                "points": "{pts} / {mx} points",
+                "pending": " ({pending} of them for written answers not graded yet)",
+                "head": ("question", "points", "status", "what to look at"),
+                "passed": "all checks pass",
+                "note": "Note: {note}",
+                "hidden": PAGE_TEXT_HIDDEN,
+                "cut": "… {n} more characters of this output are not shown",
+                "nothing": "Nothing of the notebook could be shown: see the message above, fix the file and "
+                "submit it again.",
+                "status": MappingProxyType({}),
+            }
+        ),
+        "zh_CN": MappingProxyType(
+            {
+                "title": "{lesson}：给 {student} 的反馈",
+                "points": "{pts} / {mx} 分",
+                "pending": "（其中 {pending} 分属于还没批改的书面回答）",
+                "head": ("题目", "得分", "状态", "需要看的地方"),
+                "passed": "全部检查通过",
+                "note": "注意：{note}",
+                "hidden": "# （评分程序在这里还会运行隐藏测试）",
+                "cut": "……这个输出后面还有 {n} 个字符，没有显示",
+                "nothing": "笔记本的内容无法显示：请看上面的说明，改好文件后重新提交。",
+                "status": MappingProxyType(
+                    {
+                        "passed": "通过",
+                        "failed": "未通过",
+                        "error": "出错",
+                        "ungradable": "无法评分",
+                        "needs grading": "待人工批改",
+                    }
+                ),
+            }
+        ),
+    }
+)
+HTML_LANG = MappingProxyType({"en": "en", "zh_CN": "zh-CN"})
 
 
 def _words(lang: str | None) -> dict:

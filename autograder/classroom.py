@@ -25,22 +25,12 @@ from autograder.collect.submissions import (
     Submission,
     collect,
 )
-from autograder.judge.grade import (
-    Graded,
-    Row,
-    contract_row,
-    fingerprint,
-    grade_one,
-    grader_fault,
-    grading_version,
-    summary_rows,
-)
-from autograder.outcomes import Status
+from autograder.judge.grade import fingerprint, grade_one, grader_fault, grading_version
+from autograder.outcomes import CONTRACT_COLUMNS, Graded, Row, Status, contract_row, number, summary_rows
 from autograder.record import gradebook
 from autograder.run import sandbox
 from autograder.run.runner import Station
 
-GRADE_COLUMNS = ("student", "lesson", "question", "points", "max_points", "status", "message")
 SUMMARY_COLUMNS = ("student", "lesson", "points", "max_points", "status")
 
 # A pool worker's station (runner.Station), made by `_init_worker` in each worker process: a
@@ -519,7 +509,7 @@ def export(out: Path, graded: list, metas: list | None = None, cfg: lateness.Con
     penalty per student x lesson) and the LMS exports under OUT/lms/."""
     metas = metas if metas is not None else [{} for _ in graded]
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, GRADE_COLUMNS, lineterminator="\n")
+        w = csv.DictWriter(f, CONTRACT_COLUMNS, lineterminator="\n")
         w.writeheader()
         for g in graded:
             for r in g.rows:
@@ -547,7 +537,7 @@ def export(out: Path, graded: list, metas: list | None = None, cfg: lateness.Con
                 "student": g.student,
                 "lesson": g.lesson,
                 "points": summ["points"],
-                "points_after_penalty": _num(lateness.penalised(summ["points"], late["penalty_percent"])),
+                "points_after_penalty": number(lateness.penalised(summ["points"], late["penalty_percent"])),
                 "max_points": summ["max_points"],
                 "status": summ["status"],
                 "note": note,
@@ -562,10 +552,6 @@ def _write(path: Path, columns: list, rows: list) -> None:
         w = csv.DictWriter(f, columns, lineterminator="\n", extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
-
-
-def _num(x: float):
-    return int(x) if float(x).is_integer() else round(x, 2)
 
 
 def table(graded: list) -> str:

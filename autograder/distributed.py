@@ -39,8 +39,8 @@ import uuid
 from pathlib import Path
 
 from autograder.collect.submissions import Submission
-from autograder.judge.grade import Graded, grade_one, grader_fault, grading_version
-from autograder.outcomes import GradingStopped, NoWorkers, SchedulerLost, WorkerMismatch
+from autograder.judge.grade import grade_one, grader_fault, grading_version
+from autograder.outcomes import Graded, GradingStopped, NoWorkers, SchedulerLost, WorkerMismatch
 from autograder.run import sandbox
 from autograder.run.runner import Station
 

@@ -2,13 +2,16 @@
 decides anything by reading another's message text (it may be localized, redacted or reworded).
 
 - `Status`: the contract's status of a question or a lesson.
-- `Row.fault` / `Row.not_done` (grade.py) and `RunResult.kernel_lost` (runner.py) carry the facts
-  that used to be parsed out of messages.
+- `Row`, `Graded`: one row of grades.csv and everything one submission produced; `Row.fault`,
+  `Row.not_done`, `Row.knock_on` (and `RunResult.kernel_lost` in runner.py) carry the facts other
+  modules act on, never a message.
+- `CONTRACT_COLUMNS`, `contract_row`, `summary_rows`, `number`: the contract's CSVs.
 - `GradingStopped`: the exceptions the CLI reports as one line (no traceback).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
 
 
@@ -51,3 +54,73 @@ class NoWorkers(GradingStopped):
 
 class WorkerMismatch(GradingStopped):
     """A worker grades with other solutions or checks than the grading command's checkout."""
+
+
+CONTRACT_COLUMNS = ("student", "lesson", "question", "points", "max_points", "status", "message")
+
+
+@dataclass
+class Row:
+    """One row of grades.csv (the contract's columns), plus the facts other modules act on."""
+
+    student: str
+    lesson: str
+    question: str
+    points: float
+    max_points: float
+    status: Status
+    message: str = ""
+    fault: bool = False  # the grader's own failure, not the submission's: retried on the next run
+    not_done: bool = False  # the answer is still the blank stub (nbgrader's "No response")
+    knock_on: bool = False  # it fails because a graded piece it uses fails (not a mistake of its own)
+
+    def __post_init__(self):
+        self.status = Status(self.status)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Row:
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class Graded:
+    """Everything one submission produced: contract rows, feedback, timings."""
+
+    student: str
+    lesson: str
+    rows: list
+    feedback_html: str = ""
+    seconds: float = 0.0
+    hints: list = field(default_factory=list)  # (question, hint) for the class report
+    notebook: str = ""  # the executed notebook (JSON), for nbgrader's autograded/ folder
+    steps: dict = field(default_factory=dict)  # step -> seconds (`make bench` prints their medians)
+
+
+def summary_rows(graded: list) -> list:
+    out = []
+    for g in graded:
+        pts = sum(r.points for r in g.rows)
+        mx = sum(r.max_points for r in g.rows)
+        status = Status.of_lesson(r.status for r in g.rows)
+        out.append(
+            {
+                "student": g.student,
+                "lesson": g.lesson,
+                "points": number(pts),
+                "max_points": number(mx),
+                "status": status,
+            }
+        )
+    return out
+
+
+def number(x: float):
+    """A point count as the CSVs write it: 2, not 2.0; 1.33, not 1.3333."""
+    return int(x) if float(x).is_integer() else round(x, 2)
+
+
+def contract_row(r: Row) -> dict:
+    """The row as grades.csv writes it: the contract's columns only."""
+    d = {k: getattr(r, k) for k in CONTRACT_COLUMNS}
+    d["points"], d["max_points"], d["status"] = number(r.points), number(r.max_points), str(r.status)
+    return d

@@ -34,7 +34,7 @@ SHARED_GROUP = "shared-class"  # the xdist_group of every test that reads the sh
 class SharedClass:
     out: Path  # the grading output folder (grades.csv, summary.csv, feedback/, report/, .state/)
     classes: dict  # contributor -> the submissions folder it filled
-    graded: list  # autograder.judge.grade.Graded of the whole class, both passes
+    graded: list  # autograder.outcomes.Graded of the whole class, both passes
     seconds: float  # what grading both passes took
     db_url: str  # its nbgrader gradebook
 

@@ -327,7 +327,7 @@ def test_feedback_pages_typeset_math_offline(graded, chromium):
 def test_ungradable_page_is_styled(tmp_path, chromium):
     """Is the page of a notebook that could not be read a styled page (not bare HTML)?"""
     from autograder.collect.submissions import Submission
-    from autograder.judge.grade import Row
+    from autograder.outcomes import Row
     from autograder.record.feedback import plain_page
 
     sub = Submission(EVE, LESSON, None)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.classroom import GRADE_COLUMNS, SUMMARY_COLUMNS, _course_config, export
+from autograder.classroom import SUMMARY_COLUMNS, _course_config, export
 from autograder.collect import lateness
 from autograder.course import safe_name
-from autograder.judge.grade import Graded, Row
+from autograder.outcomes import CONTRACT_COLUMNS, Graded, Row
 
 CONFIG = """
 timezone = "UTC"
@@ -198,7 +198,7 @@ def test_exports_for_canvas_moodle_and_the_contract(tmp_path, cfg):
         page.write_text(f"<html><body>{g.student} {g.lesson}</body></html>")
     export(out, graded, metas, cfg)
 
-    assert _rows(out / "grades.csv")[0] == list(GRADE_COLUMNS)
+    assert _rows(out / "grades.csv")[0] == list(CONTRACT_COLUMNS)
     assert _rows(out / "summary.csv")[0] == list(SUMMARY_COLUMNS)
     assert [r["points"] for r in _dicts(out / "summary.csv")] == [
         "10",

@@ -13,8 +13,15 @@ import pytest
 from byhand import _core, i18n
 
 from autograder.judge import grade
-from autograder.judge.grade import Row, contract_row
-from autograder.outcomes import GradingStopped, SchedulerLost, Status, WorkerMismatch
+from autograder.outcomes import (
+    CONTRACT_COLUMNS,
+    GradingStopped,
+    Row,
+    SchedulerLost,
+    Status,
+    WorkerMismatch,
+    contract_row,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,7 +55,7 @@ def test_a_row_keeps_its_facts_in_the_state_but_grades_csv_has_the_contract_colu
     old_state = {k: v for k, v in asdict(row).items() if k not in ("fault", "not_done")}
     assert Row.from_dict(old_state).not_done is False  # a state file written before the flags
     f = io.StringIO()
-    w = csv.DictWriter(f, grade.CONTRACT_COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(f, CONTRACT_COLUMNS, lineterminator="\n")
     w.writeheader()
     w.writerow(contract_row(row))
     assert f.getvalue().splitlines() == [

@@ -42,6 +42,7 @@ import zipfile
 from pathlib import Path
 
 from autograder import course
+from autograder.outcomes import number
 
 ROSTER_COLUMNS = ("lms", "lms_id", "student", "email", "id_number", "sis_login_id", "section")
 
@@ -73,10 +74,6 @@ def apply_roster(subs: list, roster: list) -> list:
     return out
 
 
-def _num(x: float):
-    return int(x) if float(x).is_integer() else round(x, 2)
-
-
 def write_exports(out: Path, rows: list, cfg) -> None:
     """`rows`: OUT/submissions.csv's rows (one per student x lesson, with attachment_id)."""
     folder = Path(out) / "lms"
@@ -87,7 +84,7 @@ def write_exports(out: Path, rows: list, cfg) -> None:
     columns = dict(cfg.columns) if cfg else {}
     graded = [r for r in rows if r["lesson"]]
     lessons = sorted({r["lesson"] for r in graded})
-    maxes = {lesson: _num(sum(course.questions(lesson).values())) for lesson in lessons}
+    maxes = {lesson: number(sum(course.questions(lesson).values())) for lesson in lessons}
     by_student: dict = {}
     for r in graded:
         by_student.setdefault(r["student"], {})[r["lesson"]] = r
@@ -117,8 +114,8 @@ def write_exports(out: Path, rows: list, cfg) -> None:
                     lesson: marks[lesson]["points_after_penalty"] if lesson in marks else ""
                     for lesson in lessons
                 },
-                "total": _num(total),
-                "max_total": _num(sum(maxes[lesson] for lesson in marks)),
+                "total": number(total),
+                "max_total": number(sum(maxes[lesson] for lesson in marks)),
             }
         )
     _write(

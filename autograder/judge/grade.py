@@ -13,7 +13,6 @@ import hashlib
 import json
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import byhand as checks
@@ -23,7 +22,7 @@ from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_
 
 from autograder import course
 from autograder.collect.submissions import Submission
-from autograder.outcomes import Status
+from autograder.outcomes import Graded, Row, Status
 from autograder.run import prune, restore, runner, sandbox
 
 GRADER_VERSION = "1"
@@ -58,45 +57,6 @@ def grading_version() -> str:
         if f.exists():
             h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
-
-
-CONTRACT_COLUMNS = ("student", "lesson", "question", "points", "max_points", "status", "message")
-
-
-@dataclass
-class Row:
-    """One row of grades.csv (the contract's columns), plus the facts other modules act on."""
-
-    student: str
-    lesson: str
-    question: str
-    points: float
-    max_points: float
-    status: Status
-    message: str = ""
-    fault: bool = False  # the grader's own failure, not the submission's: retried on the next run
-    not_done: bool = False  # the answer is still the blank stub (nbgrader's "No response")
-
-    def __post_init__(self):
-        self.status = Status(self.status)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Row:
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
-
-
-@dataclass
-class Graded:
-    """Everything one submission produced: contract rows, feedback, timings."""
-
-    student: str
-    lesson: str
-    rows: list
-    feedback_html: str = ""
-    seconds: float = 0.0
-    hints: list = field(default_factory=list)  # (question, hint) for the class report
-    notebook: str = ""  # the executed notebook (JSON), for nbgrader's autograded/ folder
-    steps: dict = field(default_factory=dict)  # step -> seconds (`make bench` prints their medians)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,6 +107,8 @@ def _check_names(lesson: str) -> frozenset:
 
 
 NOT_DONE_HINT = "not done"  # the class report's name for a blank answer (not a mistake)
+# a check's hint that says another graded piece must pass first ("first make Encoder ... pass")
+KNOCK_ON_PREFIXES = ("first make ",)
 
 
 def verdict(question: str, cases: list, probe: list, probe_error: str, module) -> tuple:
@@ -297,6 +259,8 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                 # the message in the submitted notebook's language (metadata.language of a translation)
                 _redact(i18n.localize(message, lang)),
                 not_done=hint == NOT_DONE_HINT,
+                knock_on=status != Status.PASSED
+                and bool(failing_needs or hint.lower().startswith(KNOCK_ON_PREFIXES)),
             )
         )
     rows += written_rows(sub, result.nb)
@@ -350,38 +314,3 @@ def fingerprint(sub: Submission, version: str, limits=None) -> str:
     if sub.lesson:
         h.update((course.SOLUTIONS / f"{sub.lesson}.ipynb").read_bytes())
     return h.hexdigest()
-
-
-def summary_rows(graded: list) -> list:
-    out = []
-    for g in graded:
-        pts = sum(r.points for r in g.rows)
-        mx = sum(r.max_points for r in g.rows)
-        status = Status.of_lesson(r.status for r in g.rows)
-        out.append(
-            {
-                "student": g.student,
-                "lesson": g.lesson,
-                "points": _num(pts),
-                "max_points": _num(mx),
-                "status": status,
-            }
-        )
-    return out
-
-
-def _num(x: float):
-    return int(x) if float(x).is_integer() else round(x, 2)
-
-
-def contract_row(r: Row) -> dict:
-    """The row as grades.csv writes it: the contract's columns only."""
-    d = {k: getattr(r, k) for k in CONTRACT_COLUMNS}
-    d["points"], d["max_points"], d["status"] = _num(r.points), _num(r.max_points), str(r.status)
-    return d
-
-
-def nothing_to_grade(sub: Submission) -> Graded:
-    return Graded(
-        sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, 0, Status.UNGRADABLE, sub.note)]
-    )

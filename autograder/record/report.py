@@ -5,8 +5,8 @@
 - one row per student: points per lesson, each a link to that student's feedback page;
 - pass rate per question;
 - the most common mistakes, from the hints the checks fired: real mistakes first; a failure that
-  only follows from a piece the question uses failing too ("first make Encoder ... pass", or a
-  question whose `needs` failed in the same notebook) is a knock-on, counted apart;
+  only follows from a piece the question uses failing too (`Row.knock_on`, set by the judge) is a
+  knock-on, counted apart;
 - the notebooks that could not be graded.
 
 Everything a submission controls (student names, messages) is escaped; the page loads nothing from
@@ -30,11 +30,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from autograder import course  # noqa: E402
-from autograder.judge.grade import NOT_DONE_HINT  # noqa: E402
 from autograder.outcomes import Status  # noqa: E402
 from autograder.record.feedback import CSP  # noqa: E402
-
-KNOCK_ON_PREFIXES = ("first make ",)
 
 
 def _write_csv(path: Path, header: list, rows: list) -> None:
@@ -46,20 +43,6 @@ def _write_csv(path: Path, header: list, rows: list) -> None:
 
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _needs(lesson: str, question: str) -> tuple:
-    try:
-        import byhand as checks
-
-        return tuple(checks.for_lesson(lesson).QUESTIONS[question].needs)
-    except Exception:  # noqa: BLE001 - a lesson without a check module: no known dependencies
-        return ()
-
-
-def is_knock_on(lesson: str, question: str, hint: str, failed: set) -> bool:
-    """A failure that follows from another graded piece failing in the same notebook."""
-    return hint.lower().startswith(KNOCK_ON_PREFIXES) or any(n in failed for n in _needs(lesson, question))
 
 
 def _fmt(x: float) -> str:
@@ -88,11 +71,11 @@ def numbers(graded: list) -> dict:
                 passes[(g.lesson, r.question)][1] += 1
                 passes[(g.lesson, r.question)][0] += r.status == "passed"
                 pending[g.lesson] += r.status == "needs grading"
-        failed = {r.question for r in g.rows if r.question and r.status not in ("passed", "needs grading")}
+        row = {r.question: r for r in g.rows}
         for question, hint in g.hints:
-            if hint == NOT_DONE_HINT:  # unanswered is not a mistake: it shows in the pass rates
+            if question not in row or row[question].not_done:  # unanswered: it shows in the pass rates
                 continue
-            kind = knock_ons if is_knock_on(g.lesson, question, hint, failed) else mistakes
+            kind = knock_ons if row[question].knock_on else mistakes
             kind[(g.lesson, question, hint)] += 1
     return {
         "scores": dict(scores),

@@ -38,6 +38,8 @@ import time
 import uuid
 from pathlib import Path
 
+from distributed.diagnostics.plugin import WorkerPlugin
+
 from autograder.collect.submissions import Submission
 from autograder.judge.grade import grade_one, grader_fault, grading_version
 from autograder.outcomes import Graded, GradingStopped, NoWorkers, SchedulerLost, WorkerMismatch
@@ -85,6 +87,16 @@ class WorkerStation:
                 self.station = None
         return self.base
 
+    def close(self) -> None:
+        """Remove the work folder, then give the station back (the worker is closing, and its
+        nanny may not wait long: the folder first)."""
+        base, self.base = self.base, None
+        if base is not None:
+            shutil.rmtree(base, ignore_errors=True)
+        if self.station is not None:
+            self.station.close()
+            self.station = None
+
     def grade(self, sub: Submission, limits: sandbox.Limits, hide: list) -> Graded:
         base = self.folder()
         if self.station is None or self.station.limits != limits:
@@ -97,6 +109,17 @@ class WorkerStation:
 
 # A Dask task is handed nothing but its arguments, so this worker process's station lives here.
 _here = WorkerStation()
+
+
+class TidyOnClose(WorkerPlugin):
+    """A Dask worker plugin (registered by `grade_on_cluster`): a worker that closes removes its
+    work folder. Its atexit hook is not enough: a nanny's worker process ends with os._exit, which
+    runs none. (A killed worker's folder is swept by the next worker, `sweep_dead_workers`.)"""
+
+    name = "tbb-tidy-on-close"
+
+    def teardown(self, worker) -> None:
+        _here.close()
 
 
 def sweep_dead_workers(tmp: str | None = None) -> int:
@@ -213,6 +236,7 @@ def grade_on_cluster(
             window = max(16, 4 * threads)
         version = code_version()
         theirs = {w: v for w, v in client.run(code_version).items() if v != version}
+        client.register_plugin(TidyOnClose(), name=TidyOnClose.name)
         if theirs:
             raise WorkerMismatch(_mismatch_message(version, theirs))
         queue = list(runnable)

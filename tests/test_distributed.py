@@ -438,3 +438,32 @@ def test_a_scheduler_without_workers_stops_clearly(small_class, tmp_path, monkey
     assert isinstance(exc, d.NoWorkers), f"expected NoWorkers, got {outcome}"
     assert "no worker" in str(exc) and "run the same command again" in str(exc), str(exc)
     assert not _results(tmp_path / "out"), "something was graded without a worker"
+
+
+def test_a_closed_worker_removes_its_work_folder(small_class, tmp_path):
+    """Does a Dask worker that closes normally remove its `tbb-dask-<pid>-*` work folder itself,
+    before any later worker sweeps it? (Its atexit hook never runs: a nanny ends its worker process
+    with os._exit.)"""
+    from distributed import Client, LocalCluster
+
+    from autograder.run import sandbox
+
+    one = tmp_path / "class" / STUDENTS[0]
+    one.mkdir(parents=True)
+    shutil.copy(small_class / STUDENTS[0] / f"{LESSONS[0]}.ipynb", one / f"{LESSONS[0]}.ipynb")
+    with LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        host="127.0.0.1",
+        silence_logs=40,
+    ) as cluster:
+        with Client(cluster, set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=120)
+            (pid,) = client.run(os.getpid).values()
+            grade_class(one.parent, tmp_path / "out", scheduler=cluster.scheduler_address, quiet=True)
+            folders = list(Path(sandbox.grading_parent()).glob(f"tbb-dask-{pid}-*"))
+            assert folders, "the worker made no work folder: the test would prove nothing"
+    left = [f for f in folders if f.exists()]
+    assert not left, f"got {left} left after the worker closed, expected its folder removed"

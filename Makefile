@@ -8,6 +8,8 @@ OUT     ?= grading-out
 WORKERS ?=
 SCHEDULER ?=
 DB_URL  ?=
+# where handed-out notebooks install the checks from (the site's wheel URL, an index name, a git URL)
+export BYHAND_SOURCE
 
 .PHONY: postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 

@@ -218,6 +218,8 @@ def handout(dest: Path | None = None, selected: list[str] | None = None) -> Path
     """A zip of the student notebooks for an LMS (one file per lesson, at the top level of the
     zip, plus a README that says how to install the checks), fixed timestamps: the same bytes on
     every run."""
+    from autograder.tooling.student import with_install_source  # BYHAND_SOURCE, if set
+
     dest = Path(dest or BUILD / "handout" / f"{COURSE_ID}-notebooks.zip")
     dest.parent.mkdir(parents=True, exist_ok=True)
     names = selected or lessons()
@@ -225,7 +227,11 @@ def handout(dest: Path | None = None, selected: list[str] | None = None) -> Path
     tmp = dest.with_suffix(".zip.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data in [("README.txt", readme.encode())] + [
-            (f"{n}.ipynb", (NOTEBOOKS / f"{n}.ipynb").read_bytes()) for n in names
+            (
+                f"{n}.ipynb",
+                with_install_source((NOTEBOOKS / f"{n}.ipynb").read_text(encoding="utf-8")).encode(),
+            )
+            for n in names
         ]:
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED

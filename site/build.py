@@ -338,14 +338,19 @@ def assemble(src: Path) -> list[str]:
 
 def write_downloads(downloads: Path, names: list[str], editions: dict | None = None) -> list[Path]:
     """What the site serves for students: each lesson's student notebook (as notebooks/ has it, and
-    notebooks/<lang>/ for each translated edition) and the wheel of the self-checks they import."""
+    notebooks/<lang>/ for each translated edition; the setup cell's install source set by
+    BYHAND_SOURCE when given) and the wheel of the self-checks they import."""
+    sys.path.insert(0, str(ROOT))
+    from autograder.tooling.student import with_install_source
+
     written = []
     for lang, lesson in [("", n) for n in names] + [
         (g, n) for g, done in (editions or {}).items() for n in done
     ]:
         student = NOTEBOOKS / lang / f"{lesson}.ipynb"
         if student.exists():
-            write_if_changed(downloads / lang / f"{lesson}.ipynb", student.read_text(encoding="utf-8"))
+            text = with_install_source(student.read_text(encoding="utf-8"))  # BYHAND_SOURCE, if set
+            write_if_changed(downloads / lang / f"{lesson}.ipynb", text)
             written.append(downloads / lang / f"{lesson}.ipynb")
     return written + [add_wheel(downloads)]
 

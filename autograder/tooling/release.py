@@ -12,13 +12,14 @@ from pathlib import Path
 import nbformat
 
 from autograder import course as _course
-from autograder.tooling import translations
+from autograder.tooling import student, translations
 
 
 def release(
     selected: list[str] | None = None, dest: Path = _course.NOTEBOOKS, course: Path = _course.COURSE
 ) -> list[Path]:
-    """Regenerate the student notebooks (by default `notebooks/`) from `solutions/` with nbgrader."""
+    """Regenerate the student notebooks (by default `notebooks/`) from `solutions/` with nbgrader;
+    their first cell installs the checks from `BYHAND_SOURCE` when it is set (student.py)."""
     course = _course.assemble(course)
     dest.mkdir(parents=True, exist_ok=True)
     written = []
@@ -27,6 +28,9 @@ def release(
         shutil.copyfile(_course.generate(lesson, course), out)
         written.append(out)
         written += _translated(lesson, out, dest)
+    if student.install_source() != student.GIT_URL:  # make release BYHAND_SOURCE=...
+        for path in written:
+            path.write_text(student.with_install_source(path.read_text(encoding="utf-8")), encoding="utf-8")
     return written
 
 

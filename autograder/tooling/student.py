@@ -17,6 +17,7 @@ restores the test cells and judges every question in its own process (see grade.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -48,6 +49,33 @@ except ImportError:
             print(f'{{name}}: self-checks are off (to turn them on: pip install "{{BYHAND}}")')"""
 
 SETUP_IMPORTS = ("import importlib.util", "import subprocess", "import sys")
+SOURCE_LINE = re.compile(r'^BYHAND = "[^"\n]*"', re.M)
+
+
+def install_source() -> str:
+    """Where a handed-out notebook's first cell installs the checks from (in Colab, by itself; the
+    line it prints elsewhere): `BYHAND_SOURCE` (`make release|book|handout BYHAND_SOURCE=...`: the
+    URL of the wheel the course site serves, a package name on an index, or a git URL), else
+    `GIT_URL`. The committed notebooks/ keep `GIT_URL`."""
+    return os.environ.get("BYHAND_SOURCE") or GIT_URL
+
+
+def with_install_source(notebook: str, source: str | None = None) -> str:
+    """A notebook (its JSON text) whose setup cell installs the checks from `source` (default
+    `install_source()`); unchanged when that is `GIT_URL`."""
+    source = source or install_source()
+    if source == GIT_URL:
+        return notebook
+    nb = json.loads(notebook)
+    for cell in nb["cells"]:
+        if is_setup(cell):
+            text = SOURCE_LINE.sub(
+                lambda _: f"BYHAND = {json.dumps(source)}", "".join(cell["source"]), count=1
+            )
+            cell["source"] = text.splitlines(keepends=True)
+    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 OLD_IMPORT = re.compile(r"^from (?:autograder\.checks|byhand) import (\w+) as checks\n", re.M)
 
 

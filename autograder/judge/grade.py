@@ -280,11 +280,11 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                 max_points,
                 status,
                 # the message in the submitted notebook's language (metadata.language of a translation)
-                _redact(i18n.localize(message, nb_student.metadata.get("language") or i18n.DEFAULT)),
+                localized(message, language(nb_student)),
                 not_done=hint == NOT_DONE_HINT,
             )
         )
-    rows += written_rows(sub, result.nb)
+    rows += written_rows(sub, result.nb, language(nb_student))
     from autograder.record.feedback import render
 
     html = render(sub, result.nb, rows, notes, source)
@@ -297,15 +297,29 @@ NOT_ANSWERED = "not done yet: write your answer in the cell below the question"
 NEEDS_GRADING = "a written answer: your instructor grades it by hand"
 
 
-def written_rows(sub: Submission, nb) -> list:
+def language(nb) -> str:
+    """The language a submitted notebook speaks (metadata.language of a translation; else English)."""
+    lang = nb.metadata.get("language") if isinstance(nb.metadata, dict) else None
+    return lang if isinstance(lang, str) and lang else i18n.DEFAULT
+
+
+def localized(message: str, lang: str) -> str:
+    """A verdict's message (judged in English) as grades.csv and the feedback page give it: in the
+    notebook's language, with no grader paths. The self-check translates the same English text
+    the same way (byhand._core.judge_all), so both say the same lines."""
+    return _redact(i18n.localize(message, lang or i18n.DEFAULT))
+
+
+def written_rows(sub: Submission, nb, lang: str = i18n.DEFAULT) -> list:
     """One row per written answer: `needs grading` (0 points until a person grades it in
-    formgrader) when answered, `failed` when the cell still holds the stub."""
+    formgrader) when answered, `failed` when the cell still holds the stub; the message in `lang`."""
     cells = {course.nbgrader_meta(c).get("grade_id"): c for c in course.manual_cells(nb)}
     rows = []
     for name, max_points in course.manual_questions(sub.lesson).items():
         text = cells[name].source.strip() if name in cells else ""
         answered = text not in ("", course.TEXT_STUB)
         status, message = (Status.NEEDS_GRADING, NEEDS_GRADING) if answered else (Status.FAILED, NOT_ANSWERED)
+        message = localized(message, lang)
         rows.append(Row(sub.student, sub.lesson, name, 0, max_points, status, message, not_done=not answered))
     return rows
 

@@ -52,8 +52,34 @@ def _catalogue(lang: str):
         module = importlib.import_module(f"{__package__}.messages_{lang}")
         lines = [(re.compile(p + r"\Z", re.S), t) for p, t in module.LINES]
         pieces = [(re.compile(p + r"\Z", re.S), t) for p, t in module.PIECES]
-        _CACHE[lang] = (lines, pieces)
+        labels = [(re.compile(p), t) for p, t in getattr(module, "LABELS", ())]
+        _CACHE[lang] = (lines, pieces, labels, getattr(module, "LABEL_SEPARATORS", {}))
     return _CACHE[lang]
+
+
+def _label(text: str, labels, separators: dict) -> str:
+    """A case label (data: shapes, dtypes, code, and a few words) with its words translated: each
+    of `labels` (pattern, replacement) in turn, then the separators between its items (", " and
+    "; " outside brackets) in the language's punctuation."""
+    for pattern, replacement in labels:
+        text = pattern.sub(replacement, text)
+    if not separators:
+        return text
+    out, depth, i = [], 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        sep = next((s for s in separators if depth == 0 and text.startswith(s, i)), None)
+        if sep is not None:
+            out.append(separators[sep])
+            i += len(sep)
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _piece(text: str, pieces) -> str | None:
@@ -67,7 +93,7 @@ def _piece(text: str, pieces) -> str | None:
 
 
 def _line(line: str, lang: str) -> tuple[str, bool]:
-    lines, pieces = _catalogue(lang)
+    lines, pieces, labels, separators = _catalogue(lang)
     indent = line[: len(line) - len(line.lstrip())]
     body = line.strip()
     if not body:
@@ -83,6 +109,8 @@ def _line(line: str, lang: str) -> tuple[str, bool]:
                     if t is None:
                         return line, False
                     v = t
+                elif k == "label":  # a case label: data, with a few words the catalogue translates
+                    v = _label(v, labels, separators)
                 values[k] = v
             return indent + template.format(**values), True
     t = _piece(body, pieces)
@@ -105,7 +133,9 @@ def untranslated(message: str, lang: str) -> list[str]:
 
 
 def localized(judge):
-    """Decorate a judge: its CheckFailure messages come out in the current language."""
+    """Decorate a judge: its CheckFailure messages come out in the current language. Put it on the
+    outermost judge only: a judge that reads another's failure (its hint line, to name a second
+    mistake) must read the English text, as the grader does."""
     import functools
 
     @functools.wraps(judge)
@@ -116,6 +146,8 @@ def localized(judge):
             if _current[0] == DEFAULT:
                 raise
             text = localize(str(exc))
+            if hasattr(exc, "hint") and hasattr(exc, "with_text"):  # the hint stays the English one
+                raise type(exc)(text, hint=exc.hint) from None
             raise (exc.with_text(text) if hasattr(exc, "with_text") else type(exc)(text)) from None
 
     return wrapper

@@ -7,8 +7,9 @@ docs/glossary-zh.md. Exact sentences are written with E(...) (escaped English te
 
 The first pattern that matches a line decides it (no backtracking into another split), so the
 specific frames come before the general ones ("hint: two mistakes at once: ..." before "hint: ...").
-A case label is data (shapes, dtypes, code): it is copied, and quoted as code where it sits inside a
-translated sentence ("also, on <label>: <hint>").
+A case label is data (shapes, dtypes, code) with a few words between: LABELS translates those words
+and LABEL_SEPARATORS the punctuation between its items; the rest is copied, and quoted where it sits
+inside a translated sentence ("also, on <label>: <hint>").
 """
 
 import re
@@ -27,6 +28,61 @@ LABEL = (
     r"|: (?=\d+ copies of the row )|(?<=calls): )*)"
 )
 
+# The words of case labels (byhand's checks build them: "LayerNorm(4), fresh parameters, x (2, 3, 4)
+# torch.float32 (mean 1.0, std 2.0)"), in order: the longer phrases first.
+LABELS = [
+    (r" ?\(mean (?P<a>[^,()]+), std (?P<b>[^()]+)\)", r"（均值 \g<a>，标准差 \g<b>）"),
+    (r" ?\(std (?P<a>[^()]+)\)", r"（标准差 \g<a>）"),
+    (r" ?\(mean (?P<a>[^()]+)\)", r"（均值 \g<a>）"),
+    (r"random running buffers, weight and bias", "随机的滑动统计量缓冲区、weight 和 bias"),
+    (r"random norm weight and bias", "随机的归一化层 weight 和 bias"),
+    (r"random weight and bias", "随机的 weight 和 bias"),
+    (r" with random weights", "，随机权重"),
+    (r"random weight", "随机的 weight"),
+    (r" with a random state dict", "，随机的 state_dict"),
+    (r"fresh parameters", "刚初始化的参数"),
+    (r"fresh weight", "刚初始化的 weight"),
+    (r"^a fresh ", "刚初始化的 "),
+    (r"training mode", "训练模式"),
+    (r"eval mode", "评估模式"),
+    (
+        r"a zero sublayer \(nn\.Linear with zero weight and bias\)",
+        "全零子层（weight 和 bias 全为零的 nn.Linear）",
+    ),
+    (r"sublayer = an nn\.Linear", "sublayer = 一个 nn.Linear"),
+    (
+        r" \(the next (?P<n>\d+) positions\) with kv_cache = \(k, v\) of the first T_past=(?P<p>\d+), each ",
+        r"（接下来的 \g<n> 个位置），kv_cache 为前 T_past=\g<p> 个位置的 (k, v)，各为 ",
+    ),
+    (r": the time axis is dim (?P<d>\d+)", r"：时间轴是 dim \g<d>"),
+    (
+        r" \(positions (?P<a>\d+)\.\.(?P<b>\d+)\) with kv_cache = one \(k, v\) per block for the first "
+        r"T_past=(?P<p>\d+) positions",
+        r"（位置 \g<a>..\g<b>），kv_cache 为每个块一对 (k, v)，覆盖前 T_past=\g<p> 个位置",
+    ),
+    (r", no cache", "，不用缓存"),
+    (
+        r" loaded with different matrices for (?P<a>\S+) and (?P<b>\S+)",
+        r"，给 \g<a> 和 \g<b> 加载了不同的矩阵",
+    ),
+    (r", then backward with a random dy", "，再用随机的 dy 做反向传播"),
+    (r"\) with x ", ")，其中 x "),
+    (r": (?P<n>\d+) copies of the row (?P<r>\[[^\]]*\])", r"：把行 \g<r> 复制 \g<n> 份"),
+    (r"generator seeded (?P<s>\d+)", r"生成器种子 \g<s>"),
+    (r"generator seeded", "生成器已设种子"),
+    (r", seed (?P<s>\d+)$", r"，随机种子 \g<s>"),
+    (r" with ids in ", "，id 取值于 "),
+    (r": its layers$", "：它的各层"),
+    (r"; calls: ", "；依次调用："),
+    (r"eps=default", "eps=默认值"),
+    (r" \(random\)", "（随机掩码）"),
+    (r" \(broadcast\)", "（广播）"),
+    (r" \(causal\)", "（因果）"),
+    (r" \(none\)", "（无）"),
+    (r" \(dead_row\)", "（含全被掩码的行）"),
+]
+LABEL_SEPARATORS = {", ": "，", "; ": "；"}
+
 LINES = [
     (
         r"(?P<q>\S+): not done yet\. It still raises NotImplementedError: "
@@ -42,9 +98,9 @@ LINES = [
     (r"on input: (?P<label>.*)", "输入：{label}"),
     (
         r"also, on " + LABEL + r": two mistakes at once: (?P<t_a>.+?); and (?P<t_b>.+)",
-        "另外，在输入 `{label}` 上：同时有两处错误：其一，{t_a}；其二，{t_b}",
+        "另外，在输入“{label}”上：同时有两处错误：其一，{t_a}；其二，{t_b}",
     ),
-    (r"also, on " + LABEL + r": (?P<t_h>.+)", "另外，在输入 `{label}` 上：{t_h}"),
+    (r"also, on " + LABEL + r": (?P<t_h>.+)", "另外，在输入“{label}”上：{t_h}"),
     (
         r"hint: two mistakes at once: (?P<t_a>.+?); and (?P<t_b>.+)",
         "提示：同时有两处错误：其一，{t_a}；其二，{t_b}",
@@ -96,6 +152,16 @@ LINES = [
         "期望结果：{v}（每一项都在 {s} 个标准差以内）",
     ),
     (r"got: *min (?P<a>-?\d+), max (?P<b>-?\d+)", "你的结果：最小 {a}，最大 {b}"),
+    (
+        r"got: *excess kurtosis (?P<k>\S+) \(uniform\)",
+        "你的结果：超额峰度 {k}（均匀分布）",
+    ),
+    (
+        r"got: *excess kurtosis (?P<k>\S+) \(not normal\)",
+        "你的结果：超额峰度 {k}（不是正态分布）",
+    ),
+    (E("expected: 0 (a normal distribution)"), "期望结果：0（正态分布）"),
+    (E("expected: zeros"), "期望结果：全零"),
     (r"expected: (?P<v>\[.*\]) \+ (?P<n>\d+) new tokens", "期望结果：{v} + {n} 个新 token"),
     (r"expected: torch\.int64 \(a LongTensor\)", "期望结果：torch.int64（LongTensor）"),
     (r"expected: a list of (?P<n>\d+) pairs", "期望结果：由 {n} 个二元组组成的列表"),
@@ -103,6 +169,8 @@ LINES = [
         r"expected: (?P<v>\S+) \((?P<c>init_std\(.*\)), within (?P<p>\S+)\)",
         "期望结果：{v}（{c}，误差在 {p} 以内）",
     ),
+    (r"expected: (?P<a>self\.\w+), a tensor of shape (?P<s>.*)", "期望结果：{a}，形状为 {s} 的张量"),
+    (r"expected: (?P<a>self\.\w+), a tensor", "期望结果：{a}，一个张量"),
     (r"got: *(?P<v>.*)", "你的结果：{v}"),
     (r"expected: (?P<v>.*)", "期望结果：{v}"),
     (
@@ -169,7 +237,7 @@ LINES = [
     (
         r"(?P<q>\S+) should return the layer it was given \(return layer\), got something without a "
         r"\.weight \(did you forget the return\?\)",
-        "{q} 应返回传入的那一层（return layer），实际得到的对象没有 .weight（是不是忘了 return？）",
+        "{q} 应返回传入的那一层（`return layer`），实际得到的对象没有 .weight（是不是忘了 `return`？）",
     ),
     (r"(?P<w>\S+) should be all zeros\.", "{w} 应该全为 0。"),
     (
@@ -190,6 +258,25 @@ LINES = [
     (
         r"generate modified its input idx in place: build a new tensor with torch\.cat",
         "generate 原地修改了它的输入 idx：请用 torch.cat 构造一个新张量",
+    ),
+    (
+        r"(?P<q>\S+) modified its input (?P<n>\S+) in place: use out-of-place ops "
+        r"\((?P<a>[^,]+), not (?P<b>[^;]+); nn\.Dropout without inplace=True\)",
+        "{q} 原地修改了它的输入 {n}：请用非原地运算（用 {a}，而不是 {b}；nn.Dropout 不要设 inplace=True）",
+    ),
+    (
+        r"(?P<q>\S+) modified its input (?P<n>\S+) in place: use out-of-place ops "
+        r"\((?P<a>[^,]+), not (?P<b>.+?) or (?P<c>.+)\)",
+        "{q} 原地修改了它的输入 {n}：请用非原地运算（用 {a}，而不是 {b} 或 {c}）",
+    ),
+    (
+        r"(?P<q>\S+) modified its input (?P<n>\S+) in place: use out-of-place ops "
+        r"\((?P<a>[^,]+), not (?P<b>.+)\)",
+        "{q} 原地修改了它的输入 {n}：请用非原地运算（用 {a}，而不是 {b}）",
+    ),
+    (
+        r"(?P<t_what>.+?) is missing: the module has no attribute (?P<a>\w+)\.",
+        "{t_what}不存在：模块没有属性 {a}。",
     ),
     (r"(?P<q>\S+) modified its input (?P<n>\S+) in place", "{q} 原地修改了它的输入 {n}"),
     (r"(?P<q>\S+) modified the given cache's (?P<n>\w+) in place", "{q} 原地修改了传入缓存中的 {n}"),
@@ -481,7 +568,7 @@ PIECES = STRUCTURE + [
     ),
     (
         r"only linears\[i\]\.weight for i in range\(depth\): the head is not a block",
-        "只取 i in range(depth) 的 linears[i].weight：输出头 head 不是一个块",
+        "只取 `i in range(depth)` 的 linears[i].weight：输出头 head 不是一个块",
     ),
     (
         E("pre_norm should default to True (Pre-LN): __init__(self, d_model, dropout=0.0, pre_norm=True)"),
@@ -505,6 +592,16 @@ PIECES = STRUCTURE + [
     (
         E("sin and cos are swapped: even features 2i hold sin(p * w_i), odd features 2i+1 hold cos(p * w_i)"),
         "sin 和 cos 弄反了：偶数特征 2i 放 sin(p * w_i)，奇数特征 2i+1 放 cos(p * w_i)",
+    ),
+    (
+        r"that is (?:a )?(?P<f>sigmoid|tanh); the Transformer's FFN uses ReLU: torch\.relu \(or x\.clamp\(min=0\)\)",
+        "这是 {f}；Transformer 的前馈全连接层用的是 ReLU：torch.relu（或 x.clamp(min=0)）",
+    ),
+    (
+        r"self\.(?P<a>\w+) and self\.(?P<b>\w+) are one and the same module: each needs its own, "
+        r"self\.(?P=b) = nn\.Linear\(\.\.\.\) as for self\.(?P=a), not self\.(?P=b) = self\.(?P=a)",
+        "self.{a} 和 self.{b} 是同一个模块：它们各自需要一个独立的模块，像 self.{a} 那样写 "
+        "self.{b} = nn.Linear(...)，而不是 self.{b} = self.{a}",
     ),
     (
         E("that is GELU; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))"),
@@ -817,7 +914,7 @@ PIECES = STRUCTURE + [
             "new one per block, nn.ModuleList([Block(...) for _ in range(n)])"
         ),
         "所有块共用了同一个模块（[block] * n，或者把同一个对象 append 了 n 次）：请为每个块新建一个，"
-        "nn.ModuleList([Block(...) for _ in range(n)])",
+        "`nn.ModuleList([Block(...) for _ in range(n)])`",
     ),
     # hints: lesson 01_attention
     (
@@ -1597,7 +1694,7 @@ PIECES = STRUCTURE + [
             "init_linear_ should return the same layer it filled (return layer), but the returned layer's weight "
             "differs from layer.weight"
         ),
-        "init_linear_ 应返回它填充的那一层（return layer），但返回的层的 weight 与 layer.weight 不同",
+        "init_linear_ 应返回它填充的那一层（`return layer`），但返回的层的 weight 与 layer.weight 不同",
     ),
     (E("check the formula in the lesson"), "对照课程里的公式检查一下"),
     (

@@ -445,18 +445,25 @@ def _with_rubrics(nb, lesson: str):
 
     import nbformat
 
+    from autograder.tooling import translations
+
     rubric = {}
     for cell in course.manual_cells(course.read_solution(lesson)):
         m = re.search(r"### BEGIN SOLUTION\n?(.*?)### END SOLUTION", cell.source, re.S)
         rubric[course.nbgrader_meta(cell)["grade_id"]] = (m.group(1) if m else cell.source).strip()
+    heading = "**For the grader (from solutions/, not in the student's notebook)**"
+    lang = nb.metadata.get("language")
+    if isinstance(lang, str) and lang in translations.LANGUAGES:  # a translated notebook: its rubric
+        translated = translations.rubrics(lesson, lang)
+        rubric.update({gid: text.strip() for gid, text in translated.items() if gid in rubric})
+        heading = getattr(translations._catalogue(lang), "RUBRIC_HEADING", heading) if translated else heading
     cells = []
     for cell in nb.cells:
         cells.append(cell)
         gid = course.nbgrader_meta(cell).get("grade_id")
         if gid in rubric and course.nbgrader_meta(cell).get("solution"):
             note = nbformat.v4.new_markdown_cell(
-                "> **For the grader (from solutions/, not in the student's notebook)**\n>\n"
-                + "\n".join("> " + line for line in rubric[gid].splitlines())
+                f"> {heading}\n>\n" + "\n".join("> " + line for line in rubric[gid].splitlines())
             )
             note["id"] = f"rubric-{gid}"[:64]
             cells.append(note)

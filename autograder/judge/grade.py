@@ -97,6 +97,22 @@ class Graded:
     hints: list = field(default_factory=list)  # (question, hint) for the class report
     notebook: str = ""  # the executed notebook (JSON), for nbgrader's autograded/ folder
 
+    @property
+    def language(self) -> str:
+        """The language the submitted notebook speaks (its messages are in it)."""
+        return notebook_language(self.notebook)
+
+
+def notebook_language(text: str) -> str:
+    """metadata.language of a notebook's JSON text (a translation's); English when none or unreadable."""
+    if not text:
+        return i18n.DEFAULT
+    try:
+        lang = json.loads(text).get("metadata", {}).get("language")
+    except (ValueError, AttributeError):
+        return i18n.DEFAULT
+    return lang if isinstance(lang, str) and lang else i18n.DEFAULT
+
 
 # ---------------------------------------------------------------------------------------------
 # load

@@ -396,6 +396,15 @@ LINES = [
         "注意：{q} 用到了你的 {n}，而它本身的检查没有通过：请先修好它",
     ),
     (r"the test cell timed out after (?P<s>\S+) s", "测试单元格运行超过 {s} 秒，已超时"),
+    # the written answers' rows of grades.csv (autograder/judge/grade.py) and the hand grades and
+    # comments entered in formgrader (autograder/record/gradebook.py); a comment is the instructor's own
+    (
+        E("not done yet: write your answer in the cell below the question"),
+        "尚未完成：请在问题下方的单元格里写下你的答案",
+    ),
+    (E("a written answer: your instructor grades it by hand"), "简答题：由老师人工评分"),
+    (r"graded by hand: (?P<p>\S+) / (?P<m>\S+) points", "人工评分：{p} / {m} 分"),
+    (r"your instructor's comment: (?P<c>.*)", "老师的评语：{c}"),
     (
         r"your functions pass the grader's checks, but the notebook's own test cell failed: (?P<e>.*)",
         "你的函数通过了评分器的检查，但笔记本自带的测试单元格失败了：{e}",
@@ -515,7 +524,7 @@ PIECES = STRUCTURE + [
             "a fully masked row must give weights 0 and output 0: e.g. torch.nan_to_num the weights, or zero the "
             "rows with mask.any(-1) == False"
         ),
-        "全被遮住的行必须得到权重 0 和输出 0：例如对权重用 torch.nan_to_num，或把 mask.any(-1) == False "
+        "全被掩码的行必须得到权重 0 和输出 0：例如对权重用 torch.nan_to_num，或把 mask.any(-1) == False "
         "的行置零",
     ),
     (
@@ -531,7 +540,7 @@ PIECES = STRUCTURE + [
             "in eval mode (training=False) normalise with running_mean and running_var, not with the batch "
             "statistics"
         ),
-        "评估模式（training=False）下应使用 running_mean 和 running_var 归一化，而不是当前批次的统计量",
+        "评估模式（training=False）下应使用 running_mean 和 running_var 归一化，而不是当前批的统计量",
     ),
     (
         E(
@@ -579,14 +588,14 @@ PIECES = STRUCTURE + [
             "running_var is updated with the biased batch variance; PyTorch updates it with the unbiased one: "
             "var(0, unbiased=False) * N / (N - 1)"
         ),
-        "running_var 用有偏的批次方差更新了；PyTorch 用无偏方差更新它：var(0, unbiased=False) * N / (N - 1)",
+        "running_var 用有偏的批方差更新了；PyTorch 用无偏方差更新它：var(0, unbiased=False) * N / (N - 1)",
     ),
     (
         E(
             "self_attn mixes the batch, not the sequence: nn.MultiheadAttention expects (L, B, d) unless it is "
             "built with batch_first=True"
         ),
-        "self_attn 在批次维上做了混合，而不是在序列维上：除非用 batch_first=True 构建，"
+        "self_attn 在批维上做了混合，而不是在序列维上：除非用 batch_first=True 构建，"
         "nn.MultiheadAttention 期望输入 (L, B, d)",
     ),
     (
@@ -653,7 +662,7 @@ PIECES = STRUCTURE + [
             "the batch is normalised with the unbiased variance (divides by N-1); F.batch_norm normalises with "
             "the biased one, x.var(0, unbiased=False), and uses the unbiased one only to update running_var"
         ),
-        "批次用无偏方差（除以 N-1）做了归一化；F.batch_norm 用有偏方差 x.var(0, unbiased=False) 归一化，"
+        "归一化时对这个批用了无偏方差（除以 N-1）；F.batch_norm 用有偏方差 x.var(0, unbiased=False) 归一化，"
         "只在更新 running_var 时才用无偏方差",
     ),
     (
@@ -741,7 +750,7 @@ PIECES = STRUCTURE + [
             "into the tensor (running_mean.mul_(1 - momentum).add_(momentum * mean), or running_mean.copy_(...)) "
             "under torch.no_grad()"
         ),
-        "running 缓冲区没有被原地更新：running_mean = ... 只是重新绑定了一个局部变量名；请在 torch.no_grad() "
+        "滑动统计量缓冲区没有被原地更新：running_mean = ... 只是重新绑定了一个局部变量名；请在 torch.no_grad() "
         "下写入张量本身（running_mean.mul_(1 - momentum).add_(momentum * mean)，或 running_mean.copy_(...)）",
     ),
     (
@@ -1558,8 +1567,8 @@ PIECES = STRUCTURE + [
             "-inf = NaN. Its weights are 0 (lesson 01), so its dS is 0: torch.nan_to_num the weights, then the "
             "row gives dq = 0 and adds nothing to dk and dv"
         ),
-        "你的梯度里有 NaN：全被遮住的行（没有任何可关注键的查询）的 softmax 输入全是 -inf，结果为 NaN。"
-        "它的权重是 0（第 01 课），所以它的 dS 也是 0：对权重用 torch.nan_to_num，这样该行给出 dq = 0，"
+        "你的梯度里有 NaN：全被掩码的行（没有任何可关注键的查询）的 softmax 输入全是 -inf，结果为 NaN。"
+        "它的权重是 0（第 1 课），所以它的 dS 也是 0：对权重用 torch.nan_to_num，这样该行给出 dq = 0，"
         "对 dk 和 dv 也没有任何贡献",
     ),
     (
@@ -1714,7 +1723,7 @@ PIECES = STRUCTURE + [
     ),
     (
         E("in eval mode (training=False) the running buffers must not change"),
-        "评估模式（training=False）下 running 缓冲区不能改变",
+        "评估模式（training=False）下 滑动统计量缓冲区不能改变",
     ),
     (
         E(
@@ -1762,18 +1771,18 @@ PIECES = STRUCTURE + [
     ),
     (
         E("the first call was right: check how the running buffers are updated and used"),
-        "第一次调用是对的：检查 running 缓冲区是怎样更新和使用的",
+        "第一次调用是对的：检查 滑动统计量缓冲区是怎样更新和使用的",
     ),
     (
         E("batch_norm modified its input x in place: only the running buffers may change"),
-        "batch_norm 原地修改了它的输入 x：只有 running 缓冲区可以改变",
+        "batch_norm 原地修改了它的输入 x：只有 滑动统计量缓冲区可以改变",
     ),
     (
         E(
             "training: (x - batch mean) / sqrt(biased batch var + eps) * weight + bias; eval: the same with "
             "running_mean / running_var"
         ),
-        "训练时：(x - 批次均值) / sqrt(有偏批次方差 + eps) * weight + bias；评估时：同样的式子，换成 "
+        "训练时：(x - 批均值) / sqrt(有偏批方差 + eps) * weight + bias；评估时：同样的式子，换成 "
         "running_mean / running_var",
     ),
     (
@@ -1781,7 +1790,7 @@ PIECES = STRUCTURE + [
             "in training, running = (1 - momentum) * running + momentum * batch statistic (unbiased variance for "
             "running_var), updated in place; in eval, unchanged"
         ),
-        "训练时 running = (1 - momentum) * running + momentum * 批次统计量（running_var 用无偏方差），原地更新；"
+        "训练时 running = (1 - momentum) * running + momentum * 批统计量（running_var 用无偏方差），原地更新；"
         "评估时保持不变",
     ),
     (
@@ -1881,3 +1890,41 @@ PIECES = STRUCTURE + [
         "第 i 个块是 {f}，i = 0..depth-1，最后是 head(h)",
     ),
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The text around the lessons in a Chinese notebook and on the pages made from it (the release's
+# autograder/tooling/translations.py, the grader's feedback page and class report): fixed strings,
+# English -> Chinese.
+
+# the setup cell's lines when the package is missing (autograder/tooling/student.py SETUP_BLOCK)
+SETUP = [
+    (
+        "# The self-checks come from the course's package `byhand` (it needs only torch and numpy).",
+        "# 自检来自课程的 `byhand` 包（它只依赖 torch 和 numpy）。",
+    ),
+    ("  # or the .whl from the course site", "  # 或者课程网站上的 .whl 文件"),
+    ("  # Colab: install it here", "  # Colab：在这里安装"),
+    (
+        "print(f'Self-checks are off. To turn them on: pip install \"{BYHAND}\", then restart the kernel.')",
+        "print(f'自检未开启。要开启它：pip install \"{BYHAND}\"，然后重启内核。')",
+    ),
+    (
+        "  # a stand-in: each self-check says it is off, every other cell still runs",
+        "  # 替身：每个自检都会说明自己未开启，其余单元格照常运行",
+    ),
+    (
+        "print(f'{name}: self-checks are off (to turn them on: pip install \"{BYHAND}\")')",
+        "print(f'{name}：自检未开启（要开启它：pip install \"{BYHAND}\"）')",
+    ),
+    ("  # the self-checks speak zh_CN", "  # 自检用中文输出"),
+]
+
+# added under each written question (the answer cell keeps nbgrader's placeholder, which must go)
+WRITTEN_ANSWER_NOTE = (
+    "用中文或英文作答都可以。请先删掉下面单元格里的 `YOUR ANSWER HERE`，再写上你的答案。"
+)
+
+# the heading of the model answer and rubric shown to the person grading in formgrader
+RUBRIC_HEADING = "**供评分人参考（来自 solutions/，不在学生的笔记本里）**"
+

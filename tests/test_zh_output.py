@@ -101,3 +101,95 @@ def test_the_detector_finds_english_and_spares_code():
     assert latin_words("请用 `x.var(unbiased=False)`，而不是 nn.Linear 或 self.w_q；eps=1e-05，GPT-2") == []
     assert latin_words("评估模式 (eval) 下 dropout 不起作用") == []
     assert latin_words("Self-checks are off") == ["Self-checks", "are", "off"]
+
+
+# ---------------------------------------------------------------------------------------------
+# what surrounds the lessons: the setup cell, the written answers, their rows and hand grades
+
+
+def _zh_notebook(lesson: str):
+    import nbformat
+
+    return nbformat.read(course.NOTEBOOKS / "zh_CN" / f"{lesson}.ipynb", as_version=4)
+
+
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_the_chinese_setup_cell_says_in_chinese_that_the_checks_are_off(lesson):
+    """The lines a student reads when byhand is missing: Chinese, the install command as code."""
+    from autograder.tooling import student
+
+    setup = next(c.source for c in _zh_notebook(lesson).cells if student.is_setup(c))
+    said = re.findall(r"print\(f'(.*)'\)", setup)
+    assert len(said) == 2 and all(re.search(r"[\u4e00-\u9fff]", s) for s in said), said
+    for s in said:
+        assert latin_words(re.sub(r"\{\w+\}", "", s)) == [], s
+    assert "Self-checks are off" not in setup and "self-checks are off" not in setup
+
+
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_each_written_question_says_a_chinese_answer_is_welcome(lesson):
+    from byhand import messages_zh_CN
+
+    cells = _zh_notebook(lesson).cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "markdown" and course.nbgrader_meta(cell).get("solution"):
+            assert cell.source.strip() == course.TEXT_STUB  # nbgrader's placeholder, which the note names
+            assert messages_zh_CN.WRITTEN_ANSWER_NOTE in cells[i - 1].source, cells[i - 1].source
+
+
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_every_written_answer_has_a_chinese_model_answer_and_rubric_for_formgrader(lesson):
+    from autograder.classroom import _with_rubrics
+    from autograder.tooling import translations
+
+    wanted = {course.nbgrader_meta(c)["grade_id"] for c in course.manual_cells(course.read_solution(lesson))}
+    have = translations.rubrics(lesson, "zh_CN")
+    assert set(have) == wanted, (
+        f"translations/zh_CN/rubrics/{lesson}.md: current for {sorted(have)}, expected {sorted(wanted)}"
+    )
+    shown = "\n".join(
+        c.source
+        for c in _with_rubrics(_zh_notebook(lesson), lesson).cells
+        if c.get("id", "").startswith("rubric-")
+    )
+    assert (
+        shown.count("评分标准") == len(wanted) and "**Rubric" not in shown and "For the grader" not in shown
+    )
+    english = "\n".join(
+        c.source
+        for c in _with_rubrics(course.read_solution(lesson), lesson).cells
+        if c.get("id", "").startswith("rubric-")
+    )
+    assert "评分标准" not in english and english.count("**Rubric") == len(wanted)
+
+
+def test_written_answer_rows_and_hand_grades_speak_the_notebook_language():
+    import nbformat
+
+    from autograder.collect.submissions import Submission
+    from autograder.record import gradebook
+
+    lesson = "01_attention"
+    nb = _zh_notebook(lesson)
+    sub = Submission(student="ann", lesson=lesson, path=None)
+    blank = grade.written_rows(sub, nb, "zh_CN")
+    assert blank and all(r.status == "failed" and r.not_done for r in blank)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and course.nbgrader_meta(cell).get("solution"):
+            cell.source = "分数的方差随 d_k 增长，softmax 会饱和。"
+    answered = grade.written_rows(sub, nb, "zh_CN")
+    assert all(r.status == "needs grading" for r in answered)
+    english = grade.written_rows(sub, nb, "en")
+    for zh, en in zip(blank + answered, grade.written_rows(sub, _zh_notebook(lesson), "en") + english):
+        assert re.search(r"[\u4e00-\u9fff]", zh.message) and latin_words(zh.message) == [], zh.message
+        assert zh.message == i18n.localize(en.message, "zh_CN") != en.message
+    # a hand grade from formgrader, added in the submission's language
+    g = grade.Graded("ann", lesson, answered, notebook=nbformat.writes(nb))
+    q = answered[0].question
+    (done,) = gradebook.overlay([g], {("ann", lesson): {"scores": {q: (1.5, 0.0)}, "comments": {}}})
+    row = next(r for r in done.rows if r.question == q)
+    assert row.message == "人工评分：1.5 / 2 分", row.message
+    (done,) = gradebook.overlay(
+        [grade.Graded("ann", lesson, english)], {("ann", lesson): {"scores": {q: (2.0, 0.0)}, "comments": {}}}
+    )
+    assert next(r for r in done.rows if r.question == q).message == "graded by hand: 2 / 2 points"

@@ -61,7 +61,9 @@ def _chinese_strings(path) -> str:
     return "\n".join(
         node.value
         for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(r"[\u4e00-\u9fff]", node.value)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.search(r"[\u4e00-\u9fff]", node.value)
     )
 
 

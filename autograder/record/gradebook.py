@@ -43,6 +43,7 @@ from pathlib import Path
 
 import nbgrader
 from alembic.script import ScriptDirectory
+from byhand import i18n
 from nbgrader.api import Base, Gradebook, InvalidEntry, MissingEntry
 from nbgrader.preprocessors import (
     CheckCellMetadata,
@@ -55,8 +56,6 @@ from nbgrader.preprocessors import (
 from nbgrader.utils import parse_utc
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SAWarning
-
-from byhand import i18n
 
 from autograder import course
 from autograder.outcomes import Status
@@ -293,7 +292,9 @@ def overlay(graded: list, entered: dict) -> list:
                 r.message = lead + i18n.localize(f"{HAND}: {points:g} / {r.max_points:g} points", lang)
                 r.points = points
             for comment in notes.get(r.question, []):
-                r.message = (r.message + "\n" if r.message else "") + i18n.localize(f"{COMMENT}: {comment}", lang)
+                r.message = (r.message + "\n" if r.message else "") + i18n.localize(
+                    f"{COMMENT}: {comment}", lang
+                )
             rows.append(r)
         out.append(type(g)(g.student, g.lesson, rows, g.feedback_html, g.seconds, g.hints, g.notebook))
     return out

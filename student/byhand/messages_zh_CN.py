@@ -1921,10 +1921,7 @@ SETUP = [
 ]
 
 # added under each written question (the answer cell keeps nbgrader's placeholder, which must go)
-WRITTEN_ANSWER_NOTE = (
-    "用中文或英文作答都可以。请先删掉下面单元格里的 `YOUR ANSWER HERE`，再写上你的答案。"
-)
+WRITTEN_ANSWER_NOTE = "用中文或英文作答都可以。请先删掉下面单元格里的 `YOUR ANSWER HERE`，再写上你的答案。"
 
 # the heading of the model answer and rubric shown to the person grading in formgrader
 RUBRIC_HEADING = "**供评分人参考（来自 solutions/，不在学生的笔记本里）**"
-

@@ -355,6 +355,7 @@ def _graded_to_json(g: Graded) -> dict:
         "rows": [asdict(r) for r in g.rows],
         "seconds": g.seconds,
         "hints": g.hints,
+        "language": g.language,
     }
 
 
@@ -366,6 +367,7 @@ def _graded_from_json(d: dict) -> Graded:
         "",
         d.get("seconds", 0),
         [tuple(h) for h in d.get("hints", [])],
+        lang=d.get("language", ""),
     )
 
 

@@ -5,6 +5,7 @@ English outside code (tests/zh_latin.py is the detector)."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -193,3 +194,50 @@ def test_written_answer_rows_and_hand_grades_speak_the_notebook_language():
         [grade.Graded("ann", lesson, english)], {("ann", lesson): {"scores": {q: (2.0, 0.0)}, "comments": {}}}
     )
     assert next(r for r in done.rows if r.question == q).message == "graded by hand: 2 / 2 points"
+
+
+def _class_of(lang: str) -> list:
+    """Two students' graded 01_attention, as the grader leaves them: a mistake with its hint, two
+    mistakes at once, a blank answer, a written answer waiting, all in `lang`."""
+    lesson = "01_attention"
+    graded = []
+    hints = [
+        ("scaled_dot_product_attention", "the scores are not scaled: divide q @ k^T by sqrt(d_k)"),
+        ("causal_mask", "True above the diagonal means 'may attend to the future': use torch.tril, not triu"),
+        ("split_heads", "not done"),
+    ]
+    for student in ("zh_CN-ann", "zh_CN-bo"):
+        rows = [
+            grade.Row(student, lesson, q, 0, 2, "failed", grade.localized(f"{q}: wrong\n  hint: {h}", lang))
+            for q, h in hints
+        ]
+        rows += grade.written_rows(
+            __import__("autograder.collect.submissions", fromlist=["Submission"]).Submission(
+                student=student, lesson=lesson, path=None
+            ),
+            _zh_notebook(lesson),
+            lang,
+        )
+        graded.append(grade.Graded(student, lesson, rows, hints=hints, lang=lang))
+    return graded
+
+
+def _text_of(page: str) -> str:
+    """What a reader sees of a page: no markup, no style, no links' targets."""
+    page = re.sub(r"<style>.*?</style>|<title>|</title>|<meta[^>]*>", " ", page, flags=re.S)
+    page = re.sub(r"<code>.*?</code>", " ", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "\n", page))
+
+
+def test_the_class_report_of_a_chinese_class_is_chinese(tmp_path):
+    from autograder.record.report import class_language, write_report
+
+    zh = _class_of("zh_CN")
+    assert class_language(zh) == "zh_CN" and class_language(zh + _class_of("en")) == "en"
+    page = write_report(tmp_path / "zh", zh).read_text(encoding="utf-8")
+    assert "<html lang='zh-CN'>" in page and "全班报告" in page and "最常见的错误" in page
+    assert "注意力分数没有缩放" in page  # the hint, translated
+    assert latin_words(_text_of(page)) == [], latin_words(_text_of(page))
+    english = write_report(tmp_path / "en", _class_of("en")).read_text(encoding="utf-8")
+    assert "<html lang='en'>" in english and "Class report" in english and "全班报告" not in english
+    assert "the scores are not scaled" in english

@@ -96,11 +96,12 @@ class Graded:
     seconds: float = 0.0
     hints: list = field(default_factory=list)  # (question, hint) for the class report
     notebook: str = ""  # the executed notebook (JSON), for nbgrader's autograded/ folder
+    lang: str = ""  # the submitted notebook's language (its messages are in it); "" = read `notebook`
 
     @property
     def language(self) -> str:
         """The language the submitted notebook speaks (its messages are in it)."""
-        return notebook_language(self.notebook)
+        return self.lang or notebook_language(self.notebook)
 
 
 def notebook_language(text: str) -> str:
@@ -305,7 +306,14 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
 
     html = render(sub, result.nb, rows, notes, source)
     return Graded(
-        sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, nbformat.writes(result.nb)
+        sub.student,
+        sub.lesson,
+        rows,
+        html,
+        time.monotonic() - t0,
+        hints,
+        nbformat.writes(result.nb),
+        language(nb_student),
     )
 
 

@@ -296,7 +296,9 @@ def overlay(graded: list, entered: dict) -> list:
                     f"{COMMENT}: {comment}", lang
                 )
             rows.append(r)
-        out.append(type(g)(g.student, g.lesson, rows, g.feedback_html, g.seconds, g.hints, g.notebook))
+        out.append(
+            type(g)(g.student, g.lesson, rows, g.feedback_html, g.seconds, g.hints, g.notebook, g.lang)
+        )
     return out
 
 

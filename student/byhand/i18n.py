@@ -151,3 +151,30 @@ def localized(judge):
             raise (exc.with_text(text) if hasattr(exc, "with_text") else type(exc)(text)) from None
 
     return wrapper
+
+
+def page(english: str, lang: str | None = None, **values) -> str:
+    """A fixed string of the grader's pages (the feedback page, the class report) in `lang`: the
+    catalogue's PAGE entry for `english` (a template with {named} values), else the English."""
+    lang = lang or _current[0]
+    template = english
+    if lang != DEFAULT:
+        template = getattr(importlib.import_module(f"{__package__}.messages_{lang}"), "PAGE", {}).get(
+            english, english
+        )
+    return template.format(**values) if values else template
+
+
+def hint(text: str, lang: str | None = None) -> str:
+    """One hint sentence (the class report's name of a mistake) in `lang`; unchanged when unknown."""
+    lang = lang or _current[0]
+    if lang == DEFAULT or not text:
+        return text
+    translated = _piece(text, _catalogue(lang)[1])
+    if translated is not None:
+        return translated
+    framed, known = _line(f"hint: {text}", lang)  # two mistakes at once: a frame of two hints
+    if known and framed != f"hint: {text}":
+        return framed.split("：", 1)[1] if "：" in framed else framed
+    line, known = _line(text, lang)  # a message's first line, when it has no hint line
+    return line if known else text

@@ -1925,3 +1925,59 @@ WRITTEN_ANSWER_NOTE = "用中文或英文作答都可以。请先删掉下面单
 
 # the heading of the model answer and rubric shown to the person grading in formgrader
 RUBRIC_HEADING = "**供评分人参考（来自 solutions/，不在学生的笔记本里）**"
+
+# The fixed text of the grader's pages, by its English (a template with {named} values): the class
+# report (autograder/record/report.py) and the feedback page (autograder/record/feedback.py). Read
+# through byhand.i18n.page(english, lang, **values).
+PAGE = {
+    # statuses, as grades.csv spells them
+    "passed": "通过",
+    "failed": "未通过",
+    "error": "出错",
+    "ungradable": "无法评分",
+    "needs grading": "待人工评分",
+    # the feedback page
+    "{lesson}: feedback for {student}": "{lesson}：{student} 的反馈",
+    "{points} / {max_points} points": "{points} / {max_points} 分",
+    "({pending} of them for written answers not graded yet)": "（其中 {pending} 分属于尚未人工评分的简答题）",
+    "question": "题目",
+    "points": "得分",
+    "status": "状态",
+    "what to look at": "需要注意的地方",
+    "all checks pass": "全部检查通过",
+    "Note: {note}": "注意：{note}",
+    "Nothing of the notebook could be shown: see the message above, fix the file and submit it again.": (
+        "这个 notebook 的内容无法显示：请看上面的说明，修正文件后重新提交。"
+    ),
+    # the class report
+    "Class report": "全班报告",
+    "{n} graded notebooks": "已评分的 notebook {n} 份",
+    "{n} students": "学生 {n} 人",
+    "{n} lessons": "课程 {n} 课",
+    "{n} written answers waiting to be graded by hand (formgrader)": "{n} 道简答题等待人工评分（formgrader）",
+    "Numbers": "数据",
+    "Per lesson": "各课统计",
+    "lesson": "课程",
+    "students": "学生数",
+    "mean": "平均分",
+    "median": "中位数",
+    "of": "满分",
+    "full points": "满分人数",
+    "written answers to grade": "待评简答题",
+    "Score distribution": "分数分布",
+    "Students": "学生",
+    "Points per lesson; each links to the student's feedback page.": "各课得分；每一项都链接到该学生的反馈页面。",
+    "written answers not graded yet.": "简答题尚未人工评分。",
+    "student": "学生",
+    "total": "总分",
+    "Pass rate per question": "各题通过率",
+    "Most common mistakes": "最常见的错误",
+    "hint": "提示",
+    "submissions": "提交数",
+    "Knock-on failures": "连带失败",
+    "A question that fails because a piece it uses fails its own check in the same notebook: fixing that "
+    "piece usually fixes these.": "某道题失败，是因为它用到的另一部分在同一个 notebook 里没有通过自己的检查：修好那一部分，这些通常也就好了。",
+    "Could not be graded": "无法评分",
+    "why": "原因",
+    "not done": "尚未完成",
+}

@@ -241,3 +241,62 @@ def test_the_class_report_of_a_chinese_class_is_chinese(tmp_path):
     english = write_report(tmp_path / "en", _class_of("en")).read_text(encoding="utf-8")
     assert "<html lang='en'>" in english and "Class report" in english and "全班报告" not in english
     assert "the scores are not scaled" in english
+
+
+# ---------------------------------------------------------------------------------------------
+# the worked examples' and demos' code in Chinese: comments and printed text only
+
+
+def _without_printed_text(source: str) -> str:
+    """The code's syntax tree with the text of every print() call and every docstring blanked
+    (comments are not in it)."""
+    import ast
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Module))
+            and ast.get_docstring(node) is not None
+        ):
+            node.body[0].value.value = ""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            for arg in ast.walk(node):
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    arg.value = ""
+    return ast.dump(tree)
+
+
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_translated_code_cells_change_only_comments_and_printed_text(lesson):
+    from autograder.tooling import translations
+
+    code = translations.code_translations(lesson, "zh_CN")
+    english = {
+        translations.en_hash(c.source): c for c in course.read_solution(lesson).cells if c.cell_type == "code"
+    }
+    stale = sorted(set(code) - set(english))
+    assert not stale, f"translations/zh_CN/code/{lesson}.md: entries whose English cell changed: {stale}"
+    for h, text in code.items():
+        en = english[h]
+        assert not course.nbgrader_meta(en), f"{en['id']}: a graded or answer cell is never translated"
+        assert _without_printed_text(text) == _without_printed_text(en.source), (
+            f"{en['id']}: the translation changes the code, not only comments and printed text"
+        )
+        assert re.search(r"[\u4e00-\u9fff]", text), f"{en['id']}: nothing translated"
+    student_nb = _zh_notebook(lesson)
+    ids = {en["id"] for en in english.values() if translations.en_hash(en.source) in code}
+    for cell in student_nb.cells:
+        if cell.get("id") in ids:
+            assert (
+                cell.source
+                == code[
+                    translations.en_hash(next(c.source for c in english.values() if c["id"] == cell["id"]))
+                ]
+            )
+
+
+def test_the_code_comparison_can_fail():
+    assert _without_printed_text('print("a")  # x') == _without_printed_text('print("乙")  # 注释')
+    assert _without_printed_text('print(f"{a:.2f} ok")') == _without_printed_text('print(f"{a:.2f} 好")')
+    assert _without_printed_text('x = "a"') != _without_printed_text('x = "乙"')
+    assert _without_printed_text('print(f"{a:.2f}")') != _without_printed_text('print(f"{b:.2f}")')

@@ -126,9 +126,13 @@ def translate(nb: nbformat.NotebookNode, lesson: str, lang: str) -> nbformat.Not
             f"entries (run `python -m autograder translations`)"
         )
     by_hash = {e.en: e.text for e in load(lesson, lang)}
+    code = code_translations(lesson, lang)
     out = copy.deepcopy(nb)
     catalogue = _catalogue(lang)
     for i, cell in enumerate(out.cells):
+        if cell.cell_type == "code" and en_hash(cell.source) in code and not course.nbgrader_meta(cell):
+            cell.source = code[en_hash(cell.source)]  # the same code, its comments and prints translated
+            continue
         if cell.cell_type == "markdown" and not course.nbgrader_meta(cell).get("solution"):
             cell.source = by_hash[en_hash(cell.source)]
             if _asks_for_written_answer(out.cells, i) and getattr(catalogue, "WRITTEN_ANSWER_NOTE", ""):
@@ -171,6 +175,20 @@ def language_line(lang: str) -> str:
         f"except ImportError:\n"
         f"    pass"
     )
+
+
+def code_path(lesson: str, lang: str) -> Path:
+    """The translated comments and printed text of a lesson's worked-example and demo code cells: one
+    entry per cell, the whole cell, under `<!-- <cell id> en=<hash of the English cell> -->`. Only the
+    comments and the text printed may differ (tests/test_zh_output.py compares the code); a cell
+    whose English changed matches no entry and stays English until its translation is redone."""
+    return TRANSLATIONS / lang / "code" / f"{lesson}.md"
+
+
+def code_translations(lesson: str, lang: str) -> dict:
+    """{hash of the English cell: its translation} for `lesson` in `lang` (empty when none)."""
+    path = code_path(lesson, lang)
+    return {e.en: e.text for e in parse(path.read_text(encoding="utf-8"))} if path.exists() else {}
 
 
 def rubrics_path(lesson: str, lang: str) -> Path:

@@ -11,6 +11,12 @@ names they contain; `localize` translates a message line by line. The language i
 
 A line the catalogue does not know stays in English; `untranslated` lists such lines, and the tests
 fail on any (tests/test_i18n.py runs every catalogued mistake through the checks in every language).
+
+Judging is always in English; only the finished verdict is translated (`localized` on `judge_all`,
+`localize` in the grader), so a judge that reads another failure's hint reads English, and the
+self-check and the grade say the same lines (tests/test_zh_output.py). A case label's words are
+translated by the catalogue's LABELS; `page` gives the grader's pages' fixed strings (PAGE) and `hint`
+one hint sentence, for the class report.
 """
 
 from __future__ import annotations

@@ -300,3 +300,22 @@ def test_the_code_comparison_can_fail():
     assert _without_printed_text('print(f"{a:.2f} ok")') == _without_printed_text('print(f"{a:.2f} 好")')
     assert _without_printed_text('x = "a"') != _without_printed_text('x = "乙"')
     assert _without_printed_text('print(f"{a:.2f}")') != _without_printed_text('print(f"{b:.2f}")')
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "a cell claimed grading metadata the lesson does not have: ignored",
+        "a duplicate of the locked cell 'causal_mask_test' was removed",
+        "the locked cell 'causal_mask_test' was changed: the original was restored",
+        "the cell 'causal_mask_test' was missing: it was put back",
+        "the kernel died in cell 12 (the kernel died); that cell was skipped and the notebook run again",
+        "cell 7 ran out of memory and kept it, and the kernel died when the grader called your functions; "
+        "that cell was skipped and the notebook run again",
+        "the test cell timed out after 60 s",
+    ],
+)
+def test_the_graders_notes_speak_chinese(note):
+    """What the grader did to a notebook (restored cells, a dead kernel), as a Chinese student reads it."""
+    zh = grade.localized(note, "zh_CN")
+    assert zh != note and re.search(r"[\u4e00-\u9fff]", zh) and latin_words(zh) == [], zh

@@ -286,8 +286,10 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             )
         if hint:
             hints.append((name, hint))
-        if deaths and status != Status.PASSED:
-            message = f"{message} ({deaths[0]})"
+        if deaths and status != Status.PASSED:  # translated apart: a line's frame must match it whole
+            message = (
+                f"{localized(message, language(nb_student))} ({localized(deaths[0], language(nb_student))})"
+            )
         rows.append(
             Row(
                 sub.student,
@@ -302,6 +304,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             )
         )
     rows += written_rows(sub, result.nb, language(nb_student))
+    notes = [localized(note, language(nb_student)) for note in notes]
     from autograder.record.feedback import render
 
     html = render(sub, result.nb, rows, notes, source)

@@ -396,6 +396,29 @@ LINES = [
         "注意：{q} 用到了你的 {n}，而它本身的检查没有通过：请先修好它",
     ),
     (r"the test cell timed out after (?P<s>\S+) s", "测试单元格运行超过 {s} 秒，已超时"),
+    # the notes of a graded submission (autograder/run/restore.py, autograder/judge/grade.py,
+    # autograder/collect/submissions.py): what the grader did to the notebook and why
+    (
+        E("a cell claimed grading metadata the lesson does not have: ignored"),
+        "有一个单元格带有本课没有的评分元数据：已忽略",
+    ),
+    (r"a duplicate of the locked cell '(?P<g>[^']+)' was removed", "锁定单元格 '{g}' 的一个副本已被删除"),
+    (
+        r"the locked cell '(?P<g>[^']+)' was changed: the original was restored",
+        "锁定单元格 '{g}' 被改动过：已恢复原样",
+    ),
+    (r"the cell '(?P<g>[^']+)' was missing: it was put back", "单元格 '{g}' 不见了：已放回原处"),
+    (
+        r"the kernel died in cell (?P<c>\d+) \((?P<t_w>.*)\); that cell was skipped and the notebook run again",
+        "内核在第 {c} 个单元格中崩溃（{t_w}）；已跳过这个单元格，重新运行了 notebook",
+    ),
+    (
+        r"cell (?P<c>[\d, ]+) ran out of memory and kept it, and the kernel died when the grader called your "
+        r"functions; that cell was skipped and the notebook run again",
+        "第 {c} 个单元格耗尽内存后没有释放，评分程序调用你的函数时内核崩溃了；已跳过这个单元格，重新运行了 notebook",
+    ),
+    (r"graded (?P<a>.+) as (?P<l>\S+)", "已把 {a} 作为 {l} 评分"),
+    (r"also found (?P<o>.+): graded (?P<a>.+)", "还找到了 {o}：评分的是 {a}"),
     # the written answers' rows of grades.csv (autograder/judge/grade.py) and the hand grades and
     # comments entered in formgrader (autograder/record/gradebook.py); a comment is the instructor's own
     (
@@ -1925,6 +1948,18 @@ WRITTEN_ANSWER_NOTE = "用中文或英文作答都可以。请先删掉下面单
 
 # the heading of the model answer and rubric shown to the person grading in formgrader
 RUBRIC_HEADING = "**供评分人参考（来自 solutions/，不在学生的笔记本里）**"
+
+# why a kernel died (autograder/run/runner.py), inside the notes above
+PIECES += [
+    (E("the kernel died"), "内核退出了"),
+    (r"the kernel was killed by (?P<s>\w+) \(out of memory\?\)", "内核被 {s} 终止（内存不够？）"),
+    (r"the kernel was killed by (?P<s>\w+)", "内核被 {s} 终止"),
+    (
+        r"the kernel exited with status (?P<c>-?\d+) \(os\._exit, exit\(\) or a crash\)",
+        "内核以状态码 {c} 退出（os._exit、exit() 或崩溃）",
+    ),
+    (r"the notebook ran past its (?P<s>\S+) s limit", "notebook 的运行时间超过了 {s} 秒的上限"),
+]
 
 # The fixed text of the grader's pages, by its English (a template with {named} values): the class
 # report (autograder/record/report.py) and the feedback page (autograder/record/feedback.py). Read

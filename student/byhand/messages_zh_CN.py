@@ -1587,7 +1587,7 @@ PIECES = STRUCTURE + [
     (
         E(
             "your gradients contain NaN: a fully masked row (a query with no allowed key) has softmax of all "
-            "-inf = NaN. Its weights are 0 (lesson 01), so its dS is 0: torch.nan_to_num the weights, then the "
+            "-inf = NaN. Its weights are 0 (lesson 1), so its dS is 0: torch.nan_to_num the weights, then the "
             "row gives dq = 0 and adds nothing to dk and dv"
         ),
         "你的梯度里有 NaN：全被掩码的行（没有任何可关注键的查询）的 softmax 输入全是 -inf，结果为 NaN。"

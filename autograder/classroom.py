@@ -431,7 +431,7 @@ def nbgrader_folders(out: Path, sub, g: Graded) -> str | None:
     shutil.copyfile(sub.path, submitted / f"{g.lesson}.ipynb")
     if g.notebook:
         nb = nbformat.reads(g.notebook, as_version=4)
-        nb = _with_rubrics(nb, g.lesson)
+        nb = _with_rubrics(nb, g.lesson, g.language)
     else:
         nb = nbformat.read(course.NOTEBOOKS / f"{g.lesson}.ipynb", as_version=4)
         why = "; ".join(r.message for r in g.rows if r.status == Status.UNGRADABLE) or "not graded"
@@ -440,7 +440,7 @@ def nbgrader_folders(out: Path, sub, g: Graded) -> str | None:
     return stamp
 
 
-def _with_rubrics(nb, lesson: str):
+def _with_rubrics(nb, lesson: str, lang: str | None = None):
     """Below each written answer, its model answer and rubric from solutions/ (for the person
     grading in formgrader; feedback pages are made from the notebook without them)."""
     import re
@@ -454,7 +454,7 @@ def _with_rubrics(nb, lesson: str):
         m = re.search(r"### BEGIN SOLUTION\n?(.*?)### END SOLUTION", cell.source, re.S)
         rubric[course.nbgrader_meta(cell)["grade_id"]] = (m.group(1) if m else cell.source).strip()
     heading = "**For the grader (from solutions/, not in the student's notebook)**"
-    lang = nb.metadata.get("language")
+    lang = lang or nb.metadata.get("language")
     if isinstance(lang, str) and lang in translations.LANGUAGES:  # a translated notebook: its rubric
         translated = translations.rubrics(lesson, lang)
         rubric.update({gid: text.strip() for gid, text in translated.items() if gid in rubric})

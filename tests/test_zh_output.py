@@ -319,3 +319,19 @@ def test_the_graders_notes_speak_chinese(note):
     """What the grader did to a notebook (restored cells, a dead kernel), as a Chinese student reads it."""
     zh = grade.localized(note, "zh_CN")
     assert zh != note and re.search(r"[\u4e00-\u9fff]", zh) and latin_words(zh) == [], zh
+
+
+def test_a_forged_language_is_english_and_a_known_one_is_kept():
+    import nbformat
+
+    for forged in ("xx_XX", "../../etc", "zh_CN; rm", 3, None, ""):
+        nb = nbformat.v4.new_notebook(metadata={"language": forged})
+        assert grade.language(nb) == "en", forged
+        assert grade.localized("the test cell timed out after 60 s", grade.language(nb)).startswith(
+            "the test"
+        )
+    assert grade.language(nbformat.v4.new_notebook(metadata={"language": "zh_CN"})) == "zh_CN"
+    assert (
+        grade.notebook_language(nbformat.writes(nbformat.v4.new_notebook(metadata={"language": "zh_CN"})))
+        == "zh_CN"
+    )

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -112,7 +114,7 @@ def notebook_language(text: str) -> str:
         lang = json.loads(text).get("metadata", {}).get("language")
     except (ValueError, AttributeError):
         return i18n.DEFAULT
-    return lang if isinstance(lang, str) and lang else i18n.DEFAULT
+    return lang if known_language(lang) else i18n.DEFAULT
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,6 +213,8 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
         return ungradable(problem)
     source = course.read_solution(sub.lesson)
     nb, skip, notes = restore.restore(nb_student, source)
+    if language(nb_student) != i18n.DEFAULT:  # the restored notebook keeps the language it speaks
+        nb.metadata["language"] = language(nb_student)
     if sub.note:
         notes.insert(0, sub.note)
     module = checks.for_lesson(sub.lesson)
@@ -325,9 +329,22 @@ NEEDS_GRADING = "a written answer: your instructor grades it by hand"
 
 
 def language(nb) -> str:
-    """The language a submitted notebook speaks (metadata.language of a translation; else English)."""
+    """The language a submitted notebook speaks (metadata.language of a translation; else English).
+    The notebook is the student's: a language the checks have no messages in is English."""
     lang = nb.metadata.get("language") if isinstance(nb.metadata, dict) else None
-    return lang if isinstance(lang, str) and lang else i18n.DEFAULT
+    return lang if known_language(lang) else i18n.DEFAULT
+
+
+def known_language(lang) -> bool:
+    """A language byhand has messages in (a forged metadata.language must not reach an import)."""
+    if not isinstance(lang, str) or not re.fullmatch(r"[a-z]{2,3}(?:_[A-Z]{2})?", lang):
+        return False
+    if lang == i18n.DEFAULT:
+        return True
+    try:
+        return importlib.util.find_spec(f"byhand.messages_{lang}") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def localized(message: str, lang: str) -> str:

@@ -345,6 +345,7 @@ def _graded_to_json(g: Graded) -> dict:
         "rows": [asdict(r) for r in g.rows],
         "seconds": g.seconds,
         "hints": g.hints,
+        "language": g.language,
     }
 
 
@@ -356,6 +357,7 @@ def _graded_from_json(d: dict) -> Graded:
         "",
         d.get("seconds", 0),
         [tuple(h) for h in d.get("hints", [])],
+        lang=d.get("language", ""),
     )
 
 
@@ -419,7 +421,7 @@ def nbgrader_folders(out: Path, sub, g: Graded) -> str | None:
     shutil.copyfile(sub.path, submitted / f"{g.lesson}.ipynb")
     if g.notebook:
         nb = nbformat.reads(g.notebook, as_version=4)
-        nb = _with_rubrics(nb, g.lesson)
+        nb = _with_rubrics(nb, g.lesson, g.language)
     else:
         nb = nbformat.read(course.NOTEBOOKS / f"{g.lesson}.ipynb", as_version=4)
         why = "; ".join(r.message for r in g.rows if r.status == Status.UNGRADABLE) or "not graded"
@@ -428,25 +430,32 @@ def nbgrader_folders(out: Path, sub, g: Graded) -> str | None:
     return stamp
 
 
-def _with_rubrics(nb, lesson: str):
+def _with_rubrics(nb, lesson: str, lang: str | None = None):
     """Below each written answer, its model answer and rubric from solutions/ (for the person
     grading in formgrader; feedback pages are made from the notebook without them)."""
     import re
 
     import nbformat
 
+    from autograder.tooling import translations
+
     rubric = {}
     for cell in course.manual_cells(course.read_solution(lesson)):
         m = re.search(r"### BEGIN SOLUTION\n?(.*?)### END SOLUTION", cell.source, re.S)
         rubric[course.nbgrader_meta(cell)["grade_id"]] = (m.group(1) if m else cell.source).strip()
+    heading = "**For the grader (from solutions/, not in the student's notebook)**"
+    lang = lang or nb.metadata.get("language")
+    if isinstance(lang, str) and lang in translations.LANGUAGES:  # a translated notebook: its rubric
+        translated = translations.rubrics(lesson, lang)
+        rubric.update({gid: text.strip() for gid, text in translated.items() if gid in rubric})
+        heading = getattr(translations._catalogue(lang), "RUBRIC_HEADING", heading) if translated else heading
     cells = []
     for cell in nb.cells:
         cells.append(cell)
         gid = course.nbgrader_meta(cell).get("grade_id")
         if gid in rubric and course.nbgrader_meta(cell).get("solution"):
             note = nbformat.v4.new_markdown_cell(
-                "> **For the grader (from solutions/, not in the student's notebook)**\n>\n"
-                + "\n".join("> " + line for line in rubric[gid].splitlines())
+                f"> {heading}\n>\n" + "\n".join("> " + line for line in rubric[gid].splitlines())
             )
             note["id"] = f"rubric-{gid}"[:64]
             cells.append(note)

@@ -11,6 +11,8 @@ decides anything by reading another's message text (it may be localized, redacte
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -93,7 +95,21 @@ class Graded:
     seconds: float = 0.0
     hints: list = field(default_factory=list)  # (question, hint) for the class report
     notebook: str = ""  # the executed notebook (JSON), for nbgrader's autograded/ folder
+    lang: str = ""  # the submitted notebook's language (its messages are in it); "" = read `notebook`
     steps: dict = field(default_factory=dict)  # step -> seconds (`make bench` prints their medians)
+
+    @property
+    def language(self) -> str:
+        """The language the submitted notebook speaks (its messages are in it): `lang`, as the
+        judge found it, or for a grade saved without it, the executed notebook's metadata."""
+        if self.lang:
+            return self.lang
+        try:
+            lang = json.loads(self.notebook).get("metadata", {}).get("language") if self.notebook else None
+        except (ValueError, AttributeError):
+            lang = None
+        # the judge checked it against the checks' catalogues; here only its shape (it names a file)
+        return lang if isinstance(lang, str) and re.fullmatch(r"[a-z]{2,3}(?:_[A-Z]{2})?", lang) else "en"
 
 
 def summary_rows(graded: list) -> list:

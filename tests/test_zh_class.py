@@ -10,6 +10,7 @@ import byhand
 import nbformat
 import pytest
 from byhand import i18n
+from zh_latin import latin_words
 
 from autograder import course
 from examples import answers_for
@@ -80,15 +81,14 @@ def test_chinese_notebooks_get_the_english_points(graded):
 
 def test_chinese_messages_follow_the_notebook_language(graded):
     en, zh = graded["en"], graded[LANG]
-    # the autograded questions (written answers' rows come from grade.written_rows: TODO, not localized yet)
-    failed = [
-        k for k, r in en.items() if r["status"] != "passed" and k[2] in byhand.for_lesson(k[1]).QUESTIONS
-    ]
-    assert failed
+    # the autograded questions and the written answers (grade.written_rows), one language each
+    failed = [k for k, r in en.items() if r["status"] != "passed" and r["message"]]
+    assert failed and any(k[2] not in byhand.for_lesson(k[1]).QUESTIONS for k in failed)
     for k in failed:
         assert not CJK.search(en[k]["message"]), k
         assert CJK.search(zh[k]["message"]), (k, zh[k]["message"])
         assert zh[k]["message"] == i18n.localize(en[k]["message"], LANG)
+        assert latin_words(zh[k]["message"]) == [], (k, zh[k]["message"])
     pages = {
         p.read_text(encoding="utf-8")
         for s in STUDENTS

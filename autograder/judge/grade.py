@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -166,6 +168,9 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     source = course.read_solution(sub.lesson)
     nb, skip, notes = restore.restore(nb_student, source)
     skip |= prune.skippable(nb, skip, source, _check_names(sub.lesson))
+    lang = language(nb_student)
+    if lang != i18n.DEFAULT:  # the restored notebook keeps the language it speaks
+        nb.metadata["language"] = lang
     clock.lap("restore")
     if sub.note:
         notes.insert(0, sub.note)
@@ -209,7 +214,6 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
         for i, c in enumerate(result.nb.cells)
         if course.nbgrader_meta(c).get("grade")
     }
-    lang = nb_student.metadata.get("language") or i18n.DEFAULT
     rows, hints = [], []
     for name, max_points in maxes.items():
         probe_error = result.probe_errors.get(name, "")
@@ -246,8 +250,8 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             )
         if hint:
             hints.append((name, hint))
-        if deaths and status != Status.PASSED:
-            message = f"{message} ({deaths[0]})"
+        if deaths and status != Status.PASSED:  # translated apart: a line's frame must match it whole
+            message = f"{localized(message, lang)} ({localized(deaths[0], lang)})"
         rows.append(
             Row(
                 sub.student,
@@ -257,13 +261,14 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                 max_points,
                 status,
                 # the message in the submitted notebook's language (metadata.language of a translation)
-                _redact(i18n.localize(message, lang)),
+                localized(message, lang),
                 not_done=hint == NOT_DONE_HINT,
                 knock_on=status != Status.PASSED
                 and bool(failing_needs or hint.lower().startswith(KNOCK_ON_PREFIXES)),
             )
         )
-    rows += written_rows(sub, result.nb)
+    rows += written_rows(sub, result.nb, lang)
+    notes = [localized(note, lang) for note in notes]
     clock.lap("verdicts")
     from autograder.record.feedback import render
 
@@ -271,22 +276,49 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     clock.lap("feedback")
     notebook = nbformat.writes(result.nb)
     clock.lap("notebook")
-    return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, notebook, steps)
+    return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, notebook, lang, steps)
 
 
 NOT_ANSWERED = "not done yet: write your answer in the cell below the question"
 NEEDS_GRADING = "a written answer: your instructor grades it by hand"
 
 
-def written_rows(sub: Submission, nb) -> list:
+def language(nb) -> str:
+    """The language a submitted notebook speaks (metadata.language of a translation; else English).
+    The notebook is the student's: a language the checks have no messages in is English."""
+    lang = nb.metadata.get("language") if isinstance(nb.metadata, dict) else None
+    return lang if known_language(lang) else i18n.DEFAULT
+
+
+def known_language(lang) -> bool:
+    """A language byhand has messages in (a forged metadata.language must not reach an import)."""
+    if not isinstance(lang, str) or not re.fullmatch(r"[a-z]{2,3}(?:_[A-Z]{2})?", lang):
+        return False
+    if lang == i18n.DEFAULT:
+        return True
+    try:
+        return importlib.util.find_spec(f"byhand.messages_{lang}") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def localized(message: str, lang: str) -> str:
+    """A verdict's message (judged in English) as grades.csv and the feedback page give it: in the
+    notebook's language, with no grader paths. The self-check translates the same English text
+    the same way (byhand._core.judge_all), so both say the same lines."""
+    return _redact(i18n.localize(message, lang or i18n.DEFAULT))
+
+
+def written_rows(sub: Submission, nb, lang: str = i18n.DEFAULT) -> list:
     """One row per written answer: `needs grading` (0 points until a person grades it in
-    formgrader) when answered, `failed` when the cell still holds the stub."""
+    formgrader) when answered, `failed` when the cell still holds the stub; the message in `lang`."""
     cells = {course.nbgrader_meta(c).get("grade_id"): c for c in course.manual_cells(nb)}
     rows = []
     for name, max_points in course.manual_questions(sub.lesson).items():
         text = cells[name].source.strip() if name in cells else ""
         answered = text not in ("", course.TEXT_STUB)
         status, message = (Status.NEEDS_GRADING, NEEDS_GRADING) if answered else (Status.FAILED, NOT_ANSWERED)
+        message = localized(message, lang)
         rows.append(Row(sub.student, sub.lesson, name, 0, max_points, status, message, not_done=not answered))
     return rows
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import datetime as dt
 import functools
 import random
@@ -43,6 +44,7 @@ from pathlib import Path
 
 import nbgrader
 from alembic.script import ScriptDirectory
+from byhand import i18n
 from nbgrader.api import Base, Gradebook, InvalidEntry, MissingEntry
 from nbgrader.preprocessors import (
     CheckCellMetadata,
@@ -271,6 +273,7 @@ def overlay(graded: list, entered: dict) -> list:
         if not entry or not g.lesson:
             out.append(g)
             continue
+        lang = g.language  # what people enter is added in the submission's language
         targets = course.comment_targets(g.lesson)
         notes: dict = {}
         for cell, comment in entry["comments"].items():
@@ -285,15 +288,16 @@ def overlay(graded: list, entered: dict) -> list:
                 r.status = (
                     "passed" if full else ("failed" if r.status in ("passed", "needs grading") else r.status)
                 )
-                lead = (
-                    "" if r.status == "passed" or r.message in ("", NEEDS_GRADING_MSG) else r.message + "\n"
-                )
-                r.message = f"{lead}{HAND}: {points:g} / {r.max_points:g} points"
+                waiting = ("", NEEDS_GRADING_MSG, i18n.localize(NEEDS_GRADING_MSG, lang))
+                lead = "" if r.status == "passed" or r.message in waiting else r.message + "\n"
+                r.message = lead + i18n.localize(f"{HAND}: {points:g} / {r.max_points:g} points", lang)
                 r.points = points
             for comment in notes.get(r.question, []):
-                r.message = (r.message + "\n" if r.message else "") + f"{COMMENT}: {comment}"
+                r.message = (r.message + "\n" if r.message else "") + i18n.localize(
+                    f"{COMMENT}: {comment}", lang
+                )
             rows.append(r)
-        out.append(type(g)(g.student, g.lesson, rows, g.feedback_html, g.seconds, g.hints, g.notebook))
+        out.append(dataclasses.replace(g, rows=rows))
     return out
 
 

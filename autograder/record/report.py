@@ -27,6 +27,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from byhand import i18n  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from autograder import course  # noqa: E402
@@ -41,8 +42,16 @@ def _write_csv(path: Path, header: list, rows: list) -> None:
         w.writerows(rows)
 
 
-def plural(n: int, word: str) -> str:
+def plural(n: int, word: str, lang: str = i18n.DEFAULT) -> str:
+    if lang != i18n.DEFAULT:
+        return i18n.page(f"{{n}} {word}s", lang, n=n)
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def class_language(graded: list) -> str:
+    """The language of the report: the class's, when every graded notebook speaks the same one."""
+    langs = {g.language for g in graded if g.lesson}
+    return langs.pop() if len(langs) == 1 else i18n.DEFAULT
 
 
 def _fmt(x: float) -> str:
@@ -186,34 +195,50 @@ def write_report(out: Path, graded: list) -> Path:
     )
     _plots(folder, n, lessons, pass_rows, mistake_rows)
 
-    # page
+    # page, in the class's language (the CSVs above are data: their headers stay as they are)
+    lang = class_language(graded)
     esc = html.escape
+
+    def t(text: str, **values) -> str:
+        return esc(i18n.page(text, lang, **values))
+
+    def hint(h: str) -> str:
+        return esc(i18n.hint(h, lang))
+
     parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<!doctype html><html lang='{'zh-CN' if lang == 'zh_CN' else esc(lang.replace('_', '-'))}'><head><meta charset='utf-8'>",
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        "<meta name='referrer' content='no-referrer'><title>Class report</title>",
+        f"<meta name='referrer' content='no-referrer'><title>{t('Class report')}</title>",
         "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
         "table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;"
         "text-align:left;vertical-align:top}th{background:#f3f3f3}td.num{text-align:right}"
         "td.needs-grading a{color:#9a6700}td.ungradable a{color:#cf222e}img{max-width:100%}"
-        ".muted{color:#57606a}</style></head><body><h1>Class report</h1>",
+        f".muted{{color:#57606a}}</style></head><body><h1>{t('Class report')}</h1>",
     ]
     total = sum(len(v) for v in n["scores"].values())
     waiting = sum(n["pending"].values())
-    parts.append(
-        f"<p>{plural(total, 'graded notebook')}, {plural(len(students), 'student')}, "
-        f"{plural(len(lessons), 'lesson')}"
-        + (
+    zh = lang != i18n.DEFAULT
+    comma, semi, stop, colon = ("，", "；", "。", "：") if zh else (", ", "; ", ". ", ": ")
+    if zh and waiting:
+        waiting_text = semi + t("{n} written answers waiting to be graded by hand (formgrader)", n=waiting)
+    else:
+        waiting_text = (
             f"; {plural(waiting, 'written answer')} waiting to be graded by hand (formgrader)"
             if waiting
             else ""
         )
-        + ". Numbers: <a href='lessons.csv'>lessons.csv</a>, <a href='scores.csv'>scores.csv</a>, "
-        "<a href='pass_rates.csv'>pass_rates.csv</a>, <a href='mistakes.csv'>mistakes.csv</a>.</p>"
+    parts.append(
+        f"<p>{esc(plural(total, 'graded notebook', lang))}{comma}{esc(plural(len(students), 'student', lang))}{comma}"
+        f"{esc(plural(len(lessons), 'lesson', lang))}"
+        + waiting_text
+        + f"{stop}{t('Numbers')}{colon}<a href='lessons.csv'>lessons.csv</a>, <a href='scores.csv'>scores.csv</a>, "
+        "<a href='pass_rates.csv'>pass_rates.csv</a>, <a href='mistakes.csv'>mistakes.csv</a>"
+        + ("。" if zh else ".")
+        + "</p>"
     )
     parts.append(
-        "<h2>Per lesson</h2><table><tr><th>lesson</th><th>students</th><th>mean</th><th>median</th>"
-        "<th>of</th><th>full points</th><th>written answers to grade</th></tr>"
+        f"<h2>{t('Per lesson')}</h2><table><tr><th>{t('lesson')}</th><th>{t('students')}</th><th>{t('mean')}</th>"
+        f"<th>{t('median')}</th><th>{t('of')}</th><th>{t('full points')}</th><th>{t('written answers to grade')}</th></tr>"
     )
     parts += [
         f"<tr><td>{esc(le)}</td><td class='num'>{k}</td><td class='num'>{_fmt(mean)}</td>"
@@ -223,14 +248,17 @@ def write_report(out: Path, graded: list) -> Path:
     ]
     parts.append("</table>")
     if (folder / "scores.png").exists():
-        parts.append("<h2>Score distribution</h2><img src='scores.png' alt='Score distribution per lesson'>")
+        parts.append(
+            f"<h2>{t('Score distribution')}</h2><img src='scores.png' alt='{t('Score distribution')}'>"
+        )
     # one row per student, a link to each feedback page
     cell = {(s, le): (p, m, st) for le in lessons for s, p, m, st in n["scores"][le]}
     parts.append(
-        "<h2>Students</h2><p class='muted'>Points per lesson; each links to the student's feedback "
-        "page. <i>needs grading</i>: written answers not graded yet.</p><table><tr><th>student</th>"
+        f"<h2>{t('Students')}</h2><p class='muted'>{t('Points per lesson; each links to the student' + chr(39) + 's feedback page.')} "
+        f"<i>{t('needs grading')}</i>{colon.strip() if zh else ':'} {t('written answers not graded yet.')}</p>"
+        f"<table><tr><th>{t('student')}</th>"
         + "".join(f"<th>{esc(le)}</th>" for le in lessons)
-        + "<th>total</th></tr>"
+        + f"<th>{t('total')}</th></tr>"
     )
     for s in students:
         row = [f"<tr><td>{esc(s)}</td>"]
@@ -242,7 +270,7 @@ def write_report(out: Path, graded: list) -> Path:
             p, m, st = cell[(s, le)]
             tp, tm = tp + p, tm + m
             href = esc(f"../feedback/{quote(course.safe_name(s))}/{quote(le)}.html", quote=True)
-            mark = "" if st in ("passed", "failed") else f" <i>{esc(st)}</i>"
+            mark = "" if st in ("passed", "failed") else f" <i>{t(st)}</i>"
             row.append(
                 f"<td class='num {esc(st.replace(' ', '-'), quote=True)}'><a href=\"{href}\">{p:g} / {m:g}</a>{mark}</td>"
             )
@@ -250,25 +278,34 @@ def write_report(out: Path, graded: list) -> Path:
         parts.append("".join(row))
     parts.append("</table>")
     if (folder / "pass_rates.png").exists():
-        parts.append("<h2>Pass rate per question</h2><img src='pass_rates.png' alt='Pass rate per question'>")
-    parts.append("<h2>Most common mistakes</h2>")
+        parts.append(
+            f"<h2>{t('Pass rate per question')}</h2><img src='pass_rates.png' alt='{t('Pass rate per question')}'>"
+        )
+    parts.append(f"<h2>{t('Most common mistakes')}</h2>")
     if (folder / "mistakes.png").exists():
-        parts.append("<img src='mistakes.png' alt='Most common mistakes'>")
+        parts.append(f"<img src='mistakes.png' alt='{t('Most common mistakes')}'>")
+    head = (
+        f"<table><tr><th>{t('lesson')}</th><th>{t('question')}</th><th>{t('hint')}</th>"
+        f"<th>{t('submissions')}</th></tr>"
+    )
     parts.append(
-        "<table><tr><th>lesson</th><th>question</th><th>hint</th><th>submissions</th></tr>"
+        head
         + "".join(
-            f"<tr><td>{esc(le)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td><td class='num'>{c}</td></tr>"
+            f"<tr><td>{esc(le)}</td><td><code>{esc(q)}</code></td><td>{hint(h)}</td><td class='num'>{c}</td></tr>"
             for le, q, h, c in mistake_rows[:30]
         )
         + "</table>"
     )
     if knock_rows:
+        knock_why = (
+            "A question that fails because a piece it uses fails its own check in the same notebook: fixing that "
+            "piece usually fixes these."
+        )
         parts.append(
-            "<h2>Knock-on failures</h2><p class='muted'>A question that fails because a piece it uses "
-            "fails its own check in the same notebook: fixing that piece usually fixes these.</p>"
-            "<table><tr><th>lesson</th><th>question</th><th>hint</th><th>submissions</th></tr>"
+            f"<h2>{t('Knock-on failures')}</h2><p class='muted'>{t(knock_why)}</p>"
+            + head
             + "".join(
-                f"<tr><td>{esc(le)}</td><td><code>{esc(q)}</code></td><td>{esc(h)}</td>"
+                f"<tr><td>{esc(le)}</td><td><code>{esc(q)}</code></td><td>{hint(h)}</td>"
                 f"<td class='num'>{c}</td></tr>"
                 for le, q, h, c in knock_rows[:30]
             )
@@ -276,7 +313,8 @@ def write_report(out: Path, graded: list) -> Path:
         )
     if n["ungradable"]:
         parts.append(
-            "<h2>Could not be graded</h2><table><tr><th>student</th><th>lesson</th><th>why</th></tr>"
+            f"<h2>{t('Could not be graded')}</h2><table><tr><th>{t('student')}</th><th>{t('lesson')}</th>"
+            f"<th>{t('why')}</th></tr>"
         )
         parts += [
             f"<tr><td>{esc(s)}</td><td>{esc(le)}</td><td>{esc(m)}</td></tr>" for s, le, m in n["ungradable"]

@@ -126,14 +126,43 @@ def translate(nb: nbformat.NotebookNode, lesson: str, lang: str) -> nbformat.Not
             f"entries (run `python -m autograder translations`)"
         )
     by_hash = {e.en: e.text for e in load(lesson, lang)}
+    code = code_translations(lesson, lang)
     out = copy.deepcopy(nb)
-    for cell in out.cells:
+    catalogue = _catalogue(lang)
+    for i, cell in enumerate(out.cells):
+        if cell.cell_type == "code" and en_hash(cell.source) in code and not course.nbgrader_meta(cell):
+            cell.source = code[en_hash(cell.source)]  # the same code, its comments and prints translated
+            continue
         if cell.cell_type == "markdown" and not course.nbgrader_meta(cell).get("solution"):
             cell.source = by_hash[en_hash(cell.source)]
+            if _asks_for_written_answer(out.cells, i) and getattr(catalogue, "WRITTEN_ANSWER_NOTE", ""):
+                cell.source = cell.source.rstrip("\n") + "\n\n" + catalogue.WRITTEN_ANSWER_NOTE
         elif student.is_setup(cell):
-            cell.source = cell.source.rstrip("\n") + "\n" + language_line(lang)
+            cell.source = setup_text(cell.source.rstrip("\n") + "\n" + language_line(lang), lang)
     out.metadata["language"] = lang  # the checks and the grader speak the notebook's language
     return out
+
+
+def _catalogue(lang: str):
+    """byhand's message catalogue of `lang` (its fixed strings for notebooks and pages too)."""
+    import importlib
+
+    return importlib.import_module(f"byhand.messages_{lang}")
+
+
+def _asks_for_written_answer(cells, i: int) -> bool:
+    """Is cell i the question of a written answer (the next cell is its answer cell)?"""
+    if i + 1 >= len(cells):
+        return False
+    nxt = cells[i + 1]
+    return nxt.cell_type == "markdown" and bool(course.nbgrader_meta(nxt).get("solution"))
+
+
+def setup_text(source: str, lang: str) -> str:
+    """A setup cell with its comments and its missing-package messages in `lang`."""
+    for en, text in getattr(_catalogue(lang), "SETUP", ()):
+        source = source.replace(en, text)
+    return source
 
 
 def language_line(lang: str) -> str:
@@ -146,6 +175,41 @@ def language_line(lang: str) -> str:
         f"except ImportError:\n"
         f"    pass"
     )
+
+
+def code_path(lesson: str, lang: str) -> Path:
+    """The translated comments and printed text of a lesson's worked-example and demo code cells: one
+    entry per cell, the whole cell, under `<!-- <cell id> en=<hash of the English cell> -->`. Only the
+    comments and the text printed may differ (tests/test_zh_output.py compares the code); a cell
+    whose English changed matches no entry and stays English until its translation is redone."""
+    return TRANSLATIONS / lang / "code" / f"{lesson}.md"
+
+
+def code_translations(lesson: str, lang: str) -> dict:
+    """{hash of the English cell: its translation} for `lesson` in `lang` (empty when none)."""
+    path = code_path(lesson, lang)
+    return {e.en: e.text for e in parse(path.read_text(encoding="utf-8"))} if path.exists() else {}
+
+
+def rubrics_path(lesson: str, lang: str) -> Path:
+    """The translated model answers and rubrics of a lesson's written answers (for formgrader):
+    one entry per answer cell, under `<!-- <grade_id> en=<hash of the solution cell> -->`."""
+    return TRANSLATIONS / lang / "rubrics" / f"{lesson}.md"
+
+
+def rubrics(lesson: str, lang: str) -> dict:
+    """{grade_id: translated model answer and rubric} for the written answers whose English is
+    still the one translated (a changed English answer falls back to the English, and
+    tests/test_zh_output.py fails until the translation follows)."""
+    path = rubrics_path(lesson, lang)
+    if not path.exists():
+        return {}
+    entries = parse(path.read_text(encoding="utf-8"))
+    current = {
+        c.metadata.get("nbgrader", {}).get("grade_id"): en_hash(c.source)
+        for c in course.manual_cells(course.read_solution(lesson))
+    }
+    return {e.cell: e.text for e in entries if current.get(e.cell) == e.en}
 
 
 def update_skeleton(lesson: str, lang: str) -> Path:

@@ -69,6 +69,25 @@ ALL_OK = {
 }
 
 MISTAKES = {
+    "sdpa_scales_q_in_place": dict(
+        cells={
+            "scaled_dot_product_attention_answer": _sdpa(
+                "scores = q.div_(math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)"
+            )
+        },
+        question="scaled_dot_product_attention",
+        hint="modified its input q in place",
+    ),
+    "mha_w_k_is_w_q": dict(
+        cells={
+            "MultiHeadAttention_answer": MHA_OK.replace(
+                "self.w_k = nn.Linear(d_model, d_model, bias=bias)", "self.w_k = self.w_q"
+            )
+        },
+        question="MultiHeadAttention",
+        hint="self.w_q and self.w_k are one and the same module",
+        not_hints=("every block",),
+    ),
     "no_scaling": dict(
         cells={"scaled_dot_product_attention_answer": _sdpa("scores = q @ k.transpose(-2, -1)")},
         question="scaled_dot_product_attention",

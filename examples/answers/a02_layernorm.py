@@ -195,6 +195,24 @@ MISTAKES = {
         question="LayerNorm",
         hint="eps",
     ),
+    "LayerNorm_gamma_beta": dict(
+        cells={
+            "LayerNorm_answer": LAYERNORM_OK.replace("self.weight", "self.gamma").replace(
+                "self.bias", "self.beta"
+            )
+        },
+        question="LayerNorm",
+        hint=("there is no self.weight", "self.bias"),
+    ),
+    "ln_subtracts_in_place": dict(
+        cells={
+            "layer_norm_answer": _layer_norm(
+                return_line="return x.sub_(mean).div_(torch.sqrt(var + eps)) * weight + bias"
+            )
+        },
+        question="layer_norm",
+        hint="modified its input x in place",
+    ),
     "LayerNorm_not_parameters": dict(
         cells={
             "LayerNorm_answer": LAYERNORM_OK.replace(

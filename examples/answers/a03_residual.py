@@ -80,6 +80,23 @@ MISTAKES = {
         question="PositionwiseFeedForward",
         hint="GELU",
     ),
+    "ffn_sigmoid": dict(
+        cells={
+            "PositionwiseFeedForward_answer": _ffn("return self.w2(self.dropout(torch.sigmoid(self.w1(x))))")
+        },
+        question="PositionwiseFeedForward",
+        hint="sigmoid",
+        not_hints=("default",),
+    ),
+    "sublayer_adds_in_place": dict(
+        cells={
+            "SublayerConnection_answer": _sublayer(
+                pre="x += self.dropout(sublayer(self.norm(x)))\n            return x",
+            )
+        },
+        question="SublayerConnection",
+        hint="modified its input x in place",
+    ),
     "ffn_dropout_in_eval": dict(
         cells={
             "PositionwiseFeedForward_answer": _ffn(

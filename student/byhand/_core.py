@@ -489,13 +489,22 @@ def structure_message(name: str, problem: dict) -> str:
     if problem.get("shared") is not None:
         groups = problem.get("shared") or []
         shown = "; ".join(" = ".join(g[:3]) + (" = ..." if len(g) > 3 else "") for g in groups[:3])
-        return (
+        head = (
             f"{name}: the weights loaded into {cls} did not stay: "
             f"{', '.join(problem.get('lost', [])[:3])} came back different.\n"
             f"  got:      one parameter object under several names ({shown or 'shared parameters'})\n"
             f"  expected: a separate module, with its own parameters, for each of them\n"
-            f"  hint: one module is shared by every block ([block] * n, or the same object appended n "
-            f"times): build a new one per block, nn.ModuleList([Block(...) for _ in range(n)])"
+        )
+        alias = _aliased_attributes(groups)
+        if alias is not None:  # two attributes of one module hold one object: self.w_k = self.w_q
+            first, other = alias
+            return head + (
+                f"  hint: self.{first} and self.{other} are one and the same module: each needs its own, "
+                f"self.{other} = nn.Linear(...) as for self.{first}, not self.{other} = self.{first}"
+            )
+        return head + (
+            "  hint: one module is shared by every block ([block] * n, or the same object appended n "
+            "times): build a new one per block, nn.ModuleList([Block(...) for _ in range(n)])"
         )
     attrs = problem.get("attrs", {}) or {}
     missing = problem.get("missing", []) or []
@@ -538,6 +547,21 @@ def structure_message(name: str, problem: dict) -> str:
         + f"\n  expected: the keys {', '.join(missing[:4] or extra[:4])} registered in the module\n"
         f"  hint: " + "; ".join(why)
     )
+
+
+def _aliased_attributes(groups: list):
+    """When the shared parameters are two differently named attributes of one module (w_q.weight and
+    w_k.weight: `self.w_k = self.w_q`), not the same block repeated at several indices (layers.0.x and
+    layers.1.x): the two attribute paths; else None."""
+    for group in groups:
+        paths = [str(n).rsplit(".", 1)[0] for n in group if "." in str(n)]
+        if len(paths) < 2:
+            continue
+        a, b = paths[0], paths[1]
+        if any(part.isdigit() for part in set(a.split(".")) ^ set(b.split("."))):
+            continue  # the names differ by an index: blocks of a list
+        return a, b
+    return None
 
 
 def no_forward_message(name: str, info: dict) -> str:
@@ -584,9 +608,9 @@ class Question:
     needs: tuple = ()  # the graded names it calls
 
 
-@i18n.localized
 def judge_result(question: Question, case: Case, result: dict) -> None:
-    """Turn one wire result into a verdict (raises CheckFailure/NotDone/AnswerError)."""
+    """Turn one wire result into a verdict (raises CheckFailure/NotDone/AnswerError). In English:
+    `judge_all` reads the hints of later failures from this text, and translates only its verdict."""
     if "error" in result:
         if isinstance(result.get("no_forward"), dict):
             raise CheckFailure(no_forward_message(question.name, result["no_forward"]))
@@ -621,7 +645,11 @@ def _hint_of(text: str) -> str:
 @i18n.localized
 def judge_all(question: Question, pairs) -> None:
     """Judge (case, result) pairs in order (smallest first). Raise the first failure; when later cases
-    show other mistakes (a mask bug shows only on masked inputs), name those too."""
+    show other mistakes (a mask bug shows only on masked inputs), name those too.
+
+    The judging is in English and only the finished verdict is translated (the decorator), exactly
+    as the grader judges in English and translates the message it writes: so the self-check and the
+    grade give the same lines, the "also, on ..." ones included, in any language."""
     first, extra = None, []
     for case, result in pairs:
         try:
@@ -634,7 +662,7 @@ def judge_all(question: Question, pairs) -> None:
                 first = exc
                 continue
             hint = exc.hint
-            repeated = hint == first.hint or hint in str(first)  # (str(first) may be translated)
+            repeated = hint == first.hint or hint in str(first)
             if hint and not repeated and hint not in [h for h, _ in extra]:
                 extra.append((hint, case.label))
             if len(extra) >= 2:
@@ -717,6 +745,15 @@ def _fmt(t: torch.Tensor, limit: int = 6) -> str:
 
 
 def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
+    missing = _missing_attribute(got)
+    if missing is not None:  # the module has no such attribute at all (self.gamma for self.weight)
+        raise CheckFailure(
+            f"{what} is missing: the module has no attribute {missing}.\n"
+            f"  got:      there is no self.{missing}\n"
+            f"  expected: self.{missing}, a tensor"
+            + (f" of shape {tuple(shape)}" if shape is not None else "")
+            + f"\n  hint: there is no self.{missing}: the exercise names it"
+        )
     if not isinstance(got, torch.Tensor):
         raise CheckFailure(f"{what} should be a tensor, got {got!r}")
     if shape is not None and tuple(got.shape) != tuple(shape):
@@ -726,6 +763,16 @@ def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
     if dtype is not None and got.dtype != dtype:
         raise CheckFailure(f"{what} has the wrong dtype.\n  got:      {got.dtype}\n  expected: {dtype}")
     return got
+
+
+def _missing_attribute(got: Any) -> str | None:
+    """The attribute name when `got` is an output that came back as a missing attribute."""
+    if isinstance(got, Unsupported) and got.type_name.startswith("missing attribute"):
+        import re
+
+        m = re.search(r"has no attribute '(\w+)'", got.type_name)
+        return m.group(1) if m else None
+    return None
 
 
 def expect_dtype(got: torch.Tensor, dtype, what: str) -> None:

@@ -203,9 +203,14 @@ def _sdpa_judge(case, out):
     )
     for name in ("q", "k", "v", "mask"):
         if name in out and not _core.close(out[name], f[name]):
+            # the way an input is usually changed in place: scaled (q /= s), or a mask inverted
+            fix = (
+                "~mask, not mask.logical_not_()"
+                if name == "mask"
+                else f"{name} / s, not {name}.div_(s) or {name} /= s"
+            )
             raise CheckFailure(
-                f"scaled_dot_product_attention modified its input {name} in place: "
-                "use out-of-place ops (masked_fill, not masked_fill_)"
+                f"scaled_dot_product_attention modified its input {name} in place: use out-of-place ops ({fix})"
             )
 
 

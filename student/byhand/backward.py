@@ -618,7 +618,7 @@ _ATTN_MISTAKES = [
 
 _NAN_HINT = (
     "your gradients contain NaN: a fully masked row (a query with no allowed key) has softmax of all "
-    "-inf = NaN. Its weights are 0 (lesson 01), so its dS is 0: torch.nan_to_num the weights, then "
+    "-inf = NaN. Its weights are 0 (lesson 1), so its dS is 0: torch.nan_to_num the weights, then "
     "the row gives dq = 0 and adds nothing to dk and dv"
 )
 

@@ -11,6 +11,12 @@ names they contain; `localize` translates a message line by line. The language i
 
 A line the catalogue does not know stays in English; `untranslated` lists such lines, and the tests
 fail on any (tests/test_i18n.py runs every catalogued mistake through the checks in every language).
+
+Judging is always in English; only the finished verdict is translated (`localized` on `judge_all`,
+`localize` in the grader), so a judge that reads another failure's hint reads English, and the
+self-check and the grade say the same lines (tests/test_zh_output.py). A case label's words are
+translated by the catalogue's LABELS; `page` gives the grader's pages' fixed strings (PAGE) and `hint`
+one hint sentence, for the class report.
 """
 
 from __future__ import annotations
@@ -52,8 +58,34 @@ def _catalogue(lang: str):
         module = importlib.import_module(f"{__package__}.messages_{lang}")
         lines = [(re.compile(p + r"\Z", re.S), t) for p, t in module.LINES]
         pieces = [(re.compile(p + r"\Z", re.S), t) for p, t in module.PIECES]
-        _CACHE[lang] = (lines, pieces)
+        labels = [(re.compile(p), t) for p, t in getattr(module, "LABELS", ())]
+        _CACHE[lang] = (lines, pieces, labels, getattr(module, "LABEL_SEPARATORS", {}))
     return _CACHE[lang]
+
+
+def _label(text: str, labels, separators: dict) -> str:
+    """A case label (data: shapes, dtypes, code, and a few words) with its words translated: each
+    of `labels` (pattern, replacement) in turn, then the separators between its items (", " and
+    "; " outside brackets) in the language's punctuation."""
+    for pattern, replacement in labels:
+        text = pattern.sub(replacement, text)
+    if not separators:
+        return text
+    out, depth, i = [], 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        sep = next((s for s in separators if depth == 0 and text.startswith(s, i)), None)
+        if sep is not None:
+            out.append(separators[sep])
+            i += len(sep)
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _piece(text: str, pieces) -> str | None:
@@ -67,7 +99,7 @@ def _piece(text: str, pieces) -> str | None:
 
 
 def _line(line: str, lang: str) -> tuple[str, bool]:
-    lines, pieces = _catalogue(lang)
+    lines, pieces, labels, separators = _catalogue(lang)
     indent = line[: len(line) - len(line.lstrip())]
     body = line.strip()
     if not body:
@@ -83,6 +115,8 @@ def _line(line: str, lang: str) -> tuple[str, bool]:
                     if t is None:
                         return line, False
                     v = t
+                elif k == "label":  # a case label: data, with a few words the catalogue translates
+                    v = _label(v, labels, separators)
                 values[k] = v
             return indent + template.format(**values), True
     t = _piece(body, pieces)
@@ -105,7 +139,9 @@ def untranslated(message: str, lang: str) -> list[str]:
 
 
 def localized(judge):
-    """Decorate a judge: its CheckFailure messages come out in the current language."""
+    """Decorate a judge: its CheckFailure messages come out in the current language. Put it on the
+    outermost judge only: a judge that reads another's failure (its hint line, to name a second
+    mistake) must read the English text, as the grader does."""
     import functools
 
     @functools.wraps(judge)
@@ -116,6 +152,35 @@ def localized(judge):
             if _current[0] == DEFAULT:
                 raise
             text = localize(str(exc))
+            if hasattr(exc, "hint") and hasattr(exc, "with_text"):  # the hint stays the English one
+                raise type(exc)(text, hint=exc.hint) from None
             raise (exc.with_text(text) if hasattr(exc, "with_text") else type(exc)(text)) from None
 
     return wrapper
+
+
+def page(english: str, lang: str | None = None, **values) -> str:
+    """A fixed string of the grader's pages (the feedback page, the class report) in `lang`: the
+    catalogue's PAGE entry for `english` (a template with {named} values), else the English."""
+    lang = lang or _current[0]
+    template = english
+    if lang != DEFAULT:
+        template = getattr(importlib.import_module(f"{__package__}.messages_{lang}"), "PAGE", {}).get(
+            english, english
+        )
+    return template.format(**values) if values else template
+
+
+def hint(text: str, lang: str | None = None) -> str:
+    """One hint sentence (the class report's name of a mistake) in `lang`; unchanged when unknown."""
+    lang = lang or _current[0]
+    if lang == DEFAULT or not text:
+        return text
+    translated = _piece(text, _catalogue(lang)[1])
+    if translated is not None:
+        return translated
+    framed, known = _line(f"hint: {text}", lang)  # two mistakes at once: a frame of two hints
+    if known and framed != f"hint: {text}":
+        return framed.split("：", 1)[1] if "：" in framed else framed
+    line, known = _line(text, lang)  # a message's first line, when it has no hint line
+    return line if known else text

@@ -7,8 +7,9 @@ docs/glossary-zh.md. Exact sentences are written with E(...) (escaped English te
 
 The first pattern that matches a line decides it (no backtracking into another split), so the
 specific frames come before the general ones ("hint: two mistakes at once: ..." before "hint: ...").
-A case label is data (shapes, dtypes, code): it is copied, and quoted as code where it sits inside a
-translated sentence ("also, on <label>: <hint>").
+A case label is data (shapes, dtypes, code) with a few words between: LABELS translates those words
+and LABEL_SEPARATORS the punctuation between its items; the rest is copied, and quoted where it sits
+inside a translated sentence ("also, on <label>: <hint>").
 """
 
 import re
@@ -27,6 +28,61 @@ LABEL = (
     r"|: (?=\d+ copies of the row )|(?<=calls): )*)"
 )
 
+# The words of case labels (byhand's checks build them: "LayerNorm(4), fresh parameters, x (2, 3, 4)
+# torch.float32 (mean 1.0, std 2.0)"), in order: the longer phrases first.
+LABELS = [
+    (r" ?\(mean (?P<a>[^,()]+), std (?P<b>[^()]+)\)", r"（均值 \g<a>，标准差 \g<b>）"),
+    (r" ?\(std (?P<a>[^()]+)\)", r"（标准差 \g<a>）"),
+    (r" ?\(mean (?P<a>[^()]+)\)", r"（均值 \g<a>）"),
+    (r"random running buffers, weight and bias", "随机的滑动统计量缓冲区、weight 和 bias"),
+    (r"random norm weight and bias", "随机的归一化层 weight 和 bias"),
+    (r"random weight and bias", "随机的 weight 和 bias"),
+    (r" with random weights", "，随机权重"),
+    (r"random weight", "随机的 weight"),
+    (r" with a random state dict", "，随机的 state_dict"),
+    (r"fresh parameters", "刚初始化的参数"),
+    (r"fresh weight", "刚初始化的 weight"),
+    (r"^a fresh ", "刚初始化的 "),
+    (r"training mode", "训练模式"),
+    (r"eval mode", "评估模式"),
+    (
+        r"a zero sublayer \(nn\.Linear with zero weight and bias\)",
+        "全零子层（weight 和 bias 全为零的 nn.Linear）",
+    ),
+    (r"sublayer = an nn\.Linear", "sublayer = 一个 nn.Linear"),
+    (
+        r" \(the next (?P<n>\d+) positions\) with kv_cache = \(k, v\) of the first T_past=(?P<p>\d+), each ",
+        r"（接下来的 \g<n> 个位置），kv_cache 为前 T_past=\g<p> 个位置的 (k, v)，各为 ",
+    ),
+    (r": the time axis is dim (?P<d>\d+)", r"：时间轴是 dim \g<d>"),
+    (
+        r" \(positions (?P<a>\d+)\.\.(?P<b>\d+)\) with kv_cache = one \(k, v\) per block for the first "
+        r"T_past=(?P<p>\d+) positions",
+        r"（位置 \g<a>..\g<b>），kv_cache 为每个块一对 (k, v)，覆盖前 T_past=\g<p> 个位置",
+    ),
+    (r", no cache", "，不用缓存"),
+    (
+        r" loaded with different matrices for (?P<a>\S+) and (?P<b>\S+)",
+        r"，给 \g<a> 和 \g<b> 加载了不同的矩阵",
+    ),
+    (r", then backward with a random dy", "，再用随机的 dy 做反向传播"),
+    (r"\) with x ", ")，其中 x "),
+    (r": (?P<n>\d+) copies of the row (?P<r>\[[^\]]*\])", r"：把行 \g<r> 复制 \g<n> 份"),
+    (r"generator seeded (?P<s>\d+)", r"生成器种子 \g<s>"),
+    (r"generator seeded", "生成器已设种子"),
+    (r", seed (?P<s>\d+)$", r"，随机种子 \g<s>"),
+    (r" with ids in ", "，id 取值于 "),
+    (r": its layers$", "：它的各层"),
+    (r"; calls: ", "；依次调用："),
+    (r"eps=default", "eps=默认值"),
+    (r" \(random\)", "（随机掩码）"),
+    (r" \(broadcast\)", "（广播）"),
+    (r" \(causal\)", "（因果）"),
+    (r" \(none\)", "（无）"),
+    (r" \(dead_row\)", "（含全被掩码的行）"),
+]
+LABEL_SEPARATORS = {", ": "，", "; ": "；"}
+
 LINES = [
     (
         r"(?P<q>\S+): not done yet\. It still raises NotImplementedError: "
@@ -42,9 +98,9 @@ LINES = [
     (r"on input: (?P<label>.*)", "输入：{label}"),
     (
         r"also, on " + LABEL + r": two mistakes at once: (?P<t_a>.+?); and (?P<t_b>.+)",
-        "另外，在输入 `{label}` 上：同时有两处错误：其一，{t_a}；其二，{t_b}",
+        "另外，在输入“{label}”上：同时有两处错误：其一，{t_a}；其二，{t_b}",
     ),
-    (r"also, on " + LABEL + r": (?P<t_h>.+)", "另外，在输入 `{label}` 上：{t_h}"),
+    (r"also, on " + LABEL + r": (?P<t_h>.+)", "另外，在输入“{label}”上：{t_h}"),
     (
         r"hint: two mistakes at once: (?P<t_a>.+?); and (?P<t_b>.+)",
         "提示：同时有两处错误：其一，{t_a}；其二，{t_b}",
@@ -104,6 +160,16 @@ LINES = [
         "期望结果：{v}（每一项都在 {s} 个标准差以内）",
     ),
     (r"got: *min (?P<a>-?\d+), max (?P<b>-?\d+)", "你的结果：最小 {a}，最大 {b}"),
+    (
+        r"got: *excess kurtosis (?P<k>\S+) \(uniform\)",
+        "你的结果：超额峰度 {k}（均匀分布）",
+    ),
+    (
+        r"got: *excess kurtosis (?P<k>\S+) \(not normal\)",
+        "你的结果：超额峰度 {k}（不是正态分布）",
+    ),
+    (E("expected: 0 (a normal distribution)"), "期望结果：0（正态分布）"),
+    (E("expected: zeros"), "期望结果：全零"),
     (r"expected: (?P<v>\[.*\]) \+ (?P<n>\d+) new tokens", "期望结果：{v} + {n} 个新 token"),
     (r"expected: torch\.int64 \(a LongTensor\)", "期望结果：torch.int64（LongTensor）"),
     (r"expected: a list of (?P<n>\d+) pairs", "期望结果：由 {n} 个二元组组成的列表"),
@@ -111,6 +177,8 @@ LINES = [
         r"expected: (?P<v>\S+) \((?P<c>init_std\(.*\)), within (?P<p>\S+)\)",
         "期望结果：{v}（{c}，误差在 {p} 以内）",
     ),
+    (r"expected: (?P<a>self\.\w+), a tensor of shape (?P<s>.*)", "期望结果：{a}，形状为 {s} 的张量"),
+    (r"expected: (?P<a>self\.\w+), a tensor", "期望结果：{a}，一个张量"),
     (r"got: *(?P<v>.*)", "你的结果：{v}"),
     (r"expected: (?P<v>.*)", "期望结果：{v}"),
     (
@@ -178,7 +246,7 @@ LINES = [
     (
         r"(?P<q>\S+) should return the layer it was given \(return layer\), got something without a "
         r"\.weight \(did you forget the return\?\)",
-        "{q} 应返回传入的那一层（return layer），实际得到的对象没有 .weight（是不是忘了 return？）",
+        "{q} 应返回传入的那一层（`return layer`），实际得到的对象没有 .weight（是不是忘了 `return`？）",
     ),
     (r"(?P<w>\S+) should be all zeros\.", "{w} 应该全为 0。"),
     (
@@ -199,6 +267,25 @@ LINES = [
     (
         r"generate modified its input idx in place: build a new tensor with torch\.cat",
         "generate 原地修改了它的输入 idx：请用 torch.cat 构造一个新张量",
+    ),
+    (
+        r"(?P<q>\S+) modified its input (?P<n>\S+) in place: use out-of-place ops "
+        r"\((?P<a>[^,]+), not (?P<b>[^;]+); nn\.Dropout without inplace=True\)",
+        "{q} 原地修改了它的输入 {n}：请用非原地运算（用 {a}，而不是 {b}；nn.Dropout 不要设 inplace=True）",
+    ),
+    (
+        r"(?P<q>\S+) modified its input (?P<n>\S+) in place: use out-of-place ops "
+        r"\((?P<a>[^,]+), not (?P<b>.+?) or (?P<c>.+)\)",
+        "{q} 原地修改了它的输入 {n}：请用非原地运算（用 {a}，而不是 {b} 或 {c}）",
+    ),
+    (
+        r"(?P<q>\S+) modified its input (?P<n>\S+) in place: use out-of-place ops "
+        r"\((?P<a>[^,]+), not (?P<b>.+)\)",
+        "{q} 原地修改了它的输入 {n}：请用非原地运算（用 {a}，而不是 {b}）",
+    ),
+    (
+        r"(?P<t_what>.+?) is missing: the module has no attribute (?P<a>\w+)\.",
+        "{t_what}不存在：模块没有属性 {a}。",
     ),
     (r"(?P<q>\S+) modified its input (?P<n>\S+) in place", "{q} 原地修改了它的输入 {n}"),
     (r"(?P<q>\S+) modified the given cache's (?P<n>\w+) in place", "{q} 原地修改了传入缓存中的 {n}"),
@@ -322,6 +409,38 @@ LINES = [
         "注意：{q} 用到了你的 {n}，而它本身的检查没有通过：请先修好它",
     ),
     (r"the test cell timed out after (?P<s>\S+) s", "测试单元格运行超过 {s} 秒，已超时"),
+    # the notes of a graded submission (autograder/run/restore.py, autograder/judge/grade.py,
+    # autograder/collect/submissions.py): what the grader did to the notebook and why
+    (
+        E("a cell claimed grading metadata the lesson does not have: ignored"),
+        "有一个单元格带有本课没有的评分元数据：已忽略",
+    ),
+    (r"a duplicate of the locked cell '(?P<g>[^']+)' was removed", "锁定单元格 '{g}' 的一个副本已被删除"),
+    (
+        r"the locked cell '(?P<g>[^']+)' was changed: the original was restored",
+        "锁定单元格 '{g}' 被改动过：已恢复原样",
+    ),
+    (r"the cell '(?P<g>[^']+)' was missing: it was put back", "单元格 '{g}' 不见了：已放回原处"),
+    (
+        r"the kernel died in cell (?P<c>\d+) \((?P<t_w>.*)\); that cell was skipped and the notebook run again",
+        "内核在第 {c} 个单元格中崩溃（{t_w}）；已跳过这个单元格，重新运行了 notebook",
+    ),
+    (
+        r"cell (?P<c>[\d, ]+) ran out of memory and kept it, and the kernel died when the grader called your "
+        r"functions; that cell was skipped and the notebook run again",
+        "第 {c} 个单元格耗尽内存后没有释放，评分程序调用你的函数时内核崩溃了；已跳过这个单元格，重新运行了 notebook",
+    ),
+    (r"graded (?P<a>.+) as (?P<l>\S+)", "已把 {a} 作为 {l} 评分"),
+    (r"also found (?P<o>.+): graded (?P<a>.+)", "还找到了 {o}：评分的是 {a}"),
+    # the written answers' rows of grades.csv (autograder/judge/grade.py) and the hand grades and
+    # comments entered in formgrader (autograder/record/gradebook.py); a comment is the instructor's own
+    (
+        E("not done yet: write your answer in the cell below the question"),
+        "尚未完成：请在问题下方的单元格里写下你的答案",
+    ),
+    (E("a written answer: your instructor grades it by hand"), "简答题：由老师人工评分"),
+    (r"graded by hand: (?P<p>\S+) / (?P<m>\S+) points", "人工评分：{p} / {m} 分"),
+    (r"your instructor's comment: (?P<c>.*)", "老师的评语：{c}"),
     (
         r"your functions pass the grader's checks, but the notebook's own test cell failed: (?P<e>.*)",
         "你的函数通过了评分器的检查，但笔记本自带的测试单元格失败了：{e}",
@@ -447,7 +566,7 @@ PIECES = STRUCTURE + [
             "a fully masked row must give weights 0 and output 0: e.g. torch.nan_to_num the weights, or zero the "
             "rows with mask.any(-1) == False"
         ),
-        "全被遮住的行必须得到权重 0 和输出 0：例如对权重用 torch.nan_to_num，或把 mask.any(-1) == False "
+        "全被掩码的行必须得到权重 0 和输出 0：例如对权重用 torch.nan_to_num，或把 mask.any(-1) == False "
         "的行置零",
     ),
     (
@@ -463,7 +582,7 @@ PIECES = STRUCTURE + [
             "in eval mode (training=False) normalise with running_mean and running_var, not with the batch "
             "statistics"
         ),
-        "评估模式（training=False）下应使用 running_mean 和 running_var 归一化，而不是当前批次的统计量",
+        "评估模式（training=False）下应使用 running_mean 和 running_var 归一化，而不是当前批的统计量",
     ),
     (
         E(
@@ -500,7 +619,7 @@ PIECES = STRUCTURE + [
     ),
     (
         r"only linears\[i\]\.weight for i in range\(depth\): the head is not a block",
-        "只取 i in range(depth) 的 linears[i].weight：输出头 head 不是一个块",
+        "只取 `i in range(depth)` 的 linears[i].weight：输出头 head 不是一个块",
     ),
     (
         E("pre_norm should default to True (Pre-LN): __init__(self, d_model, dropout=0.0, pre_norm=True)"),
@@ -511,19 +630,29 @@ PIECES = STRUCTURE + [
             "running_var is updated with the biased batch variance; PyTorch updates it with the unbiased one: "
             "var(0, unbiased=False) * N / (N - 1)"
         ),
-        "running_var 用有偏的批次方差更新了；PyTorch 用无偏方差更新它：var(0, unbiased=False) * N / (N - 1)",
+        "running_var 用有偏的批方差更新了；PyTorch 用无偏方差更新它：var(0, unbiased=False) * N / (N - 1)",
     ),
     (
         E(
             "self_attn mixes the batch, not the sequence: nn.MultiheadAttention expects (L, B, d) unless it is "
             "built with batch_first=True"
         ),
-        "self_attn 在批次维上做了混合，而不是在序列维上：除非用 batch_first=True 构建，"
+        "self_attn 在批维上做了混合，而不是在序列维上：除非用 batch_first=True 构建，"
         "nn.MultiheadAttention 期望输入 (L, B, d)",
     ),
     (
         E("sin and cos are swapped: even features 2i hold sin(p * w_i), odd features 2i+1 hold cos(p * w_i)"),
         "sin 和 cos 弄反了：偶数特征 2i 放 sin(p * w_i)，奇数特征 2i+1 放 cos(p * w_i)",
+    ),
+    (
+        r"that is (?:a )?(?P<f>sigmoid|tanh); the Transformer's FFN uses ReLU: torch\.relu \(or x\.clamp\(min=0\)\)",
+        "这是 {f}；Transformer 的前馈全连接层用的是 ReLU：torch.relu（或 x.clamp(min=0)）",
+    ),
+    (
+        r"self\.(?P<a>\w+) and self\.(?P<b>\w+) are one and the same module: each needs its own, "
+        r"self\.(?P=b) = nn\.Linear\(\.\.\.\) as for self\.(?P=a), not self\.(?P=b) = self\.(?P=a)",
+        "self.{a} 和 self.{b} 是同一个模块：它们各自需要一个独立的模块，像 self.{a} 那样写 "
+        "self.{b} = nn.Linear(...)，而不是 self.{b} = self.{a}",
     ),
     (
         E("that is GELU; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))"),
@@ -575,7 +704,7 @@ PIECES = STRUCTURE + [
             "the batch is normalised with the unbiased variance (divides by N-1); F.batch_norm normalises with "
             "the biased one, x.var(0, unbiased=False), and uses the unbiased one only to update running_var"
         ),
-        "批次用无偏方差（除以 N-1）做了归一化；F.batch_norm 用有偏方差 x.var(0, unbiased=False) 归一化，"
+        "归一化时对这个批用了无偏方差（除以 N-1）；F.batch_norm 用有偏方差 x.var(0, unbiased=False) 归一化，"
         "只在更新 running_var 时才用无偏方差",
     ),
     (
@@ -663,7 +792,7 @@ PIECES = STRUCTURE + [
             "into the tensor (running_mean.mul_(1 - momentum).add_(momentum * mean), or running_mean.copy_(...)) "
             "under torch.no_grad()"
         ),
-        "running 缓冲区没有被原地更新：running_mean = ... 只是重新绑定了一个局部变量名；请在 torch.no_grad() "
+        "滑动统计量缓冲区没有被原地更新：running_mean = ... 只是重新绑定了一个局部变量名；请在 torch.no_grad() "
         "下写入张量本身（running_mean.mul_(1 - momentum).add_(momentum * mean)，或 running_mean.copy_(...)）",
     ),
     (
@@ -836,7 +965,7 @@ PIECES = STRUCTURE + [
             "new one per block, nn.ModuleList([Block(...) for _ in range(n)])"
         ),
         "所有块共用了同一个模块（[block] * n，或者把同一个对象 append 了 n 次）：请为每个块新建一个，"
-        "nn.ModuleList([Block(...) for _ in range(n)])",
+        "`nn.ModuleList([Block(...) for _ in range(n)])`",
     ),
     # hints: lesson 01_attention
     (
@@ -1586,11 +1715,11 @@ PIECES = STRUCTURE + [
     (
         E(
             "your gradients contain NaN: a fully masked row (a query with no allowed key) has softmax of all "
-            "-inf = NaN. Its weights are 0 (lesson 01), so its dS is 0: torch.nan_to_num the weights, then the "
+            "-inf = NaN. Its weights are 0 (lesson 1), so its dS is 0: torch.nan_to_num the weights, then the "
             "row gives dq = 0 and adds nothing to dk and dv"
         ),
-        "你的梯度里有 NaN：全被遮住的行（没有任何可关注键的查询）的 softmax 输入全是 -inf，结果为 NaN。"
-        "它的权重是 0（第 01 课），所以它的 dS 也是 0：对权重用 torch.nan_to_num，这样该行给出 dq = 0，"
+        "你的梯度里有 NaN：全被掩码的行（没有任何可关注键的查询）的 softmax 输入全是 -inf，结果为 NaN。"
+        "它的权重是 0（第 1 课），所以它的 dS 也是 0：对权重用 torch.nan_to_num，这样该行给出 dq = 0，"
         "对 dk 和 dv 也没有任何贡献",
     ),
     (
@@ -1725,7 +1854,7 @@ PIECES = STRUCTURE + [
             "init_linear_ should return the same layer it filled (return layer), but the returned layer's weight "
             "differs from layer.weight"
         ),
-        "init_linear_ 应返回它填充的那一层（return layer），但返回的层的 weight 与 layer.weight 不同",
+        "init_linear_ 应返回它填充的那一层（`return layer`），但返回的层的 weight 与 layer.weight 不同",
     ),
     (E("check the formula in the lesson"), "对照课程里的公式检查一下"),
     (
@@ -1745,7 +1874,7 @@ PIECES = STRUCTURE + [
     ),
     (
         E("in eval mode (training=False) the running buffers must not change"),
-        "评估模式（training=False）下 running 缓冲区不能改变",
+        "评估模式（training=False）下 滑动统计量缓冲区不能改变",
     ),
     (
         E(
@@ -1793,18 +1922,18 @@ PIECES = STRUCTURE + [
     ),
     (
         E("the first call was right: check how the running buffers are updated and used"),
-        "第一次调用是对的：检查 running 缓冲区是怎样更新和使用的",
+        "第一次调用是对的：检查 滑动统计量缓冲区是怎样更新和使用的",
     ),
     (
         E("batch_norm modified its input x in place: only the running buffers may change"),
-        "batch_norm 原地修改了它的输入 x：只有 running 缓冲区可以改变",
+        "batch_norm 原地修改了它的输入 x：只有 滑动统计量缓冲区可以改变",
     ),
     (
         E(
             "training: (x - batch mean) / sqrt(biased batch var + eps) * weight + bias; eval: the same with "
             "running_mean / running_var"
         ),
-        "训练时：(x - 批次均值) / sqrt(有偏批次方差 + eps) * weight + bias；评估时：同样的式子，换成 "
+        "训练时：(x - 批均值) / sqrt(有偏批方差 + eps) * weight + bias；评估时：同样的式子，换成 "
         "running_mean / running_var",
     ),
     (
@@ -1812,7 +1941,7 @@ PIECES = STRUCTURE + [
             "in training, running = (1 - momentum) * running + momentum * batch statistic (unbiased variance for "
             "running_var), updated in place; in eval, unchanged"
         ),
-        "训练时 running = (1 - momentum) * running + momentum * 批次统计量（running_var 用无偏方差），原地更新；"
+        "训练时 running = (1 - momentum) * running + momentum * 批统计量（running_var 用无偏方差），原地更新；"
         "评估时保持不变",
     ),
     (
@@ -1912,3 +2041,106 @@ PIECES = STRUCTURE + [
         "第 i 个块是 {f}，i = 0..depth-1，最后是 head(h)",
     ),
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The text around the lessons in a Chinese notebook and on the pages made from it (the release's
+# autograder/tooling/translations.py, the grader's feedback page and class report): fixed strings,
+# English -> Chinese.
+
+# the setup cell's lines when the package is missing (autograder/tooling/student.py SETUP_BLOCK)
+SETUP = [
+    (
+        "# The self-checks come from the course's package `byhand` (it needs only torch and numpy).",
+        "# 自检来自课程的 `byhand` 包（它只依赖 torch 和 numpy）。",
+    ),
+    ("  # or the .whl from the course site", "  # 或者课程网站上的 .whl 文件"),
+    ("  # Colab: install it here", "  # Colab：在这里安装"),
+    (
+        "print(f'Self-checks are off. To turn them on: pip install \"{BYHAND}\", then restart the kernel.')",
+        "print(f'自检未开启。要开启它：pip install \"{BYHAND}\"，然后重启内核。')",
+    ),
+    (
+        "  # a stand-in: each self-check says it is off, every other cell still runs",
+        "  # 替身：每个自检都会说明自己未开启，其余单元格照常运行",
+    ),
+    (
+        "print(f'{name}: self-checks are off (to turn them on: pip install \"{BYHAND}\")')",
+        "print(f'{name}：自检未开启（要开启它：pip install \"{BYHAND}\"）')",
+    ),
+    ("  # the self-checks speak zh_CN", "  # 自检用中文输出"),
+]
+
+# added under each written question (the answer cell keeps nbgrader's placeholder, which must go)
+WRITTEN_ANSWER_NOTE = "用中文或英文作答都可以。请先删掉下面单元格里的 `YOUR ANSWER HERE`，再写上你的答案。"
+
+# the heading of the model answer and rubric shown to the person grading in formgrader
+RUBRIC_HEADING = "**供评分人参考（来自 solutions/，不在学生的笔记本里）**"
+
+# why a kernel died (autograder/run/runner.py), inside the notes above
+PIECES += [
+    (E("the kernel died"), "内核退出了"),
+    (r"the kernel was killed by (?P<s>\w+) \(out of memory\?\)", "内核被 {s} 终止（内存不够？）"),
+    (r"the kernel was killed by (?P<s>\w+)", "内核被 {s} 终止"),
+    (
+        r"the kernel exited with status (?P<c>-?\d+) \(os\._exit, exit\(\) or a crash\)",
+        "内核以状态码 {c} 退出（os._exit、exit() 或崩溃）",
+    ),
+    (r"the notebook ran past its (?P<s>\S+) s limit", "notebook 的运行时间超过了 {s} 秒的上限"),
+]
+
+# The fixed text of the grader's pages, by its English (a template with {named} values): the class
+# report (autograder/record/report.py) and the feedback page (autograder/record/feedback.py). Read
+# through byhand.i18n.page(english, lang, **values).
+PAGE = {
+    # statuses, as grades.csv spells them
+    "passed": "通过",
+    "failed": "未通过",
+    "error": "出错",
+    "ungradable": "无法评分",
+    "needs grading": "待人工评分",
+    # the feedback page
+    "{lesson}: feedback for {student}": "{lesson}：{student} 的反馈",
+    "{points} / {max_points} points": "{points} / {max_points} 分",
+    "({pending} of them for written answers not graded yet)": "（其中 {pending} 分属于尚未人工评分的简答题）",
+    "question": "题目",
+    "points": "得分",
+    "status": "状态",
+    "what to look at": "需要注意的地方",
+    "all checks pass": "全部检查通过",
+    "Note: {note}": "注意：{note}",
+    "Nothing of the notebook could be shown: see the message above, fix the file and submit it again.": (
+        "这个 notebook 的内容无法显示：请看上面的说明，修正文件后重新提交。"
+    ),
+    # the class report
+    "Class report": "全班报告",
+    "{n} graded notebooks": "已评分的 notebook {n} 份",
+    "{n} students": "学生 {n} 人",
+    "{n} lessons": "课程 {n} 课",
+    "{n} written answers waiting to be graded by hand (formgrader)": "{n} 道简答题等待人工评分（formgrader）",
+    "Numbers": "数据",
+    "Per lesson": "各课统计",
+    "lesson": "课程",
+    "students": "学生数",
+    "mean": "平均分",
+    "median": "中位数",
+    "of": "满分",
+    "full points": "满分人数",
+    "written answers to grade": "待评简答题",
+    "Score distribution": "分数分布",
+    "Students": "学生",
+    "Points per lesson; each links to the student's feedback page.": "各课得分；每一项都链接到该学生的反馈页面。",
+    "written answers not graded yet.": "简答题尚未人工评分。",
+    "student": "学生",
+    "total": "总分",
+    "Pass rate per question": "各题通过率",
+    "Most common mistakes": "最常见的错误",
+    "hint": "提示",
+    "submissions": "提交数",
+    "Knock-on failures": "连带失败",
+    "A question that fails because a piece it uses fails its own check in the same notebook: fixing that "
+    "piece usually fixes these.": "某道题失败，是因为它用到的另一部分在同一个 notebook 里没有通过自己的检查：修好那一部分，这些通常也就好了。",
+    "Could not be graded": "无法评分",
+    "why": "原因",
+    "not done": "尚未完成",
+}

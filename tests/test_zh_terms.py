@@ -1,0 +1,111 @@
+"""One term per concept in the Chinese edition: docs/glossary-zh.md is the source. Its table of
+variants ("不用的写法") lists the forms that drifted in beside a term; none may appear in a
+translation (every lesson's, lessons added later included), a rubric, a check message or the
+glossary's own table, except inside the parenthesis that glosses the term itself. And the terms of
+the lecture notes the course grew from are named where a learner of those notes looks for them."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from autograder import course
+
+GLOSSARY = course.ROOT / "docs" / "glossary-zh.md"
+VARIANTS_HEADING = "## 不用的写法 / Variants not used"
+ZH = course.ROOT / "translations" / "zh_CN"
+MESSAGES = course.ROOT / "student" / "byhand" / "messages_zh_CN.py"
+
+
+def variants() -> list:
+    """(compiled pattern, the variant as written, the term to use) from the glossary's variants table."""
+    text = GLOSSARY.read_text(encoding="utf-8")
+    assert VARIANTS_HEADING in text, f"docs/glossary-zh.md has no {VARIANTS_HEADING!r} section"
+    out = []
+    for line in text.split(VARIANTS_HEADING, 1)[1].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not line.startswith("|") or cells[0] in ("variant", "---"):
+            continue
+        written = cells[0]
+        pattern = written[1:-1] if written.startswith("`") and written.endswith("`") else re.escape(written)
+        out.append((re.compile(pattern), written, cells[1]))
+    return out
+
+
+def _glossed(text: str, start: int) -> bool:
+    """Is position `start` inside a full-width parenthesis（…）? That is a gloss of the term before it."""
+    opened = text.rfind("（", 0, start)
+    return opened != -1 and text.rfind("）", opened, start) == -1 and "\n" not in text[opened:start]
+
+
+CODE = re.compile(r"`[^`\n]*`|\$[^$\n]*\$")
+
+
+def problems(text: str) -> list:
+    """The variants in `text` outside code spans, math and glosses."""
+    text = CODE.sub(lambda m: " " * len(m.group(0)), text)
+    found = []
+    for pattern, written, use in variants():
+        for m in pattern.finditer(text):
+            if not _glossed(text, m.start()):
+                line = text[: m.start()].count("\n") + 1
+                found.append(f"line {line}: {m.group(0)!r} (use {use}; the variant {written})")
+    return found
+
+
+def _chinese_strings(path) -> str:
+    """The Chinese string constants of a Python module (its templates, not its English patterns)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return "\n".join(
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.search(r"[\u4e00-\u9fff]", node.value)
+    )
+
+
+def sources() -> list:
+    files = sorted(ZH.rglob("*.md"))
+    assert len(files) >= len(course.lessons()), "translations/zh_CN/ holds fewer files than there are lessons"
+    return files
+
+
+@pytest.mark.parametrize("path", sources(), ids=lambda p: str(p.relative_to(ZH)))
+def test_a_translation_uses_the_glossary_terms(path):
+    found = problems(path.read_text(encoding="utf-8"))
+    assert not found, f"{path.relative_to(course.ROOT)}:\n" + "\n".join(found)
+
+
+def test_the_check_messages_use_the_glossary_terms():
+    found = problems(_chinese_strings(MESSAGES))
+    assert not found, "student/byhand/messages_zh_CN.py:\n" + "\n".join(found)
+
+
+def test_the_glossary_table_uses_its_own_terms():
+    table = GLOSSARY.read_text(encoding="utf-8").split(VARIANTS_HEADING, 1)[0]
+    # the notes column names the other books' terms on purpose: only the Chinese column is checked
+    chinese = "\n".join(
+        line.split("|")[2] for line in table.splitlines() if line.startswith("|") and line.count("|") >= 4
+    )
+    assert not problems(chinese)
+
+
+def test_the_lint_can_fail():
+    assert problems("被遮住的分数") and problems("Vaswani et al. 2017") and problems("见第 01 课")
+    assert problems("一个小的前馈网络") and not problems("前馈全连接层（逐位置前馈网络）")
+    assert not problems("层归一化（LayerNorm；d2l 译作“层规范化”）") and problems("层规范化在这里")
+
+
+def test_the_lecture_notes_terms_are_named():
+    """Where a learner of the lecture notes looks: the glossary names each of their terms, lesson 2
+    ties 层归一化 to 层规范化 and 规范化层 once, lesson 3 calls SublayerConnection 子层连接."""
+    glossary = GLOSSARY.read_text(encoding="utf-8").split(VARIANTS_HEADING, 1)[0]
+    for term in ("子层连接结构", "规范化层", "层规范化", "前馈全连接层", "子层连接"):
+        assert term in glossary, f"docs/glossary-zh.md does not name {term}"
+    ln = (ZH / "02_layernorm.md").read_text(encoding="utf-8")
+    assert ln.count("层规范化") == 1 and ln.count("规范化层") == 1, "lesson 2 names them once"
+    residual = (ZH / "03_residual.md").read_text(encoding="utf-8")
+    assert "子层连接" in residual and "SublayerConnection" in residual

@@ -31,13 +31,15 @@ from types import MappingProxyType
 import bleach
 import nbformat
 import pygments
+from byhand import i18n
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from autograder.course import ROOT, SOLUTIONS, nbgrader_meta
 
-PAGE_TEXT_HIDDEN = "# (the grader also runs hidden tests here)"
+HIDDEN_LINE = "# (the grader also runs hidden tests here)"
+CUT_NOTE = "… {n} more characters of this output are not shown"
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -135,7 +137,7 @@ def _safe_output(out):
 
 
 def public_notebook(
-    nb: nbformat.NotebookNode, title: str = "", hidden_line: str = PAGE_TEXT_HIDDEN
+    nb: nbformat.NotebookNode, title: str = "", hidden_line: str = HIDDEN_LINE
 ) -> nbformat.NotebookNode:
     """The executed notebook as the student may see it, and as no browser can be made to run."""
     src = nb  # read only: every cell and output below is built anew
@@ -179,25 +181,29 @@ SCORES_BEGIN, SCORES_END = "<!--tbb-scores-->", "<!--/tbb-scores-->"
 def scores_html(rows, lang: str | None = None) -> str:
     """Points and the per-question table; the part `update_scores()` replaces when a person grades
     in formgrader."""
-    words = _words(lang)
     pts = sum(r.points for r in rows)
     mx = sum(r.max_points for r in rows)
     pending = sum(r.max_points for r in rows if r.status == "needs grading")
-    lines = [
-        SCORES_BEGIN,
-        f"<p class='total'><b>{html.escape(words['points'].format(pts=f'{pts:g}', mx=f'{mx:g}'))}</b>",
-    ]
+    total = _t("{points} / {max_points} points", lang, points=f"{pts:g}", max_points=f"{mx:g}")
+    lines = [SCORES_BEGIN, f"<p class='total'><b>{html.escape(total)}</b>"]
     if pending:
-        lines.append(html.escape(words["pending"].format(pending=f"{pending:g}")))
+        pending_text = _t(
+            "({pending} of them for written answers not graded yet)", lang, pending=f"{pending:g}"
+        )
+        lines.append(" " + html.escape(pending_text))
     lines.append("</p>")
-    lines.append("<table class='questions'><tr>" + "".join(f"<th>{h}</th>" for h in words["head"]) + "</tr>")
+    head = ("question", "points", "status", "what to look at")
+    lines.append(
+        "<table class='questions'><tr>"
+        + "".join(f"<th>{html.escape(_t(h, lang))}</th>" for h in head)
+        + "</tr>"
+    )
     for r in rows:
-        msg = html.escape(r.message or (words["passed"] if r.status == "passed" else ""))
+        msg = html.escape(r.message or (_t("all checks pass", lang) if r.status == "passed" else ""))
         status = html.escape(str(r.status))
-        shown = html.escape(words["status"].get(str(r.status), str(r.status)))
         lines.append(
             f"<tr class='{status.replace(' ', '-')}'><td><code>{html.escape(r.question)}</code></td>"
-            f"<td>{r.points:g} / {r.max_points:g}</td><td>{shown}</td>"
+            f"<td>{r.points:g} / {r.max_points:g}</td><td>{html.escape(_t(str(r.status), lang))}</td>"
             f"<td><pre>{msg}</pre></td></tr>"
         )
     lines += ["</table>", SCORES_END]
@@ -205,13 +211,10 @@ def scores_html(rows, lang: str | None = None) -> str:
 
 
 def summary_html(sub, rows, notes, lang: str | None = None) -> str:
-    words = _words(lang)
-    lines = [
-        f"<h1>{html.escape(words['title'].format(lesson=sub.lesson, student=sub.student))}</h1>",
-        scores_html(rows, lang),
-    ]
+    title = _t("{lesson}: feedback for {student}", lang, lesson=sub.lesson, student=sub.student)
+    lines = [f"<h1>{html.escape(title)}</h1>", scores_html(rows, lang)]
     for note in notes:
-        lines.append(f"<p class='note'>{html.escape(words['note'].format(note=note))}</p>")
+        lines.append(f"<p class='note'>{html.escape(_t('Note: {note}', lang, note=note))}</p>")
     return "\n".join(lines)
 
 
@@ -241,11 +244,15 @@ STYLE = """<style>
 
 def plain_page(sub, rows, notes=(), lang: str | None = None) -> str:
     """A page without a notebook (the submission could not be read or run), styled like the rest."""
-    words = _words(lang)
+    title = _t("{lesson}: feedback for {student}", lang, lesson=sub.lesson, student=sub.student)
+    nothing = _t(
+        "Nothing of the notebook could be shown: see the message above, fix the file and submit it again.",
+        lang,
+    )
     return (
-        _head(words["title"].format(lesson=sub.lesson, student=sub.student), lang or "en")
+        _head(title, lang or "en")
         + f"{STYLE}</head><body><div class='tbb-summary'>{summary_html(sub, rows, list(notes), lang)}"
-        + f"<p>{html.escape(words['nothing'])}</p></div></body></html>\n"
+        + f"<p>{html.escape(nothing)}</p></div></body></html>\n"
     )
 
 
@@ -279,53 +286,13 @@ body{margin:0;background:#fff;color:#1f2328}
 .tbb-md pre{background:#f7f7f7;padding:4px 8px;overflow-x:auto}
 """
 
-# The page's own words, in the submitted notebook's language (metadata.language of a translation)
-PAGE_TEXT = MappingProxyType(
-    {
-        "en": MappingProxyType(
-            {
-                "title": "{lesson}: feedback for {student}",
-                "points": "{pts} / {mx} points",
-                "pending": " ({pending} of them for written answers not graded yet)",
-                "head": ("question", "points", "status", "what to look at"),
-                "passed": "all checks pass",
-                "note": "Note: {note}",
-                "hidden": PAGE_TEXT_HIDDEN,
-                "cut": "… {n} more characters of this output are not shown",
-                "nothing": "Nothing of the notebook could be shown: see the message above, fix the file and "
-                "submit it again.",
-                "status": MappingProxyType({}),
-            }
-        ),
-        "zh_CN": MappingProxyType(
-            {
-                "title": "{lesson}：给 {student} 的反馈",
-                "points": "{pts} / {mx} 分",
-                "pending": "（其中 {pending} 分属于还没批改的书面回答）",
-                "head": ("题目", "得分", "状态", "需要看的地方"),
-                "passed": "全部检查通过",
-                "note": "注意：{note}",
-                "hidden": "# （评分程序在这里还会运行隐藏测试）",
-                "cut": "……这个输出后面还有 {n} 个字符，没有显示",
-                "nothing": "笔记本的内容无法显示：请看上面的说明，改好文件后重新提交。",
-                "status": MappingProxyType(
-                    {
-                        "passed": "通过",
-                        "failed": "未通过",
-                        "error": "出错",
-                        "ungradable": "无法评分",
-                        "needs grading": "待人工批改",
-                    }
-                ),
-            }
-        ),
-    }
-)
+# The page's own words are English templates, in the submitted notebook's language through the
+# checks' message catalogue (`byhand.i18n.page`, `PAGE` of messages_<lang>.py)
 HTML_LANG = MappingProxyType({"en": "en", "zh_CN": "zh-CN"})
 
 
-def _words(lang: str | None) -> dict:
-    return PAGE_TEXT.get(lang or "en", PAGE_TEXT["en"])
+def _t(english: str, lang: str | None, **values) -> str:
+    return i18n.page(english, lang or i18n.DEFAULT, **values)
 
 
 @functools.cache
@@ -379,32 +346,30 @@ def _highlighted(source: str) -> str:
     return pygments.highlight(source, _LEXER, _FORMATTER)
 
 
-def _text(text: str, words: dict, css: str = "") -> str:
+def _text(text: str, lang: str | None, css: str = "") -> str:
     cut = ""
     if len(text) > PAGE_OUTPUT_CHARS:
-        cut = (
-            f"<div class='tbb-cut'>{html.escape(words['cut'].format(n=len(text) - PAGE_OUTPUT_CHARS))}</div>"
-        )
+        cut = f"<div class='tbb-cut'>{html.escape(_t(CUT_NOTE, lang, n=len(text) - PAGE_OUTPUT_CHARS))}</div>"
         text = text[:PAGE_OUTPUT_CHARS]
     cls = f" class='{css}'" if css else ""
     return f"<pre{cls}>{html.escape(text)}</pre>{cut}"
 
 
-def _output_html(out, words: dict) -> str:
+def _output_html(out, lang: str | None) -> str:
     kind = out.get("output_type")
     if kind == "stream":
-        return _text(out.get("text", ""), words, "stderr" if out.get("name") == "stderr" else "")
+        return _text(out.get("text", ""), lang, "stderr" if out.get("name") == "stderr" else "")
     if kind == "error":
-        return _text(f"{out.get('ename', '')}: {out.get('evalue', '')}", words, "error")
+        return _text(f"{out.get('ename', '')}: {out.get('evalue', '')}", lang, "error")
     data = out.get("data", {})
     for mime in ("image/png", "image/jpeg"):
         if mime in data:  # checked base64 (public_notebook)
             b64 = re.sub(r"\s", "", data[mime])
             return f'<img src="data:{mime};base64,{b64}" alt="">'
-    return _text(data.get("text/plain", ""), words)
+    return _text(data.get("text/plain", ""), lang)
 
 
-def _cell_html(cell, words: dict, trusted: frozenset) -> str:
+def _cell_html(cell, lang: str | None, trusted: frozenset) -> str:
     cid = html.escape(cell["id"])
     if cell.cell_type == "markdown":
         src = cell.source
@@ -416,7 +381,7 @@ def _cell_html(cell, words: dict, trusted: frozenset) -> str:
         f"<div class='tbb-cell' id='{cid}'><div class='tbb-in'><div class='tbb-prompt'>In&nbsp;{prompt}</div>"
         f"<div class='tbb-src'>{_highlighted(cell.source)}</div></div>"
     ]
-    outs = "".join(_output_html(o, words) for o in cell.get("outputs", []))
+    outs = "".join(_output_html(o, lang) for o in cell.get("outputs", []))
     if outs:
         parts.append(f"<div class='tbb-out'><div class='tbb-prompt'></div><div>{outs}</div></div>")
     parts.append("</div>")
@@ -441,11 +406,10 @@ def render(sub, nb, rows, notes, source=None, lang: str | None = None) -> str:
     """The feedback page of one graded submission. The lesson's own markdown (the same text as the
     released notebook, in any language) is rendered once per process and reused; everything the
     submission controls is built as escaped text, so no HTML sanitizer has to read it."""
-    words = _words(lang)
-    title = words["title"].format(lesson=sub.lesson, student=sub.student)
-    public = public_notebook(nb, hidden_line=words["hidden"])
+    title = _t("{lesson}: feedback for {student}", lang, lesson=sub.lesson, student=sub.student)
+    public = public_notebook(nb, hidden_line=_t(HIDDEN_LINE, lang))
     trusted = _lesson_markdown(sub.lesson) if sub.lesson else frozenset()
-    body = "\n".join(_cell_html(c, words, trusted) for c in public.cells)
+    body = "\n".join(_cell_html(c, lang, trusted) for c in public.cells)
     return (
         _head(title, lang or "en")
         + "<script src='../_assets/mathjax-config.js'></script>"

@@ -2112,6 +2112,8 @@ PAGE = {
     "Nothing of the notebook could be shown: see the message above, fix the file and submit it again.": (
         "这个 notebook 的内容无法显示：请看上面的说明，修正文件后重新提交。"
     ),
+    "# (the grader also runs hidden tests here)": "# （评分程序在这里还会运行隐藏测试）",
+    "… {n} more characters of this output are not shown": "……这个输出后面还有 {n} 个字符没有显示",
     # the class report
     "Class report": "全班报告",
     "{n} graded notebooks": "已评分的 notebook {n} 份",

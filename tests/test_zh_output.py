@@ -209,7 +209,16 @@ def _class_of(lang: str) -> list:
     ]
     for student in ("zh_CN-ann", "zh_CN-bo"):
         rows = [
-            grade.Row(student, lesson, q, 0, 2, "failed", grade.localized(f"{q}: wrong\n  hint: {h}", lang))
+            grade.Row(
+                student,
+                lesson,
+                q,
+                0,
+                2,
+                "failed",
+                grade.localized(f"{q}: wrong\n  hint: {h}", lang),
+                not_done=h == "not done",
+            )
             for q, h in hints
         ]
         rows += grade.written_rows(

@@ -15,7 +15,7 @@ import re
 ALLOWED = frozenset(
     """
     dy dx dq dk dv dw db dS dP dweight dbias rstd mu sigma ctx id ids dim Lq Lk rms positions top-k
-    weight weights bias eps mask dropout momentum training eval train sublayer cache idx logits
+    weight weights bias eps mask dropout momentum training eval train sublayer cache idx logits dlogits target
     logit tokens token probs inputs targets scores temperature lengths query key value norm running
     lr linears norms head stack block mlp sa ff fan top layer autograd generate foward
     softmax matmul tanh relu gelu sigmoid rsqrt sqrt exp log ln std var mean max min sum cat sin cos

@@ -179,7 +179,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     # run; if the kernel dies in a cell, skip that cell and run again (at most twice more)
     deaths = []
     for _attempt in range(3):
-        result = runner.run(nb, skip, cases, station)
+        result = runner.run(nb, skip, cases, station, _check_names(sub.lesson))
         for step, seconds in result.steps.items():
             steps[step] = steps.get(step, 0.0) + seconds
         clock.t = time.monotonic()

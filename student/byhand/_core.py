@@ -343,7 +343,8 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
             missing = _missing_forward(exc) if isinstance(exc, TypeError) else None
             if missing is not None:
                 return {"error": "no forward", "not_implemented": False, "step": i, "no_forward": missing}
-            tb = traceback.extract_tb(exc.__traceback__)
+            # the line in the student's code that raised (not one of this package's own lines)
+            tb = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_HERE)]
             where = f" (line {tb[-1].lineno})" if tb else ""
             return {
                 "error": f"{type(exc).__name__}: {exc}{where}"[:2000],
@@ -692,6 +693,7 @@ def ordered_cases(question: Question, hidden: bool) -> list:
 # (The variable is read at each call: a warm kernel imported this module before its environment
 # was set.)
 _RECORDED: dict = {}
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def case_digest(name: str, wire: dict) -> str:

@@ -108,6 +108,14 @@ def _check_names(lesson: str) -> frozenset:
     return frozenset(prune.check_names(_question_cases(lesson)))
 
 
+@functools.cache
+def _names_per_question(lesson: str) -> dict:
+    """question -> the names its checks look up: its cases' and those of the questions it uses."""
+    module, cases = checks.for_lesson(lesson), _question_cases(lesson)
+    own = {q: prune.check_names({q: cases[q]}) for q in cases}
+    return {q: frozenset(own[q].union(*(own.get(n, {n}) for n in module.QUESTIONS[q].needs))) for q in cases}
+
+
 NOT_DONE_HINT = "not done"  # the class report's name for a blank answer (not a mistake)
 # a check's hint that says another graded piece must pass first ("first make Encoder ... pass")
 KNOCK_ON_PREFIXES = ("first make ",)
@@ -179,7 +187,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     # run; if the kernel dies in a cell, skip that cell and run again (at most twice more)
     deaths = []
     for _attempt in range(3):
-        result = runner.run(nb, skip, cases, station, _check_names(sub.lesson))
+        result = runner.run(nb, skip, cases, station, _names_per_question(sub.lesson))
         for step, seconds in result.steps.items():
             steps[step] = steps.get(step, 0.0) + seconds
         clock.t = time.monotonic()

@@ -45,9 +45,8 @@ RECORDED = (
     _PRINT
     + """\
 from byhand._core import recorded as _rd
-_p = _j.loads({payload!r})
-for _q, _ds in _p["cases"]:
-    _say({marker!r} + _q + " " + _rd(_q, _ds, globals(), _p["names"]))
+for _q, _ds, _ns in _j.loads({payload!r}):
+    _say({marker!r} + _q + " " + _rd(_q, _ds, globals(), _ns))
 """
 )
 PROBE = (
@@ -173,11 +172,11 @@ def _kernel_died(exc: Exception) -> bool:
 
 
 def run(
-    nb: nbformat.NotebookNode, skip: set, per_question: dict, station: Station, check_names=()
+    nb: nbformat.NotebookNode, skip: set, per_question: dict, station: Station, check_names=None
 ) -> RunResult:
     """Run `nb` at `station` (cells whose index is in `skip` are not executed), then probe the
-    questions of `per_question` (name -> cases): see `_probe_all`. `check_names`: every name the
-    lesson's checks look up (a result recorded before one of them was redefined is not used)."""
+    questions of `per_question` (name -> cases): see `_probe_all`. `check_names`: question -> the
+    names its checks look up (a result recorded before one of them was redefined is not used)."""
     limits = station.limits
     sandbox.warn_if_degraded(limits)
     uid = station.uid()
@@ -244,7 +243,7 @@ def run(
             if result.died_at is None:
                 # the probe talks to the kernel alone: whatever it forked is gone first
                 sandbox.kill_user_processes(km.sandbox_uid, keep=getattr(km.provisioner, "pid", None))
-                _probe_all(client, per_question, result, check_names)
+                _probe_all(client, per_question, result, check_names or {})
                 clock.lap("probe")
     except Exception as exc:  # noqa: BLE001
         if result.died_at is None:
@@ -288,15 +287,18 @@ def _death_reason(km) -> str:
     return "the kernel died"
 
 
-def _probe_all(client: NotebookClient, per_question: dict, result: RunResult, names=()) -> None:
+def _probe_all(client: NotebookClient, per_question: dict, result: RunResult, names: dict) -> None:
     """Every question's results into `result.probe` (name -> one wire result per case), or the
     reason into `result.probe_errors`. Normally one call: the results the test cells recorded.
     Then one call for every case not recorded, and each question alone only when that call left
     it without results, so that one hanging or crashing function costs only its own question."""
     result.probe = {}
     got = {name: [None] * len(cases) for name, cases in per_question.items()}
-    digests = [[name, [case_digest(name, c.wire()) for c in cases]] for name, cases in per_question.items()]
-    answer = _call(client, RECORDED, {"cases": digests, "names": sorted(names)})
+    asks = [
+        [name, [case_digest(name, c.wire()) for c in cases], sorted(names.get(name, ()))]
+        for name, cases in per_question.items()
+    ]
+    answer = _call(client, RECORDED, asks)
     for name, data in answer.lines.items():
         if isinstance(data, list) and len(data) == len(got[name]):
             got[name] = [r if isinstance(r, dict) else None for r in data]

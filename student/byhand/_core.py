@@ -725,8 +725,8 @@ def run_case(name: str, wire: dict, namespace: dict, device=None, reuse: bool = 
 
 def recorded(name: str, digests: list, namespace: dict, names: list) -> str:
     """The recorded results of these cases of `name` as a JSON list; null for a case not recorded,
-    or recorded when one of `names` (every name the lesson's checks look up) named another object
-    than it does now (redefined after its test cell: the probe then calls what is there now)."""
+    or recorded when one of `names` (the names its checks look up) named another object than it
+    does now (redefined after its test cell: the probe then calls what is there now)."""
     now = {n: id(namespace[n]) if n in namespace else None for n in names}
     out = []
     for digest in digests:

@@ -103,6 +103,13 @@ LINES = [
         r"expected: (?P<v>\S+) \((?P<c>init_std\(.*\)), within (?P<p>\S+)\)",
         "期望结果：{v}（{c}，误差在 {p} 以内）",
     ),
+    (r"got: *two different outputs for the same x", "你的结果：同一个 x 得到了两个不同的输出"),
+    (r"expected: the same output twice", "期望结果：两次输出相同"),
+    (
+        r"got: *grad mode on at calls (?P<l>\[.*?\]) of (?P<n>\d+)",
+        "你的结果：在 {n} 次调用中，第 {l} 次调用时梯度模式是开启的",
+    ),
+    (E("expected: grad mode off at every call"), "期望结果：每次调用时梯度模式都是关闭的"),
     (r"got: *(?P<v>.*)", "你的结果：{v}"),
     (r"expected: (?P<v>.*)", "期望结果：{v}"),
     (
@@ -283,11 +290,6 @@ LINES = [
         "反向传播保留着激活值。",
     ),
     (
-        r"got: *grad mode on at calls (?P<l>\[.*?\]) of (?P<n>\d+)",
-        "你的结果：在 {n} 次调用中，第 {l} 次调用时梯度模式是开启的",
-    ),
-    (E("expected: grad mode off at every call"), "期望结果：每次调用时梯度模式都是关闭的"),
-    (
         E(
             "generate fed the model other inputs than expected ([tokens fed, cached positions], -1 for no cache, "
             "one pair per call of the model)."
@@ -295,6 +297,14 @@ LINES = [
         "generate 喂给模型的输入与期望不同（每次调用模型记一对 [喂入的 token 数, 缓存的位置数]，-1 表示没有缓存）。",
     ),
     (r"generate's output could not be read back: (?P<v>.*)", "无法读回 generate 的输出：{v}"),
+    (
+        r"(?P<x>\S+) output in eval mode changed from one call to the next\.",
+        "{x} 的输出在评估模式下每次调用都不一样。",
+    ),
+    (
+        r"(?P<x>\S+) logits in eval mode changed from one call to the next\.",
+        "{x} 的 logits 在评估模式下每次调用都不一样。",
+    ),
     (
         r"generate's calls of the model could not be read back: (?P<v>.*)",
         "无法读回 generate 调用模型的记录：{v}",
@@ -395,6 +405,8 @@ PIECES = STRUCTURE + [
     (r"(?P<x>\S+) after all calls", "所有调用之后的 {x} "),
     (r"(?P<x>\S+) output \(call (?P<i>\d+) of (?P<n>\d+)\)", "{x} 的输出（第 {i} 次调用，共 {n} 次）"),
     (r"(?P<x>\S+) output at the real positions", "{x} 在真实（非填充）位置上的输出"),
+    (r"(?P<x>\S+) output in eval mode", "{x} 在评估模式下的输出"),
+    (r"(?P<x>\S+) logits in eval mode", "{x} 在评估模式下的 logits "),
     (r"(?P<x>\S+) output", "{x} 的输出"),
     (r"(?P<x>\S+) logits", "{x} 的 logits "),
     (E("weights"), "注意力权重 weights "),

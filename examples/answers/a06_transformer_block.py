@@ -84,6 +84,15 @@ MISTAKES = {
         question="EncoderBlock",
         hint="swapped",
     ),
+    "dropout_on_in_eval_mode": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "self.drop = nn.Dropout(dropout)", "self.drop = lambda t: F.dropout(t, dropout)"
+            )
+        },
+        question="EncoderBlock",
+        hint="eval mode dropout must do nothing",
+    ),
     "missing_residual": dict(
         cells={
             "EncoderBlock_answer": BLOCK_OK.replace(

@@ -247,6 +247,23 @@ class CausalSelfAttention(nn.Module):
         question="CausalSelfAttention",
         hint="heads are not transposed",
     ),
+    "causal_mask_strict": dict(
+        cells=_attn(
+            "allowed = pos_k[None, :] <= pos_q[:, None]", "allowed = pos_k[None, :] < pos_q[:, None]"
+        ),
+        question="CausalSelfAttention",
+        hint="hides the diagonal",
+    ),
+    "softmax_over_the_queries": dict(
+        cells=_attn("y = scores.softmax(dim=-1) @ v", "y = scores.softmax(dim=-2) @ v"),
+        question="CausalSelfAttention",
+        hint="over the queries",
+    ),
+    "heads_merged_without_the_transpose": dict(
+        cells=_attn("y = y.transpose(1, 2).reshape(B, T, d)", "y = y.reshape(B, T, d)"),
+        question="CausalSelfAttention",
+        hint="merged by a reshape without the transpose",
+    ),
     "no_scaling": dict(
         cells=_attn(" / math.sqrt(d // H)", ""),
         question="CausalSelfAttention",
@@ -318,7 +335,7 @@ class CausalSelfAttention(nn.Module):
             "",
         ),
         question="GPT_init",
-        hint="std=0.02",
+        hint="predicts the token it just read",
     ),
     "temperature_after_softmax": dict(
         cells={
@@ -359,6 +376,14 @@ def sample_next(logits, temperature=1.0, top_k=None, generator=None):
         question="sample_next",
         hint="not renormalized",
     ),
+    "top_k_keeps_k_minus_1": dict(
+        cells=_sample(
+            'logits = logits.masked_fill(logits < kth, float("-inf"))',
+            'logits = logits.masked_fill(logits <= kth, float("-inf"))',
+        ),
+        question="sample_next",
+        hint="k - 1",
+    ),
     "top_k_masked_with_zero": dict(
         cells=_sample(
             'logits = logits.masked_fill(logits < kth, float("-inf"))',
@@ -394,6 +419,16 @@ def sample_next(logits, temperature=1.0, top_k=None, generator=None):
         cells=_generate("step_input = out if cache is None else out[:, -1:]", "step_input = out"),
         question="generate",
         hint="counted twice",
+    ),
+    "cache_never_used": dict(
+        cells=_generate("            if use_cache:\n", "            if False:  # the cache is never used\n"),
+        question="generate",
+        hint="never uses the cache",
+    ),
+    "generate_builds_a_graph": dict(
+        cells=_generate("    with torch.no_grad():\n", "    if True:  # no torch.no_grad()\n"),
+        question="generate",
+        hint="torch.no_grad()",
     ),
     "last_token_without_the_cache": dict(
         cells=_generate(
@@ -509,6 +544,56 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=
         n += 1
     return out
 """,
+    },
+    # nanoGPT's ways: a persistent tril buffer for the mask, GPT-2's tanh GELU, the residual
+    # projections initialized with std 0.02 / sqrt(2 * n_layers), top-k by comparing with the k-th
+    # value in place, torch.inference_mode() for generation
+    "nanogpt_style": {
+        "CausalSelfAttention_answer": """
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model, n_heads, block_size=128):
+        super().__init__()
+        self.n_head = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+
+    def forward(self, x, kv_cache=None):
+        B, T, C = x.size()
+        q, k, v = self.qkv(x).split(C, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        if kv_cache is not None:
+            k = torch.cat((kv_cache[0], k), dim=2)
+            v = torch.cat((kv_cache[1], v), dim=2)
+        P = k.size(2) - T
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, P : P + T, : P + T] == 0, float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.proj(y), (k, v)
+""",
+        "GPT_answer": _replace(
+            _replace(GPT_OK, "nn.GELU()", 'nn.GELU(approximate="tanh")'),
+            "                nn.init.zeros_(m.bias)\n",
+            "                nn.init.zeros_(m.bias)\n"
+            "        for block in self.blocks:\n"
+            "            for w in (block.attn.proj.weight, block.mlp[2].weight):\n"
+            "                nn.init.normal_(w, mean=0.0, std=0.02 / math.sqrt(2 * n_layers))\n",
+        ),
+        "sample_next_answer": """
+def sample_next(logits, temperature=1.0, top_k=None, generator=None):
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    logits = logits / temperature
+    if top_k is not None:
+        v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+        logits[logits < v[:, [-1]]] = -float("Inf")
+    probs = F.softmax(logits, dim=-1)
+    return torch.multinomial(probs, num_samples=1, generator=generator).view(-1)
+""",
+        "generate_answer": _replace(GENERATE_OK, "with torch.no_grad():", "with torch.inference_mode():"),
     },
     # torch's own scaled_dot_product_attention with a bool mask, prints and warnings; inverse-CDF
     # sampling that renormalizes its top-k

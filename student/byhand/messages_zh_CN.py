@@ -179,6 +179,13 @@ LINES = [
     ),
     (r"expected: (?P<a>self\.\w+), a tensor of shape (?P<s>.*)", "期望结果：{a}，形状为 {s} 的张量"),
     (r"expected: (?P<a>self\.\w+), a tensor", "期望结果：{a}，一个张量"),
+    (r"got: *two different outputs for the same x", "你的结果：同一个 x 得到了两个不同的输出"),
+    (r"expected: the same output twice", "期望结果：两次输出相同"),
+    (
+        r"got: *grad mode on at calls (?P<l>\[.*?\]) of (?P<n>\d+)",
+        "你的结果：在 {n} 次调用中，第 {l} 次调用时梯度模式是开启的",
+    ),
+    (E("expected: grad mode off at every call"), "期望结果：每次调用时梯度模式都是关闭的"),
     (r"got: *(?P<v>.*)", "你的结果：{v}"),
     (r"expected: (?P<v>.*)", "期望结果：{v}"),
     (
@@ -370,6 +377,34 @@ LINES = [
         E("generate with greedy decoding (temperature 0 or top_k=1) gave other tokens than the reference."),
         "贪心解码（temperature 0 或 top_k=1）时，generate 生成的 token 与参考答案不同。",
     ),
+    (
+        E(
+            "generate ran the model with gradients on: its logits carry an autograd graph, so every step keeps "
+            "its activations for a backward that never comes."
+        ),
+        "generate 在开启梯度的情况下运行模型：它的 logits 带着 autograd 计算图，所以每一步都为一个永远不会发生的"
+        "反向传播保留着激活值。",
+    ),
+    (
+        E(
+            "generate fed the model other inputs than expected ([tokens fed, cached positions], -1 for no cache, "
+            "one pair per call of the model)."
+        ),
+        "generate 喂给模型的输入与期望不同（每次调用模型记一对 [喂入的 token 数, 缓存的位置数]，-1 表示没有缓存）。",
+    ),
+    (r"generate's output could not be read back: (?P<v>.*)", "无法读回 generate 的输出：{v}"),
+    (
+        r"(?P<x>\S+) output in eval mode changed from one call to the next\.",
+        "{x} 的输出在评估模式下每次调用都不一样。",
+    ),
+    (
+        r"(?P<x>\S+) logits in eval mode changed from one call to the next\.",
+        "{x} 的 logits 在评估模式下每次调用都不一样。",
+    ),
+    (
+        r"generate's calls of the model could not be read back: (?P<v>.*)",
+        "无法读回 generate 调用模型的记录：{v}",
+    ),
     # lesson 08_backward
     (
         r"LayerNormFunction saves the whole graph: its forward built an autograd graph \(tensors saved by ops "
@@ -502,6 +537,8 @@ PIECES = STRUCTURE + [
     (r"(?P<x>\S+) after all calls", "所有调用之后的 {x} "),
     (r"(?P<x>\S+) output \(call (?P<i>\d+) of (?P<n>\d+)\)", "{x} 的输出（第 {i} 次调用，共 {n} 次）"),
     (r"(?P<x>\S+) output at the real positions", "{x} 在真实（非填充）位置上的输出"),
+    (r"(?P<x>\S+) output in eval mode", "{x} 在评估模式下的输出"),
+    (r"(?P<x>\S+) logits in eval mode", "{x} 在评估模式下的 logits "),
     (r"(?P<x>\S+) output", "{x} 的输出"),
     (r"(?P<x>\S+) logits", "{x} 的 logits "),
     (E("weights"), "注意力权重 weights "),
@@ -952,8 +989,13 @@ PIECES = STRUCTURE + [
         "请定义 forward(self, ...)：调用模块时，nn.Module 调用的就是它",
     ),
     (
-        E("it has parameters or buffers the exercise does not name: keep exactly the listed ones"),
-        "它有练习没有规定的参数或缓冲区：只保留列出的那些",
+        E(
+            "it has parameters the exercise does not name: the check loads the listed ones and has no values "
+            "for the others, so keep exactly the listed parameters (a constant such as a causal mask may be a "
+            "buffer, register_buffer)"
+        ),
+        "它有练习没有规定的参数：检查只加载列出的那些，其余参数没有可加载的值，所以只保留列出的参数"
+        "（因果掩码这样的常量可以注册为缓冲区，register_buffer）",
     ),
     (
         E("name the submodules and parameters exactly as the exercise says"),
@@ -1110,6 +1152,113 @@ PIECES = STRUCTURE + [
         "找找有没有除以零，或者对负数取 log",
     ),
     # hints: lesson 07_decoder
+    (
+        E(
+            "only the first position is NaN: your mask hides the diagonal (keys j < t), so the query at position "
+            "0 has no key left and its softmax is 0/0. The query at t may attend to keys 0..t, its own included: "
+            "mask[t, j] = j <= t"
+        ),
+        "只有第一个位置是 NaN：你的掩码把对角线也遮住了（键 j < t），所以位置 0 的查询一个键都没有剩下，"
+        "它的 softmax 成了 0/0。位置 t 的查询可以关注键 0..t，包括它自己：mask[t, j] = j <= t",
+    ),
+    (
+        E(
+            "only the last position is NaN: your causal mask is inverted and hides the diagonal (keys j > t), so "
+            "the last query has no key left. True on and below the diagonal means 'may attend': mask[t, j] = "
+            "j <= t"
+        ),
+        "只有最后一个位置是 NaN：你的因果掩码反了，而且遮住了对角线（键 j > t），所以最后一个查询一个键都没有"
+        "剩下。对角线及其下方为 True，表示“可以关注”：mask[t, j] = j <= t",
+    ),
+    (
+        E(
+            "the heads are merged by a reshape without the transpose: (B, H, T, d_head).reshape(B, T, d) mixes "
+            "positions and heads, so position t gets other positions' outputs. Transpose back first: "
+            "y.transpose(1, 2).reshape(B, T, d_model)"
+        ),
+        "合并头时只做了 reshape 而没有转置：(B, H, T, d_head).reshape(B, T, d) 把位置和头混在了一起，"
+        "位置 t 拿到的是别的位置的输出。先转置回来：y.transpose(1, 2).reshape(B, T, d_model)",
+    ),
+    (
+        E(
+            "the softmax runs over the queries (dim=-2): each key's column sums to 1, so an output depends on the "
+            "later queries. Normalize each query's row over the keys: softmax(dim=-1)"
+        ),
+        "softmax 是在查询上做的（dim=-2）：每个键的那一列加起来为 1，于是一个输出会依赖后面的查询。"
+        "应在键上对每个查询的那一行做归一化：softmax(dim=-1)",
+    ),
+    (
+        E(
+            "your mask also hides the diagonal (keys j < t): the query at t may attend to its own key, keys 0..t "
+            "(mask[t, j] = j <= t; torch.tril keeps the diagonal)"
+        ),
+        "你的掩码把对角线也遮住了（键 j < t）：位置 t 的查询可以关注它自己的键，即键 0..t"
+        "（mask[t, j] = j <= t；torch.tril 保留对角线）",
+    ),
+    (
+        E(
+            "an output at position t must depend on tokens 0..t only: check the causal mask (keys 0..t), the "
+            "softmax's dim (over the keys, dim=-1) and that the heads are split and merged with transpose(1, 2)"
+        ),
+        "位置 t 的输出只能依赖 token 0..t：检查因果掩码（键 0..t）、softmax 的维度（在键上，dim=-1），"
+        "以及拆分和合并头时是否用了 transpose(1, 2)",
+    ),
+    (
+        r"your top-k keeps only k - 1 = (?P<k>\d+) logits: the k-th largest must stay too\. Mask the logits "
+        r"strictly below the k-th largest \(logits < kth, not <=\)",
+        "你的 top-k 只保留了 k - 1 = {k} 个 logits：第 k 大的那个也必须留下。只把严格小于第 k 大值的 logits "
+        "遮掉（logits < kth，而不是 <=）",
+    ),
+    (
+        r"your fresh GPT predicts the token it just read at (?P<p>\d+%) of the positions: that token's own logit "
+        r"is (?P<o>\S+) on average \(d_model = (?P<d>\d+)\), the others spread by (?P<s>\S+)\. With large "
+        r"embeddings tied to the output layer, the last hidden state is mostly the input token's embedding, and "
+        r"its dot product with itself is its squared norm, about d_model for N\(0, 1\) entries\. Initialize the "
+        r"weights small, as GPT-2 does: nn\.init\.normal_\(std=0\.02\) for the embeddings and Linear weights, "
+        r"zero biases",
+        "你刚初始化的 GPT 在 {p} 的位置上预测的就是它刚读入的 token：这个 token 自己的 logit 平均为 {o}"
+        "（d_model = {d}），其余 logits 的标准差为 {s}。嵌入很大又与输出层共享权重时，最后的隐藏状态基本就是"
+        "输入 token 的嵌入，它与自身的点积就是它的范数平方，对 N(0, 1) 的元素约为 d_model。像 GPT-2 那样把权重"
+        "初始化得小一些：嵌入和 Linear 的权重用 nn.init.normal_(std=0.02)，偏置置零",
+    ),
+    (
+        E(
+            "initialize the weights small, as GPT-2 does: nn.init.normal_(std=0.02) for the embeddings and Linear "
+            "weights, zero biases: then every logit starts near 0 and every prediction near uniform"
+        ),
+        "像 GPT-2 那样把权重初始化得小一些：嵌入和 Linear 的权重用 nn.init.normal_(std=0.02)，偏置置零："
+        "这样每个 logit 一开始都接近 0，每个预测都接近均匀分布",
+    ),
+    (
+        E("run the loop under torch.no_grad() (or decorate generate with @torch.no_grad())"),
+        "在 torch.no_grad() 下运行这个循环（或者给 generate 加上 @torch.no_grad() 装饰器）",
+    ),
+    (
+        E(
+            "your generate never uses the cache: every step fed the whole sequence again without a kv_cache. With "
+            "use_cache=True, feed the prompt once, then only the new token, out[:, -1:], with kv_cache=cache from "
+            "the step before"
+        ),
+        "你的 generate 从来没有用缓存：每一步都不带 kv_cache 把整个序列重新喂了一遍。use_cache=True 时，"
+        "提示词只喂一次，之后只喂新 token out[:, -1:]，并带上上一步返回的 kv_cache=cache",
+    ),
+    (
+        E(
+            "your generate uses the cache even with use_cache=False: without it, every step runs the model on the "
+            "whole sequence so far, with no kv_cache (the run the cached one is compared with)"
+        ),
+        "即使 use_cache=False，你的 generate 也用了缓存：不用缓存时，每一步都在到目前为止的整个序列上运行模型，"
+        "不带 kv_cache（带缓存的运行正是要与它比较）",
+    ),
+    (
+        E(
+            "with use_cache=True, the first call feeds the prompt (no cache), each later call one token with the "
+            "cache of all the tokens before it; with use_cache=False, every call feeds the whole sequence so far, "
+            "no cache; one call per new token"
+        ),
+        "use_cache=True 时，第一次调用喂入提示词（没有缓存），之后每次调用喂一个 token，并带上它之前所有 token "
+        "的缓存；use_cache=False 时，每次调用都喂入到目前为止的整个序列，不带缓存；每个新 token 调用一次",
+    ),
     (
         E("shift along the time axis, dim 1: tokens[:, :-1] and tokens[:, 1:]"),
         "沿时间轴（dim 1）平移：tokens[:, :-1] 和 tokens[:, 1:]",

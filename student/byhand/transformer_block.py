@@ -434,12 +434,62 @@ def _block_cases(hidden):
                 size=b * seq * d,
             )
         )
+    # dropout > 0 in eval mode: the block must be deterministic and equal to the one without dropout
+    b, seq, d, h, d_ff, nf, p = (3, 6, 12, 3, 20, True, 0.4) if not hidden else (2, 8, 16, 4, 28, False, 0.25)
+    g = gen(6190 + (900 if hidden else 0))
+    state = layer_state(d, d_ff, g, torch.float64)
+    x = rand(b, seq, d, dtype=torch.float64, mean=0.5, std=2.0, generator=g)
+    steps = [
+        new("blk", "EncoderBlock", d, h, d_ff, dropout=p, norm_first=nf, state=state, dtype=torch.float64),
+        *_eval_twice("blk", x),
+    ]
+    cases.append(
+        Case(
+            f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, dropout={p}, norm_first={nf}) in eval mode "
+            f"(module.eval()), called twice on x {tuple(x.shape)} torch.float64, pad_mask=none",
+            steps,
+            ["y", "y_again", "x"],
+            facts=dict(state=state, h=h, x=x, pad=None, nf=nf, dt=torch.float64, eval=p),
+            size=10**6,
+        )
+    )
     return cases
+
+
+def _eval_twice(module: str, x) -> list:
+    """The steps that put `module` in eval mode and call it twice on x."""
+    return [
+        call("_mode", ref(module, "eval")),
+        let("x", x),
+        call("y", ref(module), ref("x")),
+        call("y_again", ref(module), ref("x")),
+    ]
+
+
+EVAL_HINT = (
+    "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
+    "F.dropout(h, p, training=self.training)"
+)
+
+
+def _judge_eval(what, out, exp, dt):
+    """With dropout > 0 in eval mode, two calls must give the same output: the one without dropout."""
+    y, again = out["y"], out["y_again"]
+    expect_tensor(y, what, shape=exp.shape)
+    expect_tensor(again, what, shape=exp.shape)
+    if not _core.close(y, again, *_tol(dt)) or not _core.close(y.to(F64), exp, *_tol(dt)):
+        assert_close(y.to(F64), exp, f"{what} in eval mode", EVAL_HINT, *_tol(dt))
+        raise CheckFailure(
+            f"{what} in eval mode changed from one call to the next.\n  got:      two different outputs for "
+            f"the same x\n  expected: the same output twice\n  hint: {EVAL_HINT}"
+        )
 
 
 def _block_judge(case, out):
     f = case.facts
     state, h, x, pad, nf, dt = f["state"], f["h"], f["x"], f["pad"], f["nf"], f["dt"]
+    if f.get("eval"):
+        return _judge_eval("EncoderBlock output", out, ref_torch_layer(state, h, x, pad, nf), dt)
     exp = ref_torch_layer(state, h, x, pad, nf)
     _compare(
         "EncoderBlock output",
@@ -525,12 +575,35 @@ def _encoder_cases(hidden):
                 size=b * seq * d * n,
             )
         )
+    # dropout > 0 in eval mode
+    b, seq, d, h, d_ff, n, nf, p = (
+        (2, 5, 12, 3, 20, 2, True, 0.3) if not hidden else (3, 6, 10, 2, 18, 2, False, 0.5)
+    )
+    g = gen(6390 + (900 if hidden else 0))
+    state = encoder_state(n, d, d_ff, g, torch.float64, nf)
+    x = rand(b, seq, d, dtype=torch.float64, mean=-0.5, std=3.0, generator=g)
+    steps = [
+        new("enc", "Encoder", n, d, h, d_ff, dropout=p, norm_first=nf, state=state, dtype=torch.float64),
+        *_eval_twice("enc", x),
+    ]
+    cases.append(
+        Case(
+            f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, dropout={p}, norm_first={nf}) in eval "
+            f"mode (module.eval()), called twice on x {tuple(x.shape)} torch.float64, pad_mask=none",
+            steps,
+            ["y", "y_again", "x"],
+            facts=dict(state=state, h=h, n=n, x=x, pad=None, nf=nf, dt=torch.float64, eval=p),
+            size=10**6,
+        )
+    )
     return cases
 
 
 def _encoder_judge(case, out):
     f = case.facts
     state, h, n, x, pad, nf, dt = f["state"], f["h"], f["n"], f["x"], f["pad"], f["nf"], f["dt"]
+    if f.get("eval"):
+        return _judge_eval("Encoder output", out, ref_torch_encoder(state, h, n, x, pad, nf), dt)
     exp = ref_torch_encoder(state, h, n, x, pad, nf)
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
     mistakes = []
@@ -625,6 +698,49 @@ def _model_cases(hidden):
                 size=b * seq * d * n,
             )
         )
+    # dropout > 0 in eval mode
+    b, seq, v, d, h, d_ff, n, max_len, nf, p = (
+        (2, 5, 9, 12, 3, 20, 2, 8, True, 0.3) if not hidden else (3, 7, 11, 16, 4, 24, 2, 9, False, 0.6)
+    )
+    g = gen(6590 + (900 if hidden else 0))
+    state = {"embed.weight": rand(v, d, generator=g, mean=0.1, std=1.0).to(F64)}
+    state.update({"encoder." + k: t for k, t in encoder_state(n, d, d_ff, g, F64, nf).items()})
+    state["head.weight"] = rand(v, d, generator=g, std=1.0 / math.sqrt(d)).to(F64)
+    state["head.bias"] = rand(v, generator=g, mean=0.2, std=0.5).to(F64)
+    tokens = torch.randint(0, v, (b, seq), generator=g)
+    steps = [
+        new(
+            "model",
+            "TinyTransformer",
+            v,
+            d,
+            h,
+            d_ff,
+            n,
+            max_len,
+            dropout=p,
+            norm_first=nf,
+            state=state,
+            dtype=F64,
+        ),
+        call("_mode", ref("model", "eval")),
+        let("tokens", tokens),
+        call("y", ref("model"), ref("tokens")),
+        call("y_again", ref("model"), ref("tokens")),
+    ]
+    cases.append(
+        Case(
+            f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
+            f"max_len={max_len}, dropout={p}, norm_first={nf}) (torch.float64) in eval mode (module.eval()), "
+            f"called twice on tokens {tuple(tokens.shape)}, pad_mask=none",
+            steps,
+            ["y", "y_again", "tokens"],
+            facts=dict(
+                state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=None, nf=nf, dt=F64, eval=p
+            ),
+            size=10**6,
+        )
+    )
     return cases
 
 
@@ -646,6 +762,8 @@ def _model_judge(case, out):
 
     x, enc_state = ref_model(f)
     exp = head(ref_torch_encoder(enc_state, f["h"], f["n"], x, pad, f["nf"]))
+    if f.get("eval"):  # the positional table is float32 by contract: the tolerance of float32
+        return _judge_eval("TinyTransformer logits", out, exp, torch.float32)
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
     d = s["embed.weight"].shape[1]
 

@@ -357,28 +357,25 @@ def budget(facts) -> int:
 
 
 def _what_it_is(shape, dtype, facts) -> str:
-    """Words for the largest tensor an answer created."""
-    lq, lk, bq, bk = facts["lq"], facts["lk"], facts["bq"], facts["bk"]
+    """Words for the largest tensor an answer created (its shape is on the got line)."""
+    lq, lk = facts["lq"], facts["lk"]
     last = tuple(shape[-2:]) if len(shape) >= 2 else ()
     if last == (lq, lk) and dtype == "bool":
         return (
-            f"an (Lq, Lk) = ({lq}, {lk}) boolean mask: the causal mask built whole. Build each diagonal "
-            "block's mask from the positions (key index <= query index) inside the loop"
+            "the whole (Lq, Lk) causal mask: build each diagonal block's mask from the positions "
+            "(key index > query index) inside the loop"
         )
     if last in ((lq, lk), (lk, lq)):
         return (
-            f"the whole (Lq, Lk) = ({lq}, {lk}) score (or probability) matrix per batch-and-head: compute "
-            "q_i k_j^T one (block_q, block_k) block at a time, never q @ k^T for all keys and queries"
+            "the whole score (or probability) matrix, (Lq, Lk) per batch-and-head: compute q_i k_j^T one "
+            "(block_q, block_k) block at a time, never q @ k^T for all queries and keys"
         )
     if lk in last or lq in last:
         return (
-            f"a tensor of shape {tuple(shape)}: a row of blocks that grows with L (block x L scores per "
-            "head). Loop over the key blocks too, keeping only the running max, normaliser and output"
+            "a row of blocks that grows with L (block x L scores per head): loop over the key blocks too, "
+            "keeping only the running max, normaliser and output per query"
         )
-    return (
-        f"a tensor of shape {tuple(shape)}, larger than a (block_q, block_k) block of scores or an "
-        "(L, d) tensor per batch-and-head"
-    )
+    return "a tensor larger than a (block_q, block_k) block of scores or an (L, d) tensor per batch-and-head"
 
 
 def judge_memory(facts, seen, who):

@@ -199,7 +199,11 @@ MISTAKES = {
         hint="applied twice",
     ),
     "fwd_ragged_key_block_dropped": dict(
-        cells={FWD: _forward(key_range="range(0, (min(i1, lk) if is_causal else lk) // block_k * block_k, block_k)")},
+        cells={
+            FWD: _forward(
+                key_range="range(0, (min(i1, lk) if is_causal else lk) // block_k * block_k, block_k)"
+            )
+        },
         question="flash_attention_forward",
         hint="last key block is dropped",
     ),
@@ -217,7 +221,9 @@ MISTAKES = {
         cells={FWD: NAIVE}, question="flash_attention_forward", hint="whole score (or probability) matrix"
     ),
     "fwd_row_of_blocks": dict(
-        cells={FWD: ROW_OF_BLOCKS}, question="flash_attention_forward", hint="a row of blocks that grows with L"
+        cells={FWD: ROW_OF_BLOCKS},
+        question="flash_attention_forward",
+        hint="a row of blocks that grows with L",
     ),
     "causal_masks_instead_of_skipping": dict(
         cells={FWD: _forward(key_range="range(0, lk, block_k)", mask_cond="is_causal")},
@@ -298,7 +304,11 @@ def flash_attention_backward(q, k, v, o, lse, do, is_causal=False, block_q=64, b
         hint="saves an autograd graph",
     ),
     "fn_no_none_for_is_causal": dict(
-        cells={FN: _function(FN_FORWARD_OK, FN_BACKWARD_OK.replace("return dq, dk, dv, None", "return dq, dk, dv"))},
+        cells={
+            FN: _function(
+                FN_FORWARD_OK, FN_BACKWARD_OK.replace("return dq, dk, dv, None", "return dq, dk, dv")
+            )
+        },
         question="FlashAttention",
         hint="None for is_causal",
     ),
@@ -369,7 +379,9 @@ def flash_attention_backward(q, k, v, o, lse, do, is_causal=False, block_q=64, b
         ),
     },
     "prints": {
-        FWD: FORWARD_OK.replace("    return o, lse", "    print('forward', tuple(o.shape))\n    return o, lse"),
+        FWD: FORWARD_OK.replace(
+            "    return o, lse", "    print('forward', tuple(o.shape))\n    return o, lse"
+        ),
         BWD: BACKWARD_OK,
         FN: FUNCTION_OK,
     },

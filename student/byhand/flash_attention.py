@@ -808,7 +808,11 @@ def _fn_judge(case, out):
     if not isinstance(r, (tuple, list)) or len(r) != 6:
         raise CheckFailure("the grader could not apply FlashAttention (no results came back)")
     o, dq, dk, dv, kept, error = r
-    rows = [x for x in (kept if isinstance(kept, (list, tuple)) else []) if isinstance(x, (list, tuple)) and len(x) == 4]
+    rows = [
+        x
+        for x in (kept if isinstance(kept, (list, tuple)) else [])
+        if isinstance(x, (list, tuple)) and len(x) == 4
+    ]
     if error is not None:
         if "number of gradients" in str(error):
             hint = "backward must return one gradient per input of forward: (dq, dk, dv, None), None for is_causal"
@@ -873,7 +877,10 @@ QUESTIONS = {
         Question("causal_skipping", _skip_cases, _skip_judge, needs=("flash_attention_forward",)),
         Question("flash_attention_backward", _bwd_cases, _bwd_judge),
         Question(
-            "FlashAttention", _fn_cases, _fn_judge, needs=("flash_attention_forward", "flash_attention_backward")
+            "FlashAttention",
+            _fn_cases,
+            _fn_judge,
+            needs=("flash_attention_forward", "flash_attention_backward"),
         ),
     ]
 }

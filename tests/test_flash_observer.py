@@ -79,3 +79,23 @@ def test_a_malformed_report_never_passes(reference, report):
     result = {"outputs": {**result["outputs"], "r": _core.encode(forged)}}
     with pytest.raises(_core.CheckFailure):
         _core.judge_result(fa.QUESTIONS["flash_attention_forward"], case, result)
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_the_observers_flops_are_flop_counter_modes(reference, is_causal):
+    """The check's own matmul count equals torch.utils.flop_counter.FlopCounterMode's, forward and backward."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    g = torch.Generator().manual_seed(7)
+    q, k, v, do = (torch.randn(2, 3, 50, 8, generator=g) for _ in range(4))
+    o, lse = fa.ref_forward(q, k, v, is_causal)
+    calls = [
+        (reference["flash_attention_forward"], (q, k, v, is_causal, 16, 12)),
+        (reference["flash_attention_backward"], (q, k, v, o.float(), lse.float(), do, is_causal, 16, 12)),
+        (reference["attention"], (q, k, v, is_causal)),
+    ]
+    for fn, args in calls:
+        with FlopCounterMode(display=False) as counter:
+            fn(*args)
+        assert fa.observe(fn, *args)[2] == counter.get_total_flops() > 0, fn.__name__

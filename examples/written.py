@@ -62,6 +62,21 @@ WRITTEN = {
             ),
         },
     },
+    "10_flash_attention": {
+        "written_online_softmax": {
+            "alice": (
+                "a_1 holds exp(s_j - m_1) v_j, measured against the old max, while the new terms and l are "
+                "against m_2; unrescaled, the first block's keys weigh e^(m_2 - m_1) = e times too much."
+            ),
+        },
+        "written_cpu_time": {
+            "alice": (
+                "(L/64)^2 iterations of small ops each pay Python and dispatch overhead, and small matmuls "
+                "use the CPU poorly. A fused kernel does the loop in one launch in on-chip SRAM and never "
+                "writes the L^2 scores to memory."
+            ),
+        },
+    },
 }
 
 

@@ -186,6 +186,46 @@ LINES = [
         "你的结果：在 {n} 次调用中，第 {l} 次调用时梯度模式是开启的",
     ),
     (E("expected: grad mode off at every call"), "期望结果：每次调用时梯度模式都是关闭的"),
+    # lesson 10_flash_attention: got / expected lines with words
+    (
+        r"got: *a new tensor of (?P<n>\d+) elements, shape (?P<s>\(.*?\)), (?P<t>\w+), made by (?P<op>aten\.\w+)",
+        "你的结果：新建了一个 {n} 个元素的张量，形状 {s}，{t}，由 {op} 创建",
+    ),
+    (
+        r"expected: at most (?P<n>\d+) elements per tensor \(one \(block_q, block_k\) block of scores or an "
+        r"\(L, d\) tensor, per batch-and-head\)",
+        "期望结果：每个张量最多 {n} 个元素（每个批与头一个 (block_q, block_k) 分数块，或一个 (L, d) 张量）",
+    ),
+    (
+        r"got: *(?P<n>\d+) matmul FLOPs through torch",
+        "你的结果：经由 torch 的矩阵乘法共 {n} 次浮点运算（FLOPs）",
+    ),
+    (
+        r"expected: at least (?P<n>\d+) \(half of the (?P<m>\d+) the output needs\)",
+        "期望结果：至少 {n}（输出所需的 {m} 的一半）",
+    ),
+    (
+        r"got: *(?P<n>\d+) matmul FLOPs \((?P<r>[\d.]+) of the dense count\)",
+        "你的结果：矩阵乘法共 {n} 次浮点运算（FLOPs），是不跳过任何块时的 {r} 倍",
+    ),
+    (
+        r"expected: at most (?P<n>\d+) \((?P<r>[\d.]+) of the dense (?P<d>\d+)\); skipping the blocks wholly "
+        r"above the diagonal leaves about half",
+        "期望结果：最多 {n}（不跳过时 {d} 的 {r} 倍）；跳过完全位于对角线上方的块，大约剩下一半",
+    ),
+    (
+        r"expected: at most (?P<n>\d+) \((?P<r>[\d.]+) of the dense (?P<d>\d+)\)",
+        "期望结果：最多 {n}（不跳过时 {d} 的 {r} 倍）",
+    ),
+    (
+        r"got: *a kept tensor of (?P<n>\d+) elements, shape (?P<s>\(.*?\))",
+        "你的结果：保留了一个 {n} 个元素的张量，形状 {s}",
+    ),
+    (
+        r"expected: nothing of (?P<n>\d+) elements or more \(q, k, v, o and lse are each O\(L\)\)",
+        "期望结果：不保留任何 {n} 个元素及以上的张量（q、k、v、o 和 lse 都是 O(L) 的）",
+    ),
+    (r"expected: a tuple (?P<t>\(.*\))", "期望结果：一个元组 {t}"),
     (r"got: *(?P<v>.*)", "你的结果：{v}"),
     (r"expected: (?P<v>.*)", "期望结果：{v}"),
     (
@@ -429,6 +469,59 @@ LINES = [
         "LayerNormFunction 的 backward 算出了正确的梯度，但它的 forward 没有为它留下任何张量"
         "（既没有保存，也没有放在 ctx 上）。",
     ),
+    # lesson 10_flash_attention
+    (
+        r"(?P<q>\w+) holds a tensor that grows with L: the memory of attention without the L x L matrix is what "
+        r"this exercise is about\.",
+        "{q} 持有一个随 L 增长的张量：不构造 L x L 矩阵的注意力的内存，正是这个练习要做到的。",
+    ),
+    (
+        r"the grader could not observe (?P<q>\w+) \(no allocation report came back\)",
+        "评分器无法观察 {q}（没有返回内存分配报告）",
+    ),
+    (
+        r"(?P<q>.+?): the grader did not see the matrix multiplications that compute attention\.",
+        "{q}：评分器没有看到计算注意力的矩阵乘法。",
+    ),
+    (r"(?P<q>.+?) computes the blocks above the diagonal\.", "{q} 计算了对角线上方的块。"),
+    (
+        r"the grader could not run (?P<q>.+?) \(no results came back\)",
+        "评分器无法运行 {q}（没有返回任何结果）",
+    ),
+    (r"(?P<q>\w+) should return (?P<n>\d+) tensors \((?P<t>.*)\)\.", "{q} 应返回 {n} 个张量（{t}）。"),
+    (
+        r"(?P<q>\w+) modified its input (?P<n>\w+) in place: use out-of-place ops",
+        "{q} 原地修改了它的输入 {n}：请用非原地运算",
+    ),
+    (
+        E("the grader could not apply FlashAttention (no results came back)"),
+        "评分器无法调用 FlashAttention（没有返回任何结果）",
+    ),
+    (
+        r"the backward pass of FlashAttention raised (?P<err>.*)",
+        "FlashAttention 的反向传播抛出了异常：`{err}`",
+    ),
+    (
+        E(
+            "FlashAttention saves an autograd graph: its forward built one (tensors saved by ops inside forward, "
+            "or kept with a grad_fn), so every intermediate of the forward stays in memory."
+        ),
+        "FlashAttention 保存了一张 autograd 计算图：它的 forward 构建了计算图（forward 内部的运算保存了张量，"
+        "或留下了带 grad_fn 的张量），所以前向的每个中间结果都留在内存里。",
+    ),
+    (
+        E("FlashAttention keeps a tensor of size Lq x Lk for its backward."),
+        "FlashAttention 为 backward 保留了一个 Lq x Lk 大小的张量。",
+    ),
+    (
+        E("FlashAttention's backward got the right gradients, yet its forward kept no tensor for it."),
+        "FlashAttention 的 backward 算出了正确的梯度，但它的 forward 没有为它留下任何张量。",
+    ),
+    (
+        r"(?P<n>\w+)\.grad is None after backward: backward must return a gradient for (?P=n) "
+        r"\(return dq, dk, dv, None\)",
+        "backward 之后 {n}.grad 是 None：backward 必须为 {n} 返回梯度（return dq, dk, dv, None）",
+    ),
     (
         E("the grader could not apply LayerNormFunction (no results came back)"),
         "评分器无法调用 LayerNormFunction（没有返回任何结果）",
@@ -563,6 +656,226 @@ PIECES = STRUCTURE + [
     (E("new_cache (no cache given)"), "new_cache（未传入缓存时）"),
     (E("the forward output of LayerNormFunction"), "LayerNormFunction 前向的输出"),
     (E("nn.init.zeros_(layer.bias)"), "nn.init.zeros_(layer.bias)"),
+    # lesson 10_flash_attention: names of what is compared
+    (E("o (the attention output)"), "o（注意力输出）"),
+    (E("lse (the log-sum-exp of each row of scaled scores)"), "lse（每行缩放后分数的 log-sum-exp）"),
+    (E("o with is_causal=True"), "is_causal=True 时的 o"),
+    (E("the forward output of FlashAttention"), "FlashAttention 前向的输出"),
+    (E("FlashAttention.apply(q, k, v, is_causal)"), "FlashAttention.apply(q, k, v, is_causal)"),
+    # hints: lesson 10_flash_attention
+    (
+        E(
+            "the running max is not used to rescale the accumulated output: when a block raises the max from m "
+            "to m_new, multiply the output accumulated so far by exp(m - m_new), as the normaliser l is"
+        ),
+        "没有用运行最大值去重新缩放累加的输出：当某个块把最大值从 m 提高到 m_new 时，要像归一化因子 l 那样，"
+        "把到目前为止累加的输出乘以 exp(m - m_new)",
+    ),
+    (
+        E(
+            "the normaliser l is rescaled twice: l_new = exp(m - m_new) * l + rowsum(p), one factor exp(m - m_new)"
+        ),
+        "归一化因子 l 被重新缩放了两次：l_new = exp(m - m_new) * l + rowsum(p)，只乘一个因子 exp(m - m_new)",
+    ),
+    (
+        E("lse is returned without the max: the running sum l holds exp(s - m), so lse = m + log(l)"),
+        "返回的 lse 漏了最大值：运行和 l 存的是 exp(s - m)，所以 lse = m + log(l)",
+    ),
+    (
+        E(
+            "the causal diagonal block is skipped: the blocks that cross the diagonal hold the keys 0..i that "
+            "query i sees (its own key included); process them with the entries above the diagonal masked"
+        ),
+        "因果注意力的对角块被跳过了：跨过对角线的块里有查询 i 能看到的键 0..i（包括它自己的键）；"
+        "要处理这些块，只把其中对角线上方的元素遮住",
+    ),
+    (
+        E(
+            "the causal diagonal block is fully masked on its diagonal: query i sees key i too, mask key > query, "
+            "not key >= query"
+        ),
+        "因果注意力的对角块连对角线也被遮住了：查询 i 也能看到键 i，要遮住的是 key > query，而不是 key >= query",
+    ),
+    (
+        E(
+            "the causal diagonal block is not masked: a block that crosses the diagonal holds keys after the "
+            "query; mask the entries with key position > query position inside it"
+        ),
+        "因果注意力的对角块没有加掩码：跨过对角线的块里有位于查询之后的键；要在块内遮住键位置 > 查询位置的元素",
+    ),
+    (
+        E("the scores miss the scale 1/sqrt(d): s = q k^T / sqrt(d)"),
+        "注意力分数漏了缩放 1/sqrt(d)：s = q k^T / sqrt(d)",
+    ),
+    (
+        E("the scale is applied twice (scores divided by d): s = q k^T / sqrt(d), once"),
+        "缩放被用了两次（分数除以了 d）：s = q k^T / sqrt(d)，只缩放一次",
+    ),
+    (
+        E(
+            "the last key block is dropped when block_k does not divide Lk: the last block is shorter, "
+            "k[..., j0:j0 + block_k, :] is fine with j0 running over range(0, Lk, block_k)"
+        ),
+        "block_k 不能整除 Lk 时，最后一个键块被丢掉了：最后一块更短，让 j0 取遍 range(0, Lk, block_k)，"
+        "k[..., j0:j0 + block_k, :] 照样可用",
+    ),
+    (
+        E(
+            "the last query block is dropped when block_q does not divide Lq: loop i0 over range(0, Lq, block_q); "
+            "the last block is shorter"
+        ),
+        "block_q 不能整除 Lq 时，最后一个查询块被丢掉了：让 i0 取遍 range(0, Lq, block_q)；最后一块更短",
+    ),
+    (
+        E("o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l"),
+        "o = softmax(q k^T / sqrt(d)) v，用运行最大值 m 和归一化因子 l 计算",
+    ),
+    (
+        E("lse = m + log(l), the running max plus the log of the normaliser, per query"),
+        "lse = m + log(l)：每个查询的运行最大值加上归一化因子的对数",
+    ),
+    (
+        E(
+            "your answer builds the whole score (or probability) matrix, (Lq, Lk) per batch-and-head: compute "
+            "q_i k_j^T one (block_q, block_k) block at a time, never q @ k^T for all queries and keys"
+        ),
+        "你的答案构造了整个注意力分数（或概率）矩阵，每个批与头 (Lq, Lk)：每次只算一个 (block_q, block_k) 块的 "
+        "q_i k_j^T，绝不对所有查询和键一次算 q @ k^T",
+    ),
+    (
+        E(
+            "your answer builds the whole (Lq, Lk) causal mask: build each diagonal block's mask from the "
+            "positions (key index > query index) inside the loop"
+        ),
+        "你的答案构造了整个 (Lq, Lk) 因果掩码：在循环里由位置（键下标 > 查询下标）为每个对角块构造它自己的掩码",
+    ),
+    (
+        E(
+            "your answer builds a row of blocks that grows with L (block x L scores per head): loop over the key "
+            "blocks too, keeping only the running max, normaliser and output per query"
+        ),
+        "你的答案构造了一整行块，它随 L 增长（每个头 block x L 个分数）：也要对键分块循环，"
+        "每个查询只保留运行最大值、归一化因子和输出",
+    ),
+    (
+        E(
+            "your answer builds a tensor larger than a (block_q, block_k) block of scores or an (L, d) tensor "
+            "per batch-and-head"
+        ),
+        "你的答案构造了一个张量，比每个批与头的一个 (block_q, block_k) 分数块或一个 (L, d) 张量都大",
+    ),
+    (
+        E(
+            "compute the blocks with torch matmuls (q_blk @ k_blk.transpose(-2, -1), p @ v_blk) on the tensors "
+            "passed in, not with numpy, Python loops over numbers, or elementwise products summed"
+        ),
+        "在传入的张量上用 torch 的矩阵乘法计算各块（q_blk @ k_blk.transpose(-2, -1)、p @ v_blk），"
+        "不要用 numpy、逐个数字的 Python 循环，或逐元素相乘再求和",
+    ),
+    (
+        E(
+            "the answer masks the blocks above the diagonal instead of skipping them: for query block [i0, i1), "
+            "stop the key loop at key i1 - 1 (range(0, i1, block_k)), and mask only the blocks that cross the "
+            "diagonal"
+        ),
+        "答案把对角线上方的块算出来再遮住，而不是跳过它们：对查询块 [i0, i1)，键的循环到键 i1 - 1 为止"
+        "（range(0, i1, block_k)），只对跨过对角线的块加掩码",
+    ),
+    (
+        E(
+            "the backward pass masks the blocks above the diagonal instead of skipping them: for key block "
+            "[j0, j1), start the query loop at the block that holds query j0"
+        ),
+        "反向传播把对角线上方的块算出来再遮住，而不是跳过它们：对键块 [j0, j1)，查询的循环从包含查询 j0 的块开始",
+    ),
+    (
+        E("the causal output is wrong: fix flash_attention_forward's causal case first"),
+        "因果注意力的输出不对：先修好 flash_attention_forward 的因果情形",
+    ),
+    (
+        E(
+            "D is computed from dp inside each block (rowsum(p * dp) over one key block only): the softmax term "
+            "needs the sum over the whole row, which is D = rowsum(do * o), computed once before the loop"
+        ),
+        "D 是在每个块内由 dp 算出来的（只在一个键块上求 rowsum(p * dp)）：softmax 那一项需要整行的和，"
+        "也就是 D = rowsum(do * o)，在循环之前算一次",
+    ),
+    (
+        E("dS = P * dP misses the softmax term: dS = P * (dP - D) with D = rowsum(do * o)"),
+        "dS = P * dP 漏了 softmax 那一项：dS = P * (dP - D)，其中 D = rowsum(do * o)",
+    ),
+    (
+        E("D is rowsum(o): it is rowsum(do * o), the upstream gradient times the output"),
+        "D 是 rowsum(o)：应为 rowsum(do * o)，即上游梯度乘以输出",
+    ),
+    (
+        E(
+            "the probabilities are rebuilt with a softmax inside each block: each block holds only part of the "
+            "row; rebuild them from the saved log-sum-exp, P = exp(S - lse)"
+        ),
+        "概率是在每个块内用 softmax 重建的：每个块只有一行的一部分；要用保存下来的 log-sum-exp 重建，P = exp(S - lse)",
+    ),
+    (
+        E("dq and dk miss the scale: dq = dS k / sqrt(d), dk = dS^T q / sqrt(d)"),
+        "dq 和 dk 漏了缩放：dq = dS k / sqrt(d)，dk = dS^T q / sqrt(d)",
+    ),
+    (
+        E(
+            "the causal mask is missing in the backward pass: the diagonal blocks must mask key > query when P "
+            "is rebuilt, as the forward did"
+        ),
+        "反向传播里漏了因果掩码：重建 P 时，对角块必须像前向那样遮住 key > query",
+    ),
+    (
+        E(
+            "per block: P = exp(S - lse); dv += P^T do; dP = do v^T; dS = P * (dP - D) with D = rowsum(do * o); "
+            "dq += dS k / sqrt(d); dk += dS^T q / sqrt(d)"
+        ),
+        "每个块：P = exp(S - lse)；dv += P^T do；dP = do v^T；dS = P * (dP - D)，其中 D = rowsum(do * o)；"
+        "dq += dS k / sqrt(d)；dk += dS^T q / sqrt(d)",
+    ),
+    (
+        E("forward should return the o of flash_attention_forward(q, k, v, is_causal)"),
+        "forward 应返回 flash_attention_forward(q, k, v, is_causal) 的 o",
+    ),
+    (
+        E("backward must return one gradient per input of forward: (dq, dk, dv, None), None for is_causal"),
+        "backward 必须为 forward 的每个输入返回一个梯度：(dq, dk, dv, None)，is_causal 对应 None",
+    ),
+    (
+        E(
+            "your forward saves nothing its backward needs: ctx.save_for_backward(q, k, v, o, lse) and "
+            "ctx.is_causal = is_causal, read back with ctx.saved_tensors"
+        ),
+        "你的 forward 没有保存 backward 需要的任何东西：用 ctx.save_for_backward(q, k, v, o, lse) 和 "
+        "ctx.is_causal = is_causal，再用 ctx.saved_tensors 读回来",
+    ),
+    (
+        E("check what forward saves and what backward reads back (q, k, v, o, lse)"),
+        "检查 forward 保存了什么、backward 读回了什么（q, k, v, o, lse）",
+    ),
+    (
+        E(
+            "do not turn autograd back on inside forward; save q, k, v, o, lse and let backward call "
+            "flash_attention_backward"
+        ),
+        "不要在 forward 里重新打开 autograd；保存 q、k、v、o、lse，让 backward 调用 flash_attention_backward",
+    ),
+    (
+        E(
+            "it saves the attention probabilities (or the scores): save lse instead and rebuild each block of "
+            "P = exp(S - lse) in backward"
+        ),
+        "它保存了注意力概率（或分数）：改为保存 lse，在 backward 里逐块重建 P = exp(S - lse)",
+    ),
+    (
+        E(
+            "backward must take q, k, v, o, lse from ctx (ctx.save_for_backward / ctx.saved_tensors), not from "
+            "a global or a closure"
+        ),
+        "backward 必须从 ctx 取得 q、k、v、o、lse（ctx.save_for_backward / ctx.saved_tensors），"
+        "而不是从全局变量或闭包里取",
+    ),
     (CODE, "{c} "),
     # hints
     (

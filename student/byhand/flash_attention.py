@@ -1,0 +1,894 @@
+"""Checks for lesson 10_flash_attention: attention that never holds the L x L matrix.
+
+The numbers are judged as everywhere else: the grader's float64 references (lesson 01's attention,
+`torch.logsumexp` of the scaled scores, autograd through that attention) on inputs it generated, and
+on a mismatch the classic mistakes of the online softmax recomputed on the same inputs with the
+same block sizes ("the running max is not used to rescale the accumulated output").
+
+What the answer *does* is observed where the answer runs. The graded call goes through a helper,
+`observe`, that runs it under a `TorchDispatchMode` (every aten op's output: the size of its
+storage, its shape, dtype and the op that made it), which also counts the matmul FLOPs the way
+`torch.utils.flop_counter.FlopCounterMode` does (2 per multiply-add: one observer, one pass;
+tests/test_flash_observer.py checks that the two counts agree). Only plain numbers come back: the output tensors, the largest new storage (elements, shape, dtype, op), the matmul
+FLOPs. The judge then decides from those numbers
+with its own budgets: no tensor above `max(block_q * block_k, (L + block) * d)` elements per
+batch-and-head, at least the matmul FLOPs the output needs (so the work was seen at all), and with
+`is_causal` well under the dense count.
+
+What this cannot prove: the facts are counted in the student's kernel, so code that works around
+the observer (computes in numpy and pads with dummy torch matmuls, pops the dispatch mode, or
+patches this module inside its kernel) can report small numbers. It cannot fake the outputs, which
+the judge compares with its own references; the memory and FLOP verdicts are honest for answers
+written with torch ops, which is what the lesson asks for.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import _core
+from ._core import (
+    Case,
+    CheckFailure,
+    Question,
+    assert_close,
+    call,
+    diagnose,
+    expect_tensor,
+    gen,
+    graded,
+    helper,
+    let,
+    rand,
+    ref,
+)
+
+LESSON = "10_flash_attention"
+HELPERS = ("observe", "run_function")
+
+# ---------------------------------------------------------------------------------------------
+# The observer: runs where the student's code lives, returns plain numbers only
+
+
+def _matmul_flops(name, args, out) -> int:
+    """FLOPs of one aten matmul, counted as torch.utils.flop_counter does (2 per multiply-add); 0 for
+    other ops."""
+    try:
+        if name in ("mm", "bmm"):
+            return 2 * out.numel() * args[0].shape[-1]
+        if name in ("addmm", "baddbmm"):
+            return 2 * out.numel() * args[1].shape[-1]
+        if name in ("dot", "vdot", "mv"):
+            return 2 * args[0].numel()
+        if name.startswith("scaled_dot_product"):  # a fused attention kernel called on a block
+            q, k, v = args[:3]
+            rows = q.numel() // q.shape[-1]
+            return 2 * rows * k.shape[-2] * (q.shape[-1] + v.shape[-1])
+    except (AttributeError, IndexError, TypeError):
+        return 0
+    return 0
+
+
+def _observer_class():
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    class AllocationObserver(TorchDispatchMode):
+        """Records, for every aten op, the storages its outputs live on (the largest one is kept) and
+        the FLOPs of its matmuls."""
+
+        def __init__(self):
+            super().__init__()
+            self.largest = [0, [], "", ""]  # elements, shape, op, dtype
+            self.ops = 0
+            self.flops = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            name = str(getattr(func, "overloadpacket", func).__name__).lstrip("_")
+            self.ops += 1
+            leaves = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+            if leaves:
+                self.flops += _matmul_flops(name, args, leaves[0])
+            for t in leaves:
+                try:
+                    n = t.untyped_storage().nbytes() // max(1, t.element_size())
+                except Exception:  # noqa: BLE001 - a tensor without a storage holds no memory here
+                    continue
+                if n > self.largest[0]:
+                    self.largest = [int(n), [int(s) for s in t.shape], name[:40], str(t.dtype)[6:]]
+            return out
+
+    return AllocationObserver
+
+
+def observe(fn, *args, **kwargs):
+    """Call a graded function under the observer. Returns (its result, [largest elements, shape, op,
+    dtype], matmul FLOPs, ops seen): plain numbers the judge checks against its own budgets."""
+    observer = _observer_class()()
+    with observer:
+        result = fn(*args, **kwargs)
+    return result, observer.largest, int(observer.flops), observer.ops
+
+
+def _tensors_in(value, depth=0):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 2 and isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensors_in(v, depth + 1)
+    elif depth < 2 and isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors_in(v, depth + 1)
+
+
+def run_function(cls, q, k, v, is_causal, do):
+    """Apply `cls` (an autograd.Function) to fresh leaves, backward with `do`, report raw facts:
+    (o, dq, dk, dv, kept, backward_error). `kept`: one row per tensor kept for backward,
+    [how ("saved", "inner": saved by an op inside forward, "ctx": an attribute of ctx), numel of its
+    storage, shape, part of an autograd graph (0/1)]."""
+    apply = getattr(cls, "apply", cls)
+    q, k, v = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    leaves = {t.untyped_storage().data_ptr() for t in (q, k, v)}
+    packed: list = []
+
+    def pack(t):
+        packed.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        o = apply(q, k, v, is_causal)
+    node = getattr(o, "grad_fn", None)
+    try:
+        n_saved = len(node.saved_tensors)
+    except Exception:  # noqa: BLE001 - not a custom Function's node, or nothing saved
+        n_saved = 0
+    kept = []
+
+    def row(how, t):
+        inner = t.grad_fn is not None and t.grad_fn is not node
+        leaf = t.requires_grad and t.is_leaf and t.untyped_storage().data_ptr() not in leaves
+        n = t.untyped_storage().nbytes() // max(1, t.element_size())
+        kept.append([how, int(n), [int(s) for s in t.shape], int(inner or leaf)])
+
+    for i, t in enumerate(packed):
+        row("saved" if i >= len(packed) - n_saved else "inner", t)
+    for value in list(getattr(node, "__dict__", {}).values()):
+        for t in _tensors_in(value):
+            row("ctx", t)
+    error = None
+    try:
+        if not isinstance(o, torch.Tensor):
+            raise TypeError(f"apply returned {type(o).__name__}, not a tensor")
+        o.backward(do)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # the answer's backward failed: a fact to judge, not a crash
+        error = f"{type(exc).__name__}: {exc}"[:500]
+    return o.detach() if isinstance(o, torch.Tensor) else o, q.grad, k.grad, v.grad, kept, error
+
+
+# ---------------------------------------------------------------------------------------------
+# References (float64, in the judge's process)
+
+
+def causal_mask(lq, lk):
+    return torch.ones(lq, lk, dtype=torch.bool).tril()
+
+
+def ref_forward(q, k, v, is_causal=False):
+    """(o, lse) of lesson 01's attention with scale 1/sqrt(d), float64."""
+    q, k, v = q.double(), k.double(), v.double()
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., Lq, Lk)
+    if is_causal:
+        s = s.masked_fill(~causal_mask(s.shape[-2], s.shape[-1]), -math.inf)
+    lse = torch.logsumexp(s, -1)
+    return torch.softmax(s, -1) @ v, lse
+
+
+def blocked_forward(q, k, v, is_causal, bq, bk, mistake=None):
+    """The online softmax, block by block, float64; `mistake` makes one classic mistake."""
+    q, k, v = q.double(), k.double(), v.double()
+    lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
+    scale = {"no_scale": 1.0, "scale_twice": 1 / d}.get(mistake, 1 / math.sqrt(d))
+    lead = q.shape[:-2]
+    o = torch.zeros(*lead, lq, v.shape[-1], dtype=torch.float64)
+    lse = torch.zeros(*lead, lq, dtype=torch.float64)
+    q_end = lq - lq % bq if mistake == "ragged_queries" and lq % bq else lq
+    k_end = lk - lk % bk if mistake == "ragged_keys" and lk % bk else lk
+    for i0 in range(0, q_end, bq):
+        i1 = min(i0 + bq, lq)
+        m = torch.full((*lead, i1 - i0), -math.inf, dtype=torch.float64)
+        l_ = torch.zeros((*lead, i1 - i0), dtype=torch.float64)
+        acc = torch.zeros((*lead, i1 - i0, v.shape[-1]), dtype=torch.float64)
+        for j0 in range(0, k_end, bk):
+            j1 = min(j0 + bk, lk)
+            if is_causal and j0 > i1 - 1:
+                continue
+            diagonal = is_causal and j1 - 1 > i0
+            if mistake == "diag_skipped" and diagonal:
+                continue
+            s = q[..., i0:i1, :] @ k[..., j0:j1, :].transpose(-2, -1) * scale
+            if diagonal and mistake != "diag_unmasked":
+                rows = torch.arange(i0, i1)[:, None]
+                cols = torch.arange(j0, j1)[None, :]
+                allowed = cols < rows if mistake == "diag_strict" else cols <= rows
+                s = s.masked_fill(~allowed, -math.inf)
+            m_new = torch.maximum(m, s.amax(-1))
+            p = torch.exp(s - m_new[..., None])
+            alpha = torch.exp(m - m_new)
+            alpha = torch.nan_to_num(alpha, nan=0.0)
+            p = torch.nan_to_num(p, nan=0.0)
+            if mistake == "l_twice":
+                l_ = l_ * alpha * alpha + p.sum(-1)
+            else:
+                l_ = l_ * alpha + p.sum(-1)
+            if mistake == "no_rescale_o":
+                acc = acc + p @ v[..., j0:j1, :]
+            else:
+                acc = acc * alpha[..., None] + p @ v[..., j0:j1, :]
+            m = m_new
+        o[..., i0:i1, :] = acc / l_[..., None]
+        lse[..., i0:i1] = torch.log(l_) if mistake == "lse_no_max" else m + torch.log(l_)
+    return o, lse
+
+
+_FWD_MISTAKES = [
+    (
+        "no_rescale_o",
+        "the running max is not used to rescale the accumulated output: when a block raises the max "
+        "from m to m_new, multiply the output accumulated so far by exp(m - m_new), as the normaliser l is",
+    ),
+    (
+        "l_twice",
+        "the normaliser l is rescaled twice: l_new = exp(m - m_new) * l + rowsum(p), one factor exp(m - m_new)",
+    ),
+    (
+        "lse_no_max",
+        "lse is returned without the max: the running sum l holds exp(s - m), so lse = m + log(l)",
+    ),
+    (
+        "diag_skipped",
+        "the causal diagonal block is skipped: the blocks that cross the diagonal hold the keys 0..i that "
+        "query i sees (its own key included); process them with the entries above the diagonal masked",
+    ),
+    (
+        "diag_strict",
+        "the causal diagonal block is fully masked on its diagonal: query i sees key i too, mask key > query, not key >= query",
+    ),
+    (
+        "diag_unmasked",
+        "the causal diagonal block is not masked: a block that crosses the diagonal holds keys after the "
+        "query; mask the entries with key position > query position inside it",
+    ),
+    ("no_scale", "the scores miss the scale 1/sqrt(d): s = q k^T / sqrt(d)"),
+    ("scale_twice", "the scale is applied twice (scores divided by d): s = q k^T / sqrt(d), once"),
+    (
+        "ragged_keys",
+        "the last key block is dropped when block_k does not divide Lk: the last block is shorter, "
+        "k[..., j0:j0 + block_k, :] is fine with j0 running over range(0, Lk, block_k)",
+    ),
+    (
+        "ragged_queries",
+        "the last query block is dropped when block_q does not divide Lq: loop i0 over "
+        "range(0, Lq, block_q); the last block is shorter",
+    ),
+]
+
+
+def ref_backward(q, k, v, do, is_causal=False):
+    """Autograd through lesson 01's attention, float64."""
+    xs = [t.detach().double().requires_grad_(True) for t in (q, k, v)]
+    o, _ = ref_forward(*xs, is_causal)
+    return torch.autograd.grad(o, xs, do.double())
+
+
+def blocked_backward(q, k, v, do, is_causal, bq, bk, mistake=None):
+    """FlashAttention-2's backward, float64, with one classic mistake (a model for the hints)."""
+    q, k, v, do = q.double(), k.double(), v.double(), do.double()
+    d = q.shape[-1]
+    scale = 1 / math.sqrt(d)
+    o, lse = ref_forward(q, k, v, is_causal)
+    lq, lk = q.shape[-2], k.shape[-2]
+    big_d = (do * o).sum(-1)  # (..., Lq)
+    if mistake == "d_from_o":
+        big_d = o.sum(-1)
+    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    for j0 in range(0, lk, bk):
+        j1 = min(j0 + bk, lk)
+        for i0 in range(0, lq, bq):
+            i1 = min(i0 + bq, lq)
+            if is_causal and j0 > i1 - 1:
+                continue
+            s = q[..., i0:i1, :] @ k[..., j0:j1, :].transpose(-2, -1) * scale
+            if is_causal and mistake != "causal_unmasked":
+                allowed = torch.arange(j0, j1)[None, :] <= torch.arange(i0, i1)[:, None]
+                s = s.masked_fill(~allowed, -math.inf)
+            if mistake == "local_softmax":
+                p = torch.softmax(s, -1)
+            else:
+                p = torch.exp(s - lse[..., i0:i1, None])
+            dv[..., j0:j1, :] += p.transpose(-2, -1) @ do[..., i0:i1, :]
+            dp = do[..., i0:i1, :] @ v[..., j0:j1, :].transpose(-2, -1)
+            dd = big_d[..., i0:i1, None]
+            if mistake == "d_from_dp_block":
+                dd = (p * dp).sum(-1, keepdim=True)
+            ds = p * dp if mistake == "no_d" else p * (dp - dd)
+            s_bwd = 1.0 if mistake == "no_scale_bwd" else scale
+            dq[..., i0:i1, :] += ds @ k[..., j0:j1, :] * s_bwd
+            dk[..., j0:j1, :] += ds.transpose(-2, -1) @ q[..., i0:i1, :] * s_bwd
+    return dq, dk, dv
+
+
+_BWD_MISTAKES = [
+    (
+        "d_from_dp_block",
+        "D is computed from dp inside each block (rowsum(p * dp) over one key block only): the softmax "
+        "term needs the sum over the whole row, which is D = rowsum(do * o), computed once before the loop",
+    ),
+    ("no_d", "dS = P * dP misses the softmax term: dS = P * (dP - D) with D = rowsum(do * o)"),
+    ("d_from_o", "D is rowsum(o): it is rowsum(do * o), the upstream gradient times the output"),
+    (
+        "local_softmax",
+        "the probabilities are rebuilt with a softmax inside each block: each block holds only part of "
+        "the row; rebuild them from the saved log-sum-exp, P = exp(S - lse)",
+    ),
+    ("no_scale_bwd", "dq and dk miss the scale: dq = dS k / sqrt(d), dk = dS^T q / sqrt(d)"),
+    (
+        "causal_unmasked",
+        "the causal mask is missing in the backward pass: the diagonal blocks must mask key > query "
+        "when P is rebuilt, as the forward did",
+    ),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Budgets: what an answer may allocate and compute
+
+
+def budget(facts) -> int:
+    """Elements one new tensor may hold: a block of scores, or an L x d tensor (plus one block of
+    padding), per batch-and-head."""
+    per_head = max(
+        facts["bq"] * facts["bk"],
+        (facts["lq"] + facts["bq"]) * facts["dmax"],
+        (facts["lk"] + facts["bk"]) * facts["dmax"],
+    )
+    return facts["heads"] * per_head
+
+
+def _what_it_is(shape, dtype, facts) -> str:
+    """Words for the largest tensor an answer created (its shape is on the got line)."""
+    lq, lk = facts["lq"], facts["lk"]
+    last = tuple(shape[-2:]) if len(shape) >= 2 else ()
+    if last == (lq, lk) and dtype == "bool":
+        return (
+            "the whole (Lq, Lk) causal mask: build each diagonal block's mask from the positions "
+            "(key index > query index) inside the loop"
+        )
+    if last in ((lq, lk), (lk, lq)):
+        return (
+            "the whole score (or probability) matrix, (Lq, Lk) per batch-and-head: compute q_i k_j^T one "
+            "(block_q, block_k) block at a time, never q @ k^T for all queries and keys"
+        )
+    if lk in last or lq in last:
+        return (
+            "a row of blocks that grows with L (block x L scores per head): loop over the key blocks too, "
+            "keeping only the running max, normaliser and output per query"
+        )
+    return "a tensor larger than a (block_q, block_k) block of scores or an (L, d) tensor per batch-and-head"
+
+
+def judge_memory(facts, seen, who):
+    """Fail an answer whose largest new tensor exceeds the budget; name the tensor."""
+    largest, flops, ops = seen
+    if not isinstance(largest, (list, tuple)) or len(largest) != 4:
+        raise CheckFailure(f"the grader could not observe {who} (no allocation report came back)")
+    n, shape, op, dtype = largest
+    limit = budget(facts)
+    if int(n) > limit:
+        raise CheckFailure(
+            f"{who} holds a tensor that grows with L: the memory of attention without the L x L matrix "
+            "is what this exercise is about.\n"
+            f"  got:      a new tensor of {int(n)} elements, shape {tuple(shape)}, {dtype}, made by aten.{op}\n"
+            f"  expected: at most {limit} elements per tensor (one (block_q, block_k) block of scores or an "
+            f"(L, d) tensor, per batch-and-head)\n"
+            f"  hint: your answer builds {_what_it_is(shape, dtype, facts)}"
+        )
+
+
+def judge_flops_seen(facts, flops, need, who):
+    """The observer must see the matmuls the output needs, or it did not see the computation."""
+    if not isinstance(flops, int) or flops < 0.5 * need:
+        raise CheckFailure(
+            f"{who}: the grader did not see the matrix multiplications that compute attention.\n"
+            f"  got:      {flops} matmul FLOPs through torch\n"
+            f"  expected: at least {int(0.5 * need)} (half of the {need} the output needs)\n"
+            "  hint: compute the blocks with torch matmuls (q_blk @ k_blk.transpose(-2, -1), p @ v_blk) on the "
+            "tensors passed in, not with numpy, Python loops over numbers, or elementwise products summed"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+
+_TOLS = {torch.float32: (2e-4, 2e-5), torch.float64: (1e-7, 1e-9)}
+
+
+def _tols(expected, dtype):
+    rtol, atol = _TOLS[dtype]
+    scale = max(1.0, float(expected.abs().max())) if expected.numel() else 1.0
+    return rtol, atol * scale
+
+
+def _inputs(lead, lq, lk, d, dv, dtype, g):
+    q = rand(*lead, lq, d, dtype=dtype, mean=0.4, std=1.5, generator=g)
+    k = rand(*lead, lk, d, dtype=dtype, mean=-0.3, std=1.5, generator=g)
+    v = rand(*lead, lk, dv, dtype=dtype, mean=1.0, std=2.0, generator=g)
+    return q, k, v
+
+
+def _facts(q, k, v, is_causal, bq, bk, **more):
+    return dict(
+        q=q,
+        k=k,
+        v=v,
+        is_causal=is_causal,
+        bq=bq,
+        bk=bk,
+        lq=q.shape[-2],
+        lk=k.shape[-2],
+        dmax=max(q.shape[-1], v.shape[-1]),
+        heads=math.prod(q.shape[:-2]),
+        **more,
+    )
+
+
+def _label(q, k, v, is_causal, bq, bk, dtype):
+    blocks = "default blocks (64, 64)" if bq is None else f"block_q={bq}, block_k={bk}"
+    return (
+        f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, is_causal={is_causal}, {blocks}, "
+        f"{str(dtype)[6:]}"
+    )
+
+
+# (leading dims, Lq, Lk, d, d_v, is_causal, block_q, block_k (None: the defaults), dtype)
+_FWD_SPECS = [
+    ((2,), 8, 12, 4, 3, False, 4, 4, torch.float64),
+    ((2, 3), 10, 10, 4, 5, True, 4, 4, torch.float32),
+    ((3,), 7, 13, 5, 6, False, 3, 4, torch.float32),  # ragged: neither block divides
+    ((2, 2), 100, 100, 8, 8, False, 16, 16, torch.float32),  # large enough to see the L x L matrix
+]
+_FWD_HIDDEN = [
+    ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64),  # ragged and causal, block_q != block_k
+    ((4,), 9, 17, 8, 7, False, 8, 5, torch.float64),
+    ((2,), 96, 96, 8, 8, True, 16, 16, torch.float64),
+    ((1, 2), 130, 90, 8, 8, False, 32, 16, torch.float32),
+    ((2,), 200, 200, 8, 8, False, None, None, torch.float32),  # the default block sizes
+]
+
+
+def _fwd_cases(hidden):
+    specs = _FWD_HIDDEN if hidden else _FWD_SPECS
+    cases = []
+    for i, (lead, lq, lk, d, dv, causal, bq, bk, dt) in enumerate(specs):
+        g = gen(10100 + 37 * i + (500 if hidden else 0))
+        q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
+        kw = {} if bq is None else {"block_q": bq, "block_k": bk}
+        steps = [
+            let("q", q),
+            let("k", k),
+            let("v", v),
+            call(
+                "r",
+                helper("flash_attention.observe"),
+                graded("flash_attention_forward"),
+                ref("q"),
+                ref("k"),
+                ref("v"),
+                is_causal=causal,
+                **kw,
+            ),
+        ]
+        cases.append(
+            Case(
+                _label(q, k, v, causal, bq, bk, dt),
+                steps,
+                ["r", "q", "k", "v"],
+                facts=_facts(q, k, v, causal, bq or 64, bk or 64),
+                size=q.numel() + k.numel(),
+            )
+        )
+    return cases
+
+
+def _pair(r, who, names):
+    if not isinstance(r, (tuple, list)) or len(r) != 4:
+        raise CheckFailure(f"the grader could not run {who} (no results came back)")
+    result, largest, flops, ops = r
+    if not isinstance(result, (tuple, list)) or len(result) != len(names):
+        raise CheckFailure(
+            f"{who} should return {len(names)} tensors ({', '.join(names)}).\n"
+            f"  got:      {type(result).__name__}{'' if not isinstance(result, (tuple, list)) else f' of {len(result)}'}\n"
+            f"  expected: a tuple ({', '.join(names)})"
+        )
+    return result, (largest, flops, ops)
+
+
+def _unchanged(out, facts, names, who):
+    for name in names:
+        if name in out and not _core.close(out[name], facts[name]):
+            raise CheckFailure(f"{who} modified its input {name} in place: use out-of-place ops")
+
+
+def _ragged_rows_hint(got, exp, facts, rtol, atol):
+    """Rows wrong only in the last (shorter) query block: that block was dropped."""
+    lq, bq = facts["lq"], facts["bq"]
+    if lq % bq == 0 or got.shape != exp.shape:
+        return ""
+    g, e = got.double(), exp.double()
+    bad = ~torch.isclose(g, e, rtol=rtol, atol=atol).reshape(*g.shape[:-2], lq, -1).all(-1)
+    bad_rows = bad.reshape(-1, lq).any(0)
+    start = lq - lq % bq
+    if bool(bad_rows[start:].all()) and not bool(bad_rows[:start].any()):
+        return dict(_FWD_MISTAKES)["ragged_queries"]
+    return ""
+
+
+def _fwd_judge(case, out):
+    f = case.facts
+    q, k, v, causal, bq, bk = f["q"], f["k"], f["v"], f["is_causal"], f["bq"], f["bk"]
+    who = "flash_attention_forward"
+    (o, lse), seen = _pair(out["r"], who, ("o", "lse"))
+    o_exp, lse_exp = ref_forward(q, k, v, causal)
+    o = expect_tensor(o, "o", shape=o_exp.shape)
+    lse = expect_tensor(lse, "lse", shape=lse_exp.shape)
+    _core.expect_dtype(o, q.dtype, "o")
+    hints = dict(_FWD_MISTAKES)
+    models = {}
+
+    def model(key):
+        if key not in models:
+            models[key] = blocked_forward(q, k, v, causal, bq, bk, key)
+        return models[key]
+
+    rtol, atol = _tols(o_exp, q.dtype)
+    hint = _ragged_rows_hint(o, o_exp, f, rtol, atol) or diagnose(
+        o, [(hints[key], lambda key=key: model(key)[0]) for key in hints]
+    )
+    assert_close(
+        o,
+        o_exp.to(o.dtype),
+        "o (the attention output)",
+        hint or "o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l",
+        rtol=rtol,
+        atol=atol,
+    )
+    hint = diagnose(lse, [(hints[key], lambda key=key: model(key)[1]) for key in hints])
+    rtol, atol = _tols(lse_exp, q.dtype)
+    assert_close(
+        lse,
+        lse_exp.to(lse.dtype),
+        "lse (the log-sum-exp of each row of scaled scores)",
+        hint or "lse = m + log(l), the running max plus the log of the normaliser, per query",
+        rtol=rtol,
+        atol=atol,
+    )
+    _unchanged(out, f, ("q", "k", "v"), who)
+    judge_memory(f, seen, who)
+    need = 2 * f["heads"] * f["lq"] * f["lk"] * (q.shape[-1] + v.shape[-1])
+    judge_flops_seen(f, seen[1], need // 2 if causal else need, who)
+
+
+# ---------------------------------------------------------------------------------------------
+# Causal skipping: FLOPs
+
+SKIP_LIMIT = 0.75  # block skipping does (n + 1) / (2 n) of the dense FLOPs: 0.5625 at n = 8 blocks
+
+
+def _skip_cases(hidden):
+    # (leading dims, L, d, block_q, block_k, dtype)
+    specs = [((2,), 128, 8, 16, 16, torch.float32)]
+    if hidden:
+        specs = [((2, 2), 96, 6, 12, 8, torch.float64), ((3,), 100, 8, 10, 20, torch.float32)]
+    cases = []
+    for i, (lead, L, d, bq, bk, dt) in enumerate(specs):
+        g = gen(10300 + 41 * i + (500 if hidden else 0))
+        q, k, v = _inputs(lead, L, L, d, d, dt, g)
+        steps = [
+            let("q", q),
+            let("k", k),
+            let("v", v),
+            call(
+                "r",
+                helper("flash_attention.observe"),
+                graded("flash_attention_forward"),
+                ref("q"),
+                ref("k"),
+                ref("v"),
+                is_causal=True,
+                block_q=bq,
+                block_k=bk,
+            ),
+        ]
+        cases.append(
+            Case(
+                _label(q, k, v, True, bq, bk, dt),
+                steps,
+                ["r"],
+                facts=_facts(q, k, v, True, bq, bk),
+                size=q.numel(),
+            )
+        )
+    return cases
+
+
+def _skip_judge(case, out):
+    f = case.facts
+    q, k, v = f["q"], f["k"], f["v"]
+    who = "flash_attention_forward(..., is_causal=True)"
+    (o, _lse), (largest, flops, ops) = _pair(out["r"], who, ("o", "lse"))
+    o_exp, _ = ref_forward(q, k, v, True)
+    rtol, atol = _tols(o_exp, q.dtype)
+    assert_close(
+        expect_tensor(o, "o", shape=o_exp.shape),
+        o_exp.to(q.dtype),
+        "o with is_causal=True",
+        "the causal output is wrong: fix flash_attention_forward's causal case first",
+        rtol=rtol,
+        atol=atol,
+    )
+    dense = 4 * f["heads"] * f["lq"] * f["lk"] * q.shape[-1]
+    judge_flops_seen(f, flops, dense // 2, who)
+    if flops > SKIP_LIMIT * dense:
+        raise CheckFailure(
+            f"{who} computes the blocks above the diagonal.\n"
+            f"  got:      {flops} matmul FLOPs ({flops / dense:.2f} of the dense count)\n"
+            f"  expected: at most {int(SKIP_LIMIT * dense)} ({SKIP_LIMIT} of the dense {dense}); skipping "
+            "the blocks wholly above the diagonal leaves about half\n"
+            "  hint: the answer masks the blocks above the diagonal instead of skipping them: for query block "
+            "[i0, i1), stop the key loop at key i1 - 1 (range(0, i1, block_k)), and mask only the blocks "
+            "that cross the diagonal"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# flash_attention_backward
+
+_BWD_SPECS = [
+    ((2,), 8, 12, 4, 3, False, 4, 4, torch.float64),
+    ((2, 3), 10, 10, 4, 5, True, 4, 4, torch.float32),
+    ((3,), 7, 13, 5, 6, False, 3, 4, torch.float64),
+    ((2,), 100, 100, 8, 8, False, 16, 16, torch.float32),
+]
+_BWD_HIDDEN = [
+    ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64),
+    ((4,), 9, 17, 8, 7, False, 8, 5, torch.float32),
+    ((2,), 96, 96, 8, 8, True, 16, 16, torch.float64),
+    ((1, 2), 130, 90, 8, 8, False, 32, 16, torch.float32),
+]
+
+
+def _bwd_cases(hidden):
+    specs = _BWD_HIDDEN if hidden else _BWD_SPECS
+    cases = []
+    for i, (lead, lq, lk, d, dv, causal, bq, bk, dt) in enumerate(specs):
+        g = gen(10500 + 43 * i + (500 if hidden else 0))
+        q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
+        do = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
+        o, lse = ref_forward(q, k, v, causal)
+        o, lse = o.to(dt), lse.to(dt)
+        steps = [
+            let("q", q),
+            let("k", k),
+            let("v", v),
+            let("o", o),
+            let("lse", lse),
+            let("do", do),
+            call(
+                "r",
+                helper("flash_attention.observe"),
+                graded("flash_attention_backward"),
+                ref("q"),
+                ref("k"),
+                ref("v"),
+                ref("o"),
+                ref("lse"),
+                ref("do"),
+                is_causal=causal,
+                block_q=bq,
+                block_k=bk,
+            ),
+        ]
+        cases.append(
+            Case(
+                f"{_label(q, k, v, causal, bq, bk, dt)}, o and lse of the forward, do {tuple(do.shape)} (mean 0.3)",
+                steps,
+                ["r", "q", "k", "v", "o", "lse", "do"],
+                facts=_facts(q, k, v, causal, bq, bk, do=do, o=o, lse=lse),
+                size=q.numel() + k.numel(),
+            )
+        )
+    return cases
+
+
+def _judge_grads(grads, f, who, models=None):
+    q, k, v, do, causal = f["q"], f["k"], f["v"], f["do"], f["is_causal"]
+    exp = ref_backward(q, k, v, do, causal)
+    hints = dict(_BWD_MISTAKES)
+    cache = {}
+
+    def model(key):
+        if key not in cache:
+            cache[key] = blocked_backward(q, k, v, do, causal, f["bq"], f["bk"], key)
+        return cache[key]
+
+    for i, name in sorted(enumerate(("dq", "dk", "dv")), key=lambda t: -t[0]):  # dv first: it needs no dS
+        got = expect_tensor(grads[i], f"{name} from {who}", shape=exp[i].shape)
+        _core.expect_dtype(got, q.dtype, f"{name} from {who}")
+        hint = diagnose(got, [(hints[key], lambda key=key: model(key)[i]) for key in hints])
+        rtol, atol = _tols(exp[i], q.dtype)
+        assert_close(
+            got,
+            exp[i].to(q.dtype),
+            f"{name} from {who}",
+            hint
+            or "per block: P = exp(S - lse); dv += P^T do; dP = do v^T; dS = P * (dP - D) with "
+            "D = rowsum(do * o); dq += dS k / sqrt(d); dk += dS^T q / sqrt(d)",
+            rtol=rtol,
+            atol=atol,
+        )
+
+
+def _bwd_judge(case, out):
+    f = case.facts
+    who = "flash_attention_backward"
+    grads, seen = _pair(out["r"], who, ("dq", "dk", "dv"))
+    _judge_grads(grads, f, who)
+    _unchanged(out, f, ("q", "k", "v", "o", "lse", "do"), who)
+    judge_memory(f, seen, who)
+    q, v = f["q"], f["v"]
+    dense = 2 * f["heads"] * f["lq"] * f["lk"] * (3 * q.shape[-1] + 2 * v.shape[-1])
+    judge_flops_seen(f, seen[1], dense // 2 if f["is_causal"] else dense, who)
+    if f["is_causal"] and f["lq"] >= 4 * f["bq"] and seen[1] > SKIP_LIMIT * dense:
+        raise CheckFailure(
+            f"{who} computes the blocks above the diagonal.\n"
+            f"  got:      {seen[1]} matmul FLOPs ({seen[1] / dense:.2f} of the dense count)\n"
+            f"  expected: at most {int(SKIP_LIMIT * dense)} ({SKIP_LIMIT} of the dense {dense})\n"
+            "  hint: the backward pass masks the blocks above the diagonal instead of skipping them: "
+            "for key block [j0, j1), start the query loop at the block that holds query j0"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# FlashAttention (autograd.Function)
+
+
+def _fn_cases(hidden):
+    specs = [((2,), 9, 9, 4, 4, True, torch.float64), ((2, 2), 64, 80, 8, 8, False, torch.float32)]
+    if hidden:
+        specs = [((3,), 70, 70, 8, 6, True, torch.float64), ((2,), 12, 7, 5, 3, False, torch.float32)]
+    cases = []
+    for i, (lead, lq, lk, d, dv, causal, dt) in enumerate(specs):
+        g = gen(10700 + 47 * i + (500 if hidden else 0))
+        q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
+        do = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
+        steps = [
+            let("q", q),
+            let("k", k),
+            let("v", v),
+            let("do", do),
+            call(
+                "r",
+                helper("flash_attention.run_function"),
+                graded("FlashAttention"),
+                ref("q"),
+                ref("k"),
+                ref("v"),
+                causal,
+                ref("do"),
+            ),
+        ]
+        cases.append(
+            Case(
+                f"FlashAttention.apply(q, k, v, {causal}) with q {tuple(q.shape)}, k {tuple(k.shape)}, "
+                f"v {tuple(v.shape)}, then backward with a random do, {str(dt)[6:]}",
+                steps,
+                ["r"],
+                facts=_facts(q, k, v, causal, 64, 64, do=do),
+                size=q.numel() + k.numel(),
+            )
+        )
+    return cases
+
+
+def _fn_judge(case, out):
+    f = case.facts
+    q, k, v, causal = f["q"], f["k"], f["v"], f["is_causal"]
+    r = out["r"]
+    if not isinstance(r, (tuple, list)) or len(r) != 6:
+        raise CheckFailure("the grader could not apply FlashAttention (no results came back)")
+    o, dq, dk, dv, kept, error = r
+    rows = [
+        x
+        for x in (kept if isinstance(kept, (list, tuple)) else [])
+        if isinstance(x, (list, tuple)) and len(x) == 4
+    ]
+    if error is not None:
+        if "number of gradients" in str(error):
+            hint = "backward must return one gradient per input of forward: (dq, dk, dv, None), None for is_causal"
+        elif not rows:
+            hint = (
+                "your forward saves nothing its backward needs: ctx.save_for_backward(q, k, v, o, lse) and "
+                "ctx.is_causal = is_causal, read back with ctx.saved_tensors"
+            )
+        else:
+            hint = "check what forward saves and what backward reads back (q, k, v, o, lse)"
+        raise CheckFailure(f"the backward pass of FlashAttention raised {error}\n  hint: {hint}")
+    o_exp, _ = ref_forward(q, k, v, causal)
+    o = expect_tensor(o, "FlashAttention.apply(q, k, v, is_causal)", shape=o_exp.shape)
+    rtol, atol = _tols(o_exp, q.dtype)
+    assert_close(
+        o,
+        o_exp.to(o.dtype),
+        "the forward output of FlashAttention",
+        "forward should return the o of flash_attention_forward(q, k, v, is_causal)",
+        rtol=rtol,
+        atol=atol,
+    )
+    for name, got in (("q", dq), ("k", dk), ("v", dv)):
+        if got is None:
+            raise CheckFailure(
+                f"{name}.grad is None after backward: backward must return a gradient for {name} "
+                "(return dq, dk, dv, None)"
+            )
+    _judge_grads((dq, dk, dv), f, "FlashAttention's backward")
+    if any(x[3] for x in rows) or any(x[0] == "inner" for x in rows):
+        raise CheckFailure(
+            "FlashAttention saves an autograd graph: its forward built one (tensors saved by ops inside "
+            "forward, or kept with a grad_fn), so every intermediate of the forward stays in memory.\n"
+            "  hint: do not turn autograd back on inside forward; save q, k, v, o, lse and let backward "
+            "call flash_attention_backward"
+        )
+    full = f["heads"] * f["lq"] * f["lk"]
+    big = [x for x in rows if x[1] >= full]
+    if big:
+        shape = tuple(big[0][2])
+        raise CheckFailure(
+            "FlashAttention keeps a tensor of size Lq x Lk for its backward.\n"
+            f"  got:      a kept tensor of {big[0][1]} elements, shape {shape}\n"
+            f"  expected: nothing of {full} elements or more (q, k, v, o and lse are each O(L))\n"
+            "  hint: it saves the attention probabilities (or the scores): save lse instead and rebuild "
+            "each block of P = exp(S - lse) in backward"
+        )
+    if not rows:
+        raise CheckFailure(
+            "FlashAttention's backward got the right gradients, yet its forward kept no tensor for it.\n"
+            "  hint: backward must take q, k, v, o, lse from ctx (ctx.save_for_backward / ctx.saved_tensors), "
+            "not from a global or a closure"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+
+QUESTIONS = {
+    q.name: q
+    for q in [
+        Question("flash_attention_forward", _fwd_cases, _fwd_judge),
+        Question("causal_skipping", _skip_cases, _skip_judge, needs=("flash_attention_forward",)),
+        Question("flash_attention_backward", _bwd_cases, _bwd_judge),
+        Question(
+            "FlashAttention",
+            _fn_cases,
+            _fn_judge,
+            needs=("flash_attention_forward", "flash_attention_backward"),
+        ),
+    ]
+}
+
+
+def check(name: str, namespace: dict, hidden: bool = False) -> None:
+    """Self-check: `check("flash_attention_forward", globals())`."""
+    _core.check(QUESTIONS, name, namespace, hidden)

@@ -11,6 +11,7 @@ LESSONS = {
     "06_transformer_block": "transformer_block",
     "07_decoder": "decoder",
     "08_backward": "backward",
+    "09_modern_block": "modern_block",
 }
 
 __version__ = "0.1.0"  # byhand: the self-checks of the course; torch and numpy only

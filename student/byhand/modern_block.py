@@ -258,7 +258,11 @@ def _swiglu_cases(hidden):
         cases.append(
             Case(
                 f"SwiGLU(d_model={d}, d_ff={d_ff}) ({dt}), x {tuple(shape)}",
-                [new("ffn", "SwiGLU", d, d_ff, state=s, dtype=dt), let("x", x), call("out", ref("ffn"), ref("x"))],
+                [
+                    new("ffn", "SwiGLU", d, d_ff, state=s, dtype=dt),
+                    let("x", x),
+                    call("out", ref("ffn"), ref("x")),
+                ],
                 ["out", "x"],
                 facts=dict(s=s, x=x, dt=dt),
                 size=x.numel() * d_ff,
@@ -764,7 +768,8 @@ def _block_cases(hidden):
             steps.append(call("out", ref("blk"), ref("x_new"), kv_cache=ref("cache")))
             cases.append(
                 Case(
-                    head + f"x {tuple(x_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with kv_cache = "
+                    head
+                    + f"x {tuple(x_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with kv_cache = "
                     f"(k, v) of the first T_past={t_past}, each {tuple(pk.shape)}",
                     steps,
                     ["out"],

@@ -120,7 +120,9 @@ def test_kv_cache_bytes_per_token_at_llama3_8b_shape(lesson, dtype):
         layer = lesson["GroupedQueryAttention"](shape["d_model"], shape["n_heads"], h_kv).to(dtype)
         with torch.no_grad():
             _, (k, v) = layer(torch.randn(1, 8, shape["d_model"], dtype=dtype))
-        per_token[h_kv] = (k.numel() * k.element_size() + v.numel() * v.element_size()) / 8 * shape["n_layers"]
+        per_token[h_kv] = (
+            (k.numel() * k.element_size() + v.numel() * v.element_size()) / 8 * shape["n_layers"]
+        )
         size = torch.empty(0, dtype=dtype).element_size()
         assert per_token[h_kv] == 2 * shape["n_layers"] * h_kv * 128 * size, (h_kv, per_token[h_kv])
     assert per_token[32] == 4 * per_token[8] == 32 * per_token[1]

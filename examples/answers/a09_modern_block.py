@@ -273,6 +273,11 @@ MISTAKES = {
         question="GroupedQueryAttention",
         hint="before RoPE",
     ),
+    "gqa_positions_argument_ignored": _gqa(
+        "        if positions is None:\n            positions = torch.arange(T_past, T_past + T, device=x.device)\n",
+        "        positions = torch.arange(T_past, T_past + T, device=x.device)\n",
+        "ignores its positions argument",
+    ),
     "gqa_no_causal_mask": _gqa(
         '        scores = scores.masked_fill(pos_k[None, :] > pos_q[:, None], float("-inf"))\n',
         "",
@@ -310,6 +315,11 @@ MISTAKES = {
         hint="eps argument",
     ),
     "block_no_attention_residual": _block("h = x + a", "h = a", "around the attention"),
+    "block_positions_not_passed_on": _block(
+        "self.attn(self.attn_norm(x), positions, kv_cache)",
+        "self.attn(self.attn_norm(x), kv_cache=kv_cache)",
+        "does not pass its positions",
+    ),
 }
 
 ALTERNATIVES = {

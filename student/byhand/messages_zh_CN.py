@@ -2030,4 +2030,19 @@ PIECES = STRUCTURE + [
         "先让 GroupedQueryAttention 和 SwiGLU 通过它们的检查；然后 h = x + attn(attn_norm(x))（传入位置和缓存），"
         "y = h + ffn(ffn_norm(h))，attn_norm 和 ffn_norm 都是 nn.RMSNorm(d_model, eps=eps)",
     ),
+    (
+        E(
+            "your forward ignores its positions argument: rotate q and k by the positions given, and use "
+            "T_past .. T_past + T - 1 only when positions is None"
+        ),
+        "你的 forward 忽略了参数 positions：请按传入的位置旋转 q 和 k，只有 positions 为 None 时才用 "
+        "T_past .. T_past + T - 1",
+    ),
+    (
+        E(
+            "your block does not pass its positions on to the attention: self.attn(attn_norm(x), positions, "
+            "kv_cache)"
+        ),
+        "你的块没有把 positions 传给注意力层：self.attn(attn_norm(x), positions, kv_cache)",
+    ),
 ]

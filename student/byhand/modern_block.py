@@ -444,6 +444,14 @@ def _gqa_mistakes(s, x, h, hkv, theta, positions=None, cache=None):
                 m(offset=False, mask_offset=False),
             ),
         ]
+    if positions is not None:
+        out.append(
+            (
+                "your forward ignores its positions argument: rotate q and k by the positions given, and use "
+                "T_past .. T_past + T - 1 only when positions is None",
+                lambda: ref_gqa(s, x, h, hkv, theta, None, cache)[0],
+            )
+        )
     out += [
         ("RoPE is missing: rotate q and k with apply_rope before the scores", m(rope="")),
         ("the values are rotated too: RoPE rotates q and k only, v stays as w_v(x)", m(rope="qkv")),
@@ -680,11 +688,20 @@ def ref_block(
     return y, kv[0]
 
 
-def _block_mistakes(s, x, h, hkv, eps, cache):
+def _block_mistakes(s, x, h, hkv, eps, cache, positions=None):
     def m(**kw):
-        return lambda: ref_block(s, x, h, hkv, eps, cache=cache, **kw)[0]
+        return lambda: ref_block(s, x, h, hkv, eps, positions=positions, cache=cache, **kw)[0]
 
-    out = [
+    out = []
+    if positions is not None:
+        out.append(
+            (
+                "your block does not pass its positions on to the attention: self.attn(attn_norm(x), "
+                "positions, kv_cache)",
+                lambda: ref_block(s, x, h, hkv, eps, cache=cache)[0],
+            )
+        )
+    out += [
         (
             "your block is Post-norm: the Llama block normalizes inside each branch, h = x + attn(attn_norm(x)); "
             "y = h + ffn(ffn_norm(h))",
@@ -733,6 +750,7 @@ def _block_specs(hidden):
         (4, 7, 32, 8, 2, 48, 0.2, torch.float32, 0, 0),
         (1, 6, 20, 2, 2, 36, None, torch.float64, 0, 0),
         (2, 10, 24, 4, 2, 32, 0.1, torch.float32, 9, 1),
+        (2, 7, 16, 4, 2, 24, 0.1, torch.float64, 0, 0),  # with positions given (strided)
     ]
 
 
@@ -749,14 +767,21 @@ def _block_cases(hidden):
         )
         head += f" ({dt}), "
         steps = [new("blk", "LlamaBlock", d, h, hkv, d_ff, state=s, dtype=dt, **kw)]
+        pos = torch.arange(t) * 5 + 3 if hidden and i == 3 else None
         if t_past == 0:
-            steps += [let("x", x), call("out", ref("blk"), ref("x"))]
+            steps += [let("x", x)]
+            if pos is None:
+                steps.append(call("out", ref("blk"), ref("x")))
+            else:
+                steps += [let("pos", pos), call("out", ref("blk"), ref("x"), positions=ref("pos"))]
             cases.append(
                 Case(
-                    head + f"x {tuple(x.shape)}, no cache",
+                    head
+                    + f"x {tuple(x.shape)}, no cache"
+                    + (f", positions={pos.tolist()}" if pos is not None else ""),
                     steps,
                     ["out", "x"],
-                    facts=dict(s=s, x=x, h=h, hkv=hkv, eps=eps_, dt=dt),
+                    facts=dict(s=s, x=x, h=h, hkv=hkv, eps=eps_, dt=dt, pos=pos),
                     size=b * t * d,
                 )
             )
@@ -783,15 +808,15 @@ def _block_cases(hidden):
 def _block_judge(case, out):
     f = case.facts
     s, x, h, hkv, eps, dt = f["s"], f["x"], f["h"], f["hkv"], f["eps"], f["dt"]
-    cache = f.get("cache")
+    cache, pos = f.get("cache"), f.get("pos")
     y, new_cache = _pair(out["out"], "LlamaBlock")
-    exp, (ek, ev) = ref_block(s, x, h, hkv, eps, cache=cache)
+    exp, (ek, ev) = ref_block(s, x, h, hkv, eps, positions=pos, cache=cache)
     _compare(
         y,
         exp,
         dt,
         "LlamaBlock output y" + (" with a cache" if cache is not None else ""),
-        _block_mistakes(s, x, h, hkv, eps, cache),
+        _block_mistakes(s, x, h, hkv, eps, cache, pos),
         "first make GroupedQueryAttention and SwiGLU pass their checks; then h = x + attn(attn_norm(x)) (with the "
         "positions and the cache), y = h + ffn(ffn_norm(h)), attn_norm and ffn_norm nn.RMSNorm(d_model, eps=eps)",
     )

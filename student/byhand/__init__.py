@@ -11,6 +11,7 @@ LESSONS = {
     "06_transformer_block": "transformer_block",
     "07_decoder": "decoder",
     "08_backward": "backward",
+    "09_modern_block": "modern_block",
     "10_flash_attention": "flash_attention",
 }
 

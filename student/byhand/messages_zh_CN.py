@@ -2502,6 +2502,268 @@ PIECES = STRUCTURE + [
         r"block i is (?P<f>.+?), for i = 0\.\.depth-1, then head\(h\)",
         "第 i 个块是 {f}，i = 0..depth-1，最后是 head(h)",
     ),
+    # hints: lesson 09_modern_block
+    (
+        E(
+            "your rotation uses the half-split layout, pairs (i, i + d/2) (rotate_half): this lesson rotates "
+            "the interleaved pairs (2i, 2i+1), x[..., 0::2] with x[..., 1::2]"
+        ),
+        "你的旋转用的是对半拆分排列，即 (i, i + d/2) 成对（rotate_half）：这一课旋转的是交错排列的 (2i, 2i+1) 对，"
+        "x[..., 0::2] 与 x[..., 1::2]",
+    ),
+    (
+        E(
+            "the exponent is -i/d instead of -2i/d: the frequency of pair i is theta ** (-2i / d_head), "
+            "i = 0 .. d_head/2 - 1 (torch.arange(0, d, 2) / d)"
+        ),
+        "指数是 -i/d 而不是 -2i/d：第 i 对的频率是 theta ** (-2i / d_head)，i = 0 .. d_head/2 - 1"
+        "（torch.arange(0, d, 2) / d）",
+    ),
+    (
+        E(
+            "the exponent has the wrong sign: the frequencies theta ** (-2i / d_head) fall from 1 to about "
+            "1/theta; yours grow"
+        ),
+        "指数的符号反了：频率 theta ** (-2i / d_head) 应从 1 降到约 1/theta；你的频率却在增大",
+    ),
+    (
+        E("your rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)"),
+        "你的旋转方向反了：(a, b) -> (a cos - b sin, a sin + b cos)",
+    ),
+    (
+        E("your apply_rope ignores its positions argument (it uses 0 .. L-1): rotate by the positions given"),
+        "你的 apply_rope 忽略了参数 positions（用的是 0 .. L-1）：请按传入的位置旋转",
+    ),
+    (
+        E("your apply_rope ignores theta (it uses 10000): the frequencies are theta ** (-2i / d_head)"),
+        "你的 apply_rope 忽略了 theta（用的是 10000）：频率是 theta ** (-2i / d_head)",
+    ),
+    (
+        E(
+            "rotate each pair (x[..., 2i], x[..., 2i+1]) at position p by the angle p * theta ** (-2i / d_head): "
+            "(a, b) -> (a cos - b sin, a sin + b cos)"
+        ),
+        "把位置 p 上的每一对 (x[..., 2i], x[..., 2i+1]) 旋转角度 p * theta ** (-2i / d_head)："
+        "(a, b) -> (a cos - b sin, a sin + b cos)",
+    ),
+    (
+        E(
+            "w1 and w3 are swapped: the SiLU goes on w1(x), and w3(x) is the linear branch it multiplies: "
+            "w2(silu(w1(x)) * w3(x))"
+        ),
+        "w1 和 w3 弄反了：SiLU 作用在 w1(x) 上，w3(x) 是被它相乘的线性分支：w2(silu(w1(x)) * w3(x))",
+    ),
+    (
+        E("your gate is sigmoid(w1(x)) (that is GLU): SwiGLU's is silu(z) = z * sigmoid(z) (F.silu)"),
+        "你的门控是 sigmoid(w1(x))（那是 GLU）：SwiGLU 的门控是 silu(z) = z * sigmoid(z)（F.silu）",
+    ),
+    (
+        E("your gate is relu(w1(x)) (that is ReGLU): SwiGLU's is silu(w1(x)) (F.silu)"),
+        "你的门控是 relu(w1(x))（那是 ReGLU）：SwiGLU 的门控是 silu(w1(x))（F.silu）",
+    ),
+    (
+        E("your gate is gelu(w1(x)) (that is GEGLU): SwiGLU's is silu(w1(x)) (F.silu)"),
+        "你的门控是 gelu(w1(x))（那是 GEGLU）：SwiGLU 的门控是 silu(w1(x))（F.silu）",
+    ),
+    (
+        E("the gate's other branch w3(x) is missing: w2(silu(w1(x)) * w3(x))"),
+        "门控的另一条分支 w3(x) 缺失了：w2(silu(w1(x)) * w3(x))",
+    ),
+    (
+        E("the SiLU is applied to the product: silu(w1(x)) * w3(x), the SiLU on w1(x) only"),
+        "SiLU 作用在了乘积上：应为 silu(w1(x)) * w3(x)，SiLU 只作用在 w1(x) 上",
+    ),
+    (
+        E("the SiLU is applied to both branches: only w1(x) goes through it, w3(x) stays linear"),
+        "两条分支都经过了 SiLU：只有 w1(x) 经过它，w3(x) 保持线性",
+    ),
+    (
+        E("forward(x) = w2(silu(w1(x)) * w3(x)), with the module's own w1, w2, w3"),
+        "forward(x) = w2(silu(w1(x)) * w3(x))，用模块自己的 w1、w2、w3",
+    ),
+    (
+        E("repeated along the time axis (dim 2): repeat the heads, dim 1"),
+        "沿时间轴（dim 2）重复了：应重复头，即 dim 1",
+    ),
+    (
+        E("repeated along the batch axis (dim 0): repeat the heads, dim 1"),
+        "沿批维度（dim 0）重复了：应重复头，即 dim 1",
+    ),
+    (
+        E("the repeats are a separate axis: reshape (B, n_kv, n_rep, L, d) to (B, n_kv * n_rep, L, d)"),
+        "重复出来的副本单独占了一个轴：请把 (B, n_kv, n_rep, L, d) reshape 成 (B, n_kv * n_rep, L, d)",
+    ),
+    (
+        E("each key/value head becomes n_rep heads along dim 1"),
+        "每个键/值头沿 dim 1 变成 n_rep 个头",
+    ),
+    (
+        E(
+            "your heads are tiled (x.repeat(1, n_rep, 1, 1)): query head h then reads key/value head h % n_kv_heads. "
+            "Each key/value head must serve n_rep neighbouring query heads, h // n_rep: x.repeat_interleave(n_rep, "
+            "dim=1), or x[:, :, None].expand(B, n_kv, n_rep, L, d).reshape(B, n_kv * n_rep, L, d)"
+        ),
+        "你的头是整体平铺的（x.repeat(1, n_rep, 1, 1)）：这样查询头 h 读的是键/值头 h % n_kv_heads。"
+        "每个键/值头必须服务 n_rep 个相邻的查询头，即 h // n_rep：x.repeat_interleave(n_rep, dim=1)，"
+        "或 x[:, :, None].expand(B, n_kv, n_rep, L, d).reshape(B, n_kv * n_rep, L, d)",
+    ),
+    (
+        E("query head h uses key/value head h // n_rep: x.repeat_interleave(n_rep, dim=1)"),
+        "查询头 h 使用键/值头 h // n_rep：x.repeat_interleave(n_rep, dim=1)",
+    ),
+    (
+        E(
+            "with a cache, your positions restart at 0: the new tokens sit at positions T_past .. "
+            "T_past + T - 1 (T_past = kv_cache[0].shape[2]); rotate q and k by those"
+        ),
+        "使用缓存时，你的位置从 0 重新开始了：新 token 位于 T_past .. T_past + T - 1"
+        "（T_past = kv_cache[0].shape[2]）；请按这些位置旋转 q 和 k",
+    ),
+    (
+        E(
+            "with a cache, the positions of your causal mask restart at 0: the new query t is at absolute "
+            "position T_past + t and may attend to keys 0 .. T_past + t"
+        ),
+        "使用缓存时，你的因果掩码的位置从 0 重新开始了：新的查询 t 位于绝对位置 T_past + t，"
+        "可以关注键 0 .. T_past + t",
+    ),
+    (
+        E(
+            "with a cache, both your RoPE positions and your causal mask restart at 0: the new tokens sit at "
+            "T_past .. T_past + T - 1"
+        ),
+        "使用缓存时，你的 RoPE 位置和因果掩码都从 0 重新开始了：新 token 位于 T_past .. T_past + T - 1",
+    ),
+    (
+        E("RoPE is missing: rotate q and k with apply_rope before the scores"),
+        "缺少 RoPE：在计算注意力分数之前，用 apply_rope 旋转 q 和 k",
+    ),
+    (
+        E("the values are rotated too: RoPE rotates q and k only, v stays as w_v(x)"),
+        "值也被旋转了：RoPE 只旋转 q 和 k，v 保持为 w_v(x)",
+    ),
+    (E("only q is rotated: rotate k too, by the same positions"), "只旋转了 q：k 也要按相同的位置旋转"),
+    (E("only k is rotated: rotate q too, by the same positions"), "只旋转了 k：q 也要按相同的位置旋转"),
+    (
+        E(
+            "RoPE is applied before the head split, over all d_model (or n_kv * d_head) features: split the "
+            "heads first, (B, T, d) -> (B, n_heads, T, d_head), then rotate each head's d_head features"
+        ),
+        "RoPE 用在了拆分头之前，作用于全部 d_model（或 n_kv * d_head）个特征：应先拆分头，"
+        "(B, T, d) -> (B, n_heads, T, d_head)，再旋转每个头的 d_head 个特征",
+    ),
+    (
+        E(
+            "your key/value heads are tiled (repeat): query head h must use key/value head h // n_rep "
+            "(repeat_kv, repeat_interleave on dim 1), not h % n_kv_heads"
+        ),
+        "你的键/值头是整体平铺的（repeat）：查询头 h 必须使用键/值头 h // n_rep"
+        "（repeat_kv，在 dim 1 上 repeat_interleave），而不是 h % n_kv_heads",
+    ),
+    (
+        E(
+            "it holds n_heads heads: cache k and v before repeat_kv, with their n_kv_heads heads (that is the "
+            "memory GQA saves)"
+        ),
+        "它存了 n_heads 个头：应在 repeat_kv 之前缓存 k 和 v，保持 n_kv_heads 个头（GQA 省下的正是这部分内存）",
+    ),
+    (
+        E("keep k and v as (B, n_kv_heads, T, d_head) and concatenate along the time axis, dim 2"),
+        "把 k 和 v 保持为 (B, n_kv_heads, T, d_head)，并沿时间轴（dim 2）拼接",
+    ),
+    (
+        E("the cache holds k after RoPE and v, each (B, n_kv_heads, T, d_head), earlier positions first"),
+        "缓存里存的是经过 RoPE 的 k 和 v，各为 (B, n_kv_heads, T, d_head)，较早的位置在前",
+    ),
+    (
+        E(
+            "your cache holds the keys before RoPE: rotate k first, then cache it (as Llama does), so a cached "
+            "key is never rotated again"
+        ),
+        "你的缓存存的是 RoPE 之前的键：应先旋转 k 再缓存（Llama 就是这样做的），这样缓存里的键永远不会被再旋转一次",
+    ),
+    (
+        E(
+            "q = w_q(x), k = w_k(x), v = w_v(x) split into heads (n_heads for q, n_kv_heads for k and v); rotate q "
+            "and k with apply_rope at positions T_past .. T_past + T - 1; append the cache; repeat_kv; causal "
+            "softmax of q k^T / sqrt(d_head); merge the heads; w_o"
+        ),
+        "q = w_q(x)、k = w_k(x)、v = w_v(x) 拆分成头（q 有 n_heads 个，k 和 v 有 n_kv_heads 个）；"
+        "用 apply_rope 在位置 T_past .. T_past + T - 1 上旋转 q 和 k；接到缓存后面；repeat_kv；"
+        "对 q k^T / sqrt(d_head) 做带因果掩码的 softmax；合并头；w_o",
+    ),
+    (
+        r"a query whose keys are all masked gives NaN: (?P<t_g>.+)",
+        "一个所有键都被遮住的查询会得到 NaN：{t_g}",
+    ),
+    (
+        E(
+            "your block is Post-norm: the Llama block normalizes inside each branch, h = x + attn(attn_norm(x)); "
+            "y = h + ffn(ffn_norm(h))"
+        ),
+        "你的块是后置归一化（Post-norm）：Llama 块在每个分支内部归一化，h = x + attn(attn_norm(x))；"
+        "y = h + ffn(ffn_norm(h))",
+    ),
+    (
+        E(
+            "your block is parallel (attention and the FFN both read x): the FFN reads h = x + attn(attn_norm(x)), "
+            "y = h + ffn(ffn_norm(h))"
+        ),
+        "你的块是并行式的（注意力和 FFN 都读 x）：FFN 读的是 h = x + attn(attn_norm(x))，y = h + ffn(ffn_norm(h))",
+    ),
+    (
+        E(
+            "the FFN's input is normalized with attn_norm: each sublayer has its own RMSNorm, ffn_norm for the FFN"
+        ),
+        "FFN 的输入用 attn_norm 做了归一化：每个子层有自己的 RMSNorm，FFN 用 ffn_norm",
+    ),
+    (
+        E(
+            "your norm subtracts the mean (that is LayerNorm): RMSNorm divides by the root mean square only, "
+            "nn.RMSNorm(d_model, eps=eps)"
+        ),
+        "你的归一化减去了均值（那是 LayerNorm）：RMSNorm 只除以均方根，nn.RMSNorm(d_model, eps=eps)",
+    ),
+    (
+        E("the residual connection around the attention is missing: h = x + attn(attn_norm(x))"),
+        "注意力外的残差连接缺失了：h = x + attn(attn_norm(x))",
+    ),
+    (
+        E("the residual connection around the FFN is missing: y = h + ffn(ffn_norm(h))"),
+        "FFN 外的残差连接缺失了：y = h + ffn(ffn_norm(h))",
+    ),
+    (
+        E(
+            "your RMSNorms ignore the eps argument: pass it on, nn.RMSNorm(d_model, eps=eps) (nn.RMSNorm's own "
+            "default is the dtype's machine epsilon)"
+        ),
+        "你的 RMSNorm 忽略了参数 eps：请把它传下去，nn.RMSNorm(d_model, eps=eps)（nn.RMSNorm 自己的默认值是该 "
+        "dtype 的机器精度）",
+    ),
+    (
+        E(
+            "first make GroupedQueryAttention and SwiGLU pass their checks; then h = x + attn(attn_norm(x)) (with "
+            "the positions and the cache), y = h + ffn(ffn_norm(h)), attn_norm and ffn_norm nn.RMSNorm(d_model, "
+            "eps=eps)"
+        ),
+        "先让 GroupedQueryAttention 和 SwiGLU 通过它们的检查；然后 h = x + attn(attn_norm(x))（传入位置和缓存），"
+        "y = h + ffn(ffn_norm(h))，attn_norm 和 ffn_norm 都是 nn.RMSNorm(d_model, eps=eps)",
+    ),
+    (
+        E(
+            "your forward ignores its positions argument: rotate q and k by the positions given, and use "
+            "T_past .. T_past + T - 1 only when positions is None"
+        ),
+        "你的 forward 忽略了参数 positions：请按传入的位置旋转 q 和 k，只有 positions 为 None 时才用 "
+        "T_past .. T_past + T - 1",
+    ),
+    (
+        E(
+            "your block does not pass its positions on to the attention: self.attn(attn_norm(x), positions, "
+            "kv_cache)"
+        ),
+        "你的块没有把 positions 传给注意力层：self.attn(attn_norm(x), positions, kv_cache)",
+    ),
 ]
 
 

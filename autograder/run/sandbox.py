@@ -463,7 +463,6 @@ def clean_env(home: str) -> dict:
         "OPENBLAS_NUM_THREADS": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "MPLCONFIGDIR": os.path.join(home, ".mpl"),
-        "BYHAND_GRADING": "1",  # the checks keep each case's result for the probe (byhand/_core.py)
     }
 
 

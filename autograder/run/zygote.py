@@ -135,15 +135,20 @@ def serve() -> None:
 
 
 class Zygote:
-    def __init__(self):
+    def __init__(self, scratch: str | None = None):
+        """`scratch`: a folder of the grading run's own for what the imports write (torch's
+        compiler cache: `torch._dynamo` makes one), removed with the run's folder."""
         self.lock = threading.Lock()
+        env = {**os.environ, **PRELOAD_ENV}
+        if scratch:
+            env["TORCHINDUCTOR_CACHE_DIR"] = scratch
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "autograder.run.zygote"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             bufsize=1,
-            env={**os.environ, **PRELOAD_ENV},
+            env=env,
         )
         ready = self.proc.stdout.readline()
         if not ready:

@@ -44,7 +44,15 @@ LABELS = [
     (r"fresh weight", "刚初始化的 weight"),
     (r"^a fresh ", "刚初始化的 "),
     (r"training mode", "训练模式"),
+    (
+        r" in eval mode \(module\.eval\(\)\), called twice on ",
+        "，评估模式（module.eval()），对同一输入调用两次：",
+    ),
+    (r" \(random, ", "（随机，"),
     (r"eval mode", "评估模式"),
+    (r", o and lse of the forward, ", "，前向传播的 o 和 lse，"),
+    (r"\) with q ", ")，q "),
+    (r", then backward with a random do, ", "，再用随机的 do 做 backward，"),
     (
         r"a zero sublayer \(nn\.Linear with zero weight and bias\)",
         "全零子层（weight 和 bias 全为零的 nn.Linear）",
@@ -53,6 +61,10 @@ LABELS = [
     (
         r" \(the next (?P<n>\d+) positions\) with kv_cache = \(k, v\) of the first T_past=(?P<p>\d+), each ",
         r"（接下来的 \g<n> 个位置），kv_cache 为前 T_past=\g<p> 个位置的 (k, v)，各为 ",
+    ),
+    (
+        r" \(positions (?P<a>\d+)\.\.(?P<b>\d+)\) with kv_cache = \(k, v\) of the first T_past=(?P<p>\d+), each ",
+        r"（位置 \g<a>..\g<b>），kv_cache 为前 T_past=\g<p> 个位置的 (k, v)，各为 ",
     ),
     (r": the time axis is dim (?P<d>\d+)", r"：时间轴是 dim \g<d>"),
     (
@@ -694,7 +706,7 @@ PIECES = STRUCTURE + [
             "the causal diagonal block is fully masked on its diagonal: query i sees key i too, mask key > query, "
             "not key >= query"
         ),
-        "因果注意力的对角块连对角线也被遮住了：查询 i 也能看到键 i，要遮住的是 key > query，而不是 key >= query",
+        "因果注意力的对角块连对角线也被掩码了：查询 i 也能看到键 i，要遮住的是 key > query，而不是 key >= query",
     ),
     (
         E(
@@ -2694,7 +2706,7 @@ PIECES = STRUCTURE + [
     ),
     (
         r"a query whose keys are all masked gives NaN: (?P<t_g>.+)",
-        "一个所有键都被遮住的查询会得到 NaN：{t_g}",
+        "一个所有键都被掩码的查询会得到 NaN：{t_g}",
     ),
     (
         E(

@@ -7,9 +7,7 @@ student notebook runs from a work folder outside the repository, with no reposit
 
 * without the package installed at all: every cell runs, no import fails, each self-check says the
   checks are off and the first cell says how to install them;
-* then as in Colab (`google.colab` imported first), lesson 01 handed out with `BYHAND_SOURCE` set to
-  the site's wheel, served over local HTTP: its first cell installs the package itself;
-* then, the package installed: untouched, each self-check says the exercise is not done yet and
+* then, the site's wheel installed: untouched, each self-check says the exercise is not done yet and
   the kernel reaches the last cell; with the example answers filled in, every self-check passes.
 
 Kernels run two at a time. The clean venv installs the same versions as this venv, from the same
@@ -31,13 +29,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser import serve
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
 from autograder import course
-from autograder.tooling.student import with_install_source
 from examples import answers_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,15 +128,9 @@ class CleanVenv:
         return nb
 
 
-# what Colab has imported before a notebook's first cell runs
-COLAB_CELLS = ["import sys, types\nsys.modules['google.colab'] = types.ModuleType('google.colab')"]
-
-
-def fill(nb: nbformat.NotebookNode, cells: dict, before: list = ()) -> nbformat.NotebookNode:
-    """A copy of `nb` (each run writes its outputs into its own) with the answer cells `cells`
-    filled, and the code cells `before` first."""
+def fill(nb: nbformat.NotebookNode, cells: dict) -> nbformat.NotebookNode:
+    """A copy of `nb` (each run writes its outputs into its own) with the answer cells `cells` filled."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
-    nb.cells[:0] = [nbformat.v4.new_code_cell(code) for code in before]
     for cell in nb.cells:
         gid = course.nbgrader_meta(cell).get("grade_id")
         if gid in cells:
@@ -210,12 +200,7 @@ def anywhere(tmp_path_factory):
         ("no_package", k): nb
         for k, nb in run_all(venv, {k: fill(nb, {}) for k, nb in student.items()}).items()
     }
-    # the package goes in the way Colab puts it in: the first cell of a notebook handed out with
-    # BYHAND_SOURCE = the wheel's URL on the site (served here over local HTTP) installs it itself
-    with serve(served) as base:
-        url = f"{base}/{wheel.name}"
-        handed_out = json.loads(with_install_source(json.dumps(student[LESSONS[0]]), url))
-        results |= run_all(venv, {("colab", LESSONS[0]): fill(handed_out, {}, before=COLAB_CELLS)})
+    _pip(venv.python, str(wheel))
     jobs = {("untouched", lesson): fill(nb, {}) for lesson, nb in student.items()}
     for lesson, nb in student.items():
         answers = answers_for(lesson)
@@ -225,23 +210,6 @@ def anywhere(tmp_path_factory):
     elapsed = time.monotonic() - t0
     print(f"\nclean venv: {t_venv:.0f} s to create; {len(results)} notebooks run in {elapsed - t_venv:.0f} s")
     return {"results": results, "sys_path": path_before, "served": served, "venv": venv}
-
-
-@pytest.mark.e2e
-@pytest.mark.full  # a clean venv (minutes); the gate runs test_the_package_needs_only_torch_and_numpy
-def test_in_colab_the_first_cell_installs_the_checks_from_the_site(anywhere):
-    """Does a notebook handed out with `BYHAND_SOURCE` set to the site's wheel URL install the
-    checks by itself where `google.colab` is imported (as in Colab), so its self-checks run?"""
-    nb = anywhere["results"][("colab", LESSONS[0])]
-    setup = next(c for c in nb.cells if "setup" in c.metadata.get("tags", []))
-    assert OFF.lower() not in text_of(setup).lower(), f"got from the first cell: {text_of(setup)!r}"
-    checks = [text_of(c) for c in graded_test_cells(nb)]
-    assert checks and all(NOT_DONE in t for t in checks), f"got self-checks {checks}, expected 'not done yet'"
-    venv = anywhere["venv"]
-    freeze = subprocess.run(
-        [str(venv.python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True, check=True
-    ).stdout
-    assert "transformer-by-hand==" in freeze.lower() or "transformer_by_hand==" in freeze.lower(), freeze
 
 
 @pytest.mark.e2e

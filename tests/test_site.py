@@ -192,6 +192,9 @@ def test_page_loads_offline_with_math_and_images(open_page, name):
         page.screenshot(path=str(screenshot_path("site-index")), full_page=True, animations="disabled")
 
 
+TYPOGRAPHIC = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+
+
 def test_index_lists_every_lesson_with_what_it_teaches(open_page):
     """Does the home page link every lesson, with its title and its first paragraph?"""
     page, _, state = open_page("index")
@@ -200,13 +203,15 @@ def test_index_lists_every_lesson_with_what_it_teaches(open_page):
         assert link.count() >= 1, f"index: no link to lessons/{lesson}.html"
         first = next(c.source for c in lesson_nb(lesson).cells if c.cell_type == "markdown")
         title = next(line[2:].strip() for line in first.splitlines() if line.startswith("# "))
-        assert title.replace("`", "") in link.first.inner_text(), (
+        # Sphinx sets apostrophes and quotes typographically (smartquotes)
+        shown = link.first.inner_text().translate(TYPOGRAPHIC)
+        assert title.replace("`", "") in shown, (
             f"index: the link to {lesson} does not read {title!r}"
         )
         paragraphs = [b for b in re.split(r"\n\s*\n", first) if b.strip() and not b.lstrip().startswith("#")]
         # the page text leaves code out (see PAGE_STATE_JS), so the expected words do too
         words = re.sub(r"[*$\\]", "", re.sub(r"`[^`]*`", " ", paragraphs[0])).split()[:6]
-        assert " ".join(words) in " ".join(state["text"].split()), (
+        assert " ".join(words) in " ".join(state["text"].translate(TYPOGRAPHIC).split()), (
             f"index: the summary of {lesson} (its first paragraph, starting {' '.join(words)!r}) is missing"
         )
 

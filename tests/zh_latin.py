@@ -2,7 +2,7 @@
 
 Code is anything in backticks, and any token that reads as code: with a digit, `_`, `.`, `(`, `=`
 or `[`, in camelCase or CamelCase past its first letter (LayerNorm, nn.Linear, Pre-LN), or in ALL
-CAPS (GPT, FFN); a token right after `=` or a quote, or right before `(`, is an argument or a call. What is left is a plain word; it must be on the allow-list below (one-letter names, the
+CAPS (GPT, FFN); a token right after `=` or a quote, or right before `(` or `[`, is an argument, a call or an index. What is left is a plain word; it must be on the allow-list below (one-letter names, the
 names of the exercises' parameters and arguments, proper names). Anything else is English prose.
 """
 
@@ -51,7 +51,7 @@ def latin_words(text: str) -> list:
             token = m.group(0)
             before = line[m.start() - 1] if m.start() else " "
             after = line[m.end()] if m.end() < len(line) else " "
-            if before in "=-'\"<" or after in "='\"(":  # an argument's value, a quoted string, a call
+            if before in "=-'\"<" or after in "='\"([":  # an argument's value, a quoted string, a call, an index
                 continue
             if len(token) > 1 and not _is_code(token) and token not in ALLOWED:
                 found.append(token)

@@ -1532,7 +1532,7 @@ PIECES = STRUCTURE + [
         r"your top-k keeps only k - 1 = (?P<k>\d+) logits: the k-th largest must stay too\. Mask the logits "
         r"strictly below the k-th largest \(logits < kth, not <=\)",
         "你的 top-k 只保留了 k - 1 = {k} 个 logits：第 k 大的那个也必须留下。只把严格小于第 k 大值的 logits "
-        "遮掉（logits < kth，而不是 <=）",
+        "遮掉（logits < 第 k 大的值，而不是 <=）",
     ),
     (
         r"your fresh GPT predicts the token it just read at (?P<p>\d+%) of the positions: that token's own logit "
@@ -2183,7 +2183,7 @@ PIECES = STRUCTURE + [
         ),
         "请用 ctx.save_for_backward(x, weight) 和 ctx.saved_tensors，而不是 ctx.x = x：这样 autograd 会检查"
         "在 backward 之前没有原地运算改动过它们（过时的 ctx.x 会悄无声息地给出错误的梯度），在 backward "
-        "运行后释放它们，并让 saved-tensor hooks（卸载到 CPU、检查点）看到它们；把输出存成 ctx.x = y "
+        "运行后释放它们，并让保存张量的钩子 saved_tensors_hooks（卸载到 CPU、检查点）看到它们；把输出存成 ctx.x = y "
         "还会造成引用循环，泄漏内存",
     ),
     (

@@ -205,9 +205,7 @@ def test_index_lists_every_lesson_with_what_it_teaches(open_page):
         title = next(line[2:].strip() for line in first.splitlines() if line.startswith("# "))
         # Sphinx sets apostrophes and quotes typographically (smartquotes)
         shown = link.first.inner_text().translate(TYPOGRAPHIC)
-        assert title.replace("`", "") in shown, (
-            f"index: the link to {lesson} does not read {title!r}"
-        )
+        assert title.replace("`", "") in shown, f"index: the link to {lesson} does not read {title!r}"
         paragraphs = [b for b in re.split(r"\n\s*\n", first) if b.strip() and not b.lstrip().startswith("#")]
         # the page text leaves code out (see PAGE_STATE_JS), so the expected words do too
         words = re.sub(r"[*$\\]", "", re.sub(r"`[^`]*`", " ", paragraphs[0])).split()[:6]

@@ -51,7 +51,8 @@ def latin_words(text: str) -> list:
             token = m.group(0)
             before = line[m.start() - 1] if m.start() else " "
             after = line[m.end()] if m.end() < len(line) else " "
-            if before in "=-'\"<" or after in "='\"([":  # an argument's value, a quoted string, a call, an index
+            # an argument's value, a quoted string, a call, an index
+            if before in "=-'\"<" or after in "='\"([":
                 continue
             if len(token) > 1 and not _is_code(token) and token not in ALLOWED:
                 found.append(token)

@@ -26,10 +26,11 @@ EXAMPLE_CLASS = course.ROOT / "examples" / "class"
 
 
 def _grade(args) -> int:
-    from autograder.classroom import grade_class, table
+    from autograder.classroom import grade_class
     from autograder.collect.lateness import ConfigError
     from autograder.collect.submissions import CollectError
     from autograder.outcomes import GradingStopped
+    from autograder.record.export import table
 
     limits = sandbox.Limits(
         memory_mb=args.memory_mb,
@@ -76,14 +77,7 @@ def _grade(args) -> int:
         f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
         f"summary.csv, submissions.csv, students.csv, feedback/, lms/ (the class so far: {whole} students)"
     )
-    if getattr(args, "report", True):
-        try:
-            from autograder.record.report import write_report
-
-            write_report(Path(args.out), result["graded"])
-            print(f"class report: {Path(args.out) / 'report' / 'index.html'}")
-        except ImportError:
-            pass
+    print(f"class report: {Path(args.out) / 'report' / 'index.html'}")
     return 0
 
 

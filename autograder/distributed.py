@@ -43,7 +43,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from autograder.collect.submissions import Submission
 from autograder.judge.grade import grade_one, grader_fault, grading_version
 from autograder.outcomes import Graded, GradingStopped, NoWorkers, SchedulerLost, WorkerMismatch
-from autograder.run import sandbox
+from autograder.run import sandbox, users, workdirs
 from autograder.run.runner import Station
 
 # How long the command waits while the scheduler has no worker at all before it stops (seconds).
@@ -77,7 +77,7 @@ class WorkerStation:
             import torch
 
             torch.set_num_threads(1)
-            parent = sandbox.grading_parent()  # room for the kernels' unix sockets
+            parent = workdirs.grading_parent()  # room for the kernels' unix sockets
             sweep_dead_workers(parent)
             self.base = Path(tempfile.mkdtemp(prefix=f"tbb-dask-{os.getpid()}-", dir=parent))
             os.chmod(self.base, 0o711)
@@ -186,7 +186,7 @@ def grade_task(
     if version and version != code_version():
         raise WorkerMismatch(_mismatch_message(version, {socket.gethostname(): code_version()}))
     with _here.lock:
-        sandbox.become_subreaper()
+        users.become_subreaper()
         incoming = _here.folder() / "incoming" / uuid.uuid4().hex
         incoming.mkdir(parents=True, mode=0o700)
         try:

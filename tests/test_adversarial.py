@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 from autograder.classroom import grade_class
-from autograder.run import sandbox
+from autograder.run import sandbox, workdirs
 from examples import answers_for
 from examples.build import fill
 
@@ -547,7 +547,7 @@ for path in ["{sandbox.ROOT}/solutions", "{sandbox.ROOT}/build", "{sandbox.ROOT}
     facts["sees " + path] = os.path.exists(path) and (not os.path.isdir(path) or bool(os.listdir(path)))
 facts["beside the checkout"] = sorted(os.listdir("{sandbox.ROOT.parent}"))
 facts["grading folders"] = {{d: sorted(os.listdir(os.path.join("{sandbox.ROOT.parent}", d)))
-                            for d in facts["beside the checkout"] if d.startswith("{sandbox.GRADING_PREFIX}")}}
+                            for d in facts["beside the checkout"] if d.startswith("{workdirs.GRADING_PREFIX}")}}
 try:
     socket.create_connection(("127.0.0.1", 22), timeout=2); facts["net"] = "connected"
 except OSError as e:

@@ -171,8 +171,8 @@ def test_report_has_plots_and_numbers(small_class):
     report = out / "report"
     import json
 
-    from autograder.classroom import _graded_from_json
     from autograder.record.report import write_report
+    from autograder.state import from_json as _graded_from_json
 
     graded = [
         _graded_from_json(json.loads(p.read_text()))
@@ -321,10 +321,10 @@ def test_the_grading_version_covers_every_check_and_lesson():
     """Does the hash a saved grade must match read every module of the checks package, every lesson's
     source and the grading modules?"""
     from autograder.judge import grade
-    from autograder.run import sandbox
+    from autograder.run import rootfs
 
     names = {name for name, _ in grade.grading_files()}
-    expected = {f"byhand/{f.name}" for f in sandbox.BYHAND.glob("*.py")}
+    expected = {f"byhand/{f.name}" for f in rootfs.BYHAND.glob("*.py")}
     expected |= {f"solutions/{f.name}" for f in course.SOLUTIONS.glob("*.ipynb")}
     expected |= {f"autograder/{n}" for n in ("judge/grade.py", "run/restore.py", "record/feedback.py")}
     assert expected <= names, f"got no hash of {sorted(expected - names)}"

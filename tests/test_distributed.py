@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.classroom import _graded_to_json, grade_class
+from autograder.classroom import grade_class
 from autograder.distributed import SchedulerLost, sweep_dead_workers, wait_for_workers
 from autograder.record import gradebook
+from autograder.state import to_json as _graded_to_json
 from examples.build import CLASS
 
 STUDENTS = ("alice", "bob", "carol")  # a right answer, wrong ones, partly right ones
@@ -215,7 +216,7 @@ def test_postgres_and_dask_give_the_same_grades_as_sqlite_locally(
 _WRITER = """
 import json, random, sys, time
 from autograder.record import gradebook
-from autograder.classroom import _graded_from_json
+from autograder.state import from_json as _graded_from_json
 db_url, results, start, seed = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 graded = [_graded_from_json(d) for d in json.load(open(results))]
 time.sleep(max(0.0, start - time.time()))
@@ -446,7 +447,7 @@ def test_a_closed_worker_removes_its_work_folder(small_class, tmp_path):
     with os._exit.)"""
     from distributed import Client, LocalCluster
 
-    from autograder.run import sandbox
+    from autograder.run import workdirs
 
     one = tmp_path / "class" / STUDENTS[0]
     one.mkdir(parents=True)
@@ -463,7 +464,7 @@ def test_a_closed_worker_removes_its_work_folder(small_class, tmp_path):
             client.wait_for_workers(1, timeout=120)
             (pid,) = client.run(os.getpid).values()
             grade_class(one.parent, tmp_path / "out", scheduler=cluster.scheduler_address, quiet=True)
-            folders = list(Path(sandbox.grading_parent()).glob(f"tbb-dask-{pid}-*"))
+            folders = list(Path(workdirs.grading_parent()).glob(f"tbb-dask-{pid}-*"))
             assert folders, "the worker made no work folder: the test would prove nothing"
     left = [f for f in folders if f.exists()]
     assert not left, f"got {left} left after the worker closed, expected its folder removed"

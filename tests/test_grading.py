@@ -10,7 +10,8 @@ import pytest
 from shared_class import SHARED_GROUP
 
 from autograder import course
-from autograder.classroom import SUMMARY_COLUMNS, grade_class
+from autograder.classroom import grade_class
+from autograder.record.export import SUMMARY_COLUMNS
 from examples import answers_for, feedback_problems, lessons_with_answers
 from examples.build import CLASS, EXPECTED, build, fill
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.run import sandbox
+from autograder.run import workdirs
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def test_a_short_tmpdir_holds_the_run(tmpdir_set_to):
     short = Path(tempfile.mkdtemp(prefix="tbb-s-", dir="/tmp"))
     try:
         tmpdir_set_to(short)
-        with sandbox.grading_dir() as run:
+        with workdirs.grading_dir() as run:
             assert run.parent == short, f"got the run in {run.parent}, expected {short}"
     finally:
         short.rmdir()
@@ -35,12 +35,12 @@ def test_a_deep_tmpdir_still_leaves_room_for_the_sockets(tmp_path, tmpdir_set_to
     deep = tmp_path / ("d" * 60) / ("e" * 40)
     deep.mkdir(parents=True)
     tmpdir_set_to(deep)
-    with sandbox.grading_dir() as run:
+    with workdirs.grading_dir() as run:
         assert run.parent == Path("/tmp"), f"got the run in {run.parent}, expected /tmp"
         listener = run / "pymp-abcdefgh" / "listener-abcdefgh"
         listener.parent.mkdir()
         with socket.socket(socket.AF_UNIX) as s:
             s.bind(str(listener))  # OSError: AF_UNIX path too long, were the run under `deep`
-        assert len(str(listener)) <= sandbox.SOCKET_PATH_MAX
+        assert len(str(listener)) <= workdirs.SOCKET_PATH_MAX
     with pytest.raises(OSError, match="too long"), socket.socket(socket.AF_UNIX) as s:
         s.bind(str(deep / "tbb-grade-abcdefgh" / "pymp-abcdefgh" / "listener-abcdefgh"))

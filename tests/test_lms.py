@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder.classroom import SUMMARY_COLUMNS, _course_config, export
 from autograder.collect import lateness
 from autograder.course import safe_name
 from autograder.outcomes import CONTRACT_COLUMNS, Graded, Row
+from autograder.record.export import SUMMARY_COLUMNS, export
+from autograder.state import course_config as _course_config
 
 CONFIG = """
 timezone = "UTC"

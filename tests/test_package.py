@@ -14,7 +14,7 @@ import autograder
 PACKAGE = Path(autograder.__file__).resolve().parent
 # A process pool or a Dask cluster hands a task nothing but its arguments: the station of a worker
 # process (runner.Station: its slot, sandbox uid and zygote) is the one thing kept beside its tasks.
-WORKER_STATE = {("autograder.classroom", "_station"), ("autograder.distributed", "_here")}
+WORKER_STATE = {("autograder.pool", "_station"), ("autograder.distributed", "_here")}
 MUTABLE = (list, dict, set, bytearray)
 
 
@@ -94,9 +94,9 @@ def test_no_module_holds_a_mutable_value():
 
 def test_the_worker_stations_are_what_the_allow_list_names():
     """The allow-list above names real names, each a station or a holder of one."""
-    from autograder import classroom, distributed
+    from autograder import distributed, pool
 
-    assert classroom._station == {} or set(classroom._station) == {"here"}
+    assert pool._station == {} or set(pool._station) == {"here"}
     assert isinstance(distributed._here, distributed.WorkerStation)
 
 

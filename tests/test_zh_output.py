@@ -141,7 +141,7 @@ def test_each_written_question_says_a_chinese_answer_is_welcome(lesson):
 
 @pytest.mark.parametrize("lesson", course.lessons())
 def test_every_written_answer_has_a_chinese_model_answer_and_rubric_for_formgrader(lesson):
-    from autograder.classroom import _with_rubrics
+    from autograder.record.folders import with_rubrics as _with_rubrics
     from autograder.tooling import translations
 
     wanted = {course.nbgrader_meta(c)["grade_id"] for c in course.manual_cells(course.read_solution(lesson))}

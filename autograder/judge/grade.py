@@ -25,7 +25,7 @@ from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_
 from autograder import course
 from autograder.collect.submissions import Submission
 from autograder.outcomes import Graded, Row, Status
-from autograder.run import prune, restore, runner, sandbox
+from autograder.run import prune, restore, rootfs, runner
 
 GRADER_VERSION = "1"
 # The grader's modules whose code decides a grade or what a feedback page says (a change in any of
@@ -34,7 +34,10 @@ GRADING_CODE = (
     "judge/grade.py",
     "run/runner.py",
     "run/restore.py",
+    "run/prune.py",
+    "run/outputs.py",
     "run/sandbox.py",
+    "run/rootfs.py",
     "run/zygote.py",
     "record/feedback.py",
     "course.py",
@@ -46,7 +49,7 @@ def grading_files() -> list:
     reference answers), the checks package and the grading modules."""
     root = course.ROOT
     files = [(f"solutions/{f.name}", f) for f in sorted(course.SOLUTIONS.glob("*.ipynb"))]
-    files += [(f"byhand/{f.name}", f) for f in sorted(sandbox.BYHAND.glob("*.py"))]
+    files += [(f"byhand/{f.name}", f) for f in sorted(rootfs.BYHAND.glob("*.py"))]
     files += [(f"autograder/{n}", root / "autograder" / n) for n in GRADING_CODE]
     return files
 

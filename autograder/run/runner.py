@@ -28,7 +28,7 @@ from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from autograder.run import outputs, sandbox, zygote
+from autograder.run import outputs, sandbox, users, zygote
 
 # The probe, in two steps that each print one line per question as soon as it is ready:
 # RECORDED asks for the results the lesson's test cells already computed (the cases named by their
@@ -67,7 +67,7 @@ class Station:
 
     def __init__(self, limits: sandbox.Limits, base: Path, slot: int = 0, hide=()):
         self.limits, self.base, self.slot, self.hide = limits, Path(base), slot, list(hide)
-        self._uid: sandbox.UidClaim | None = None
+        self._uid: users.UidClaim | None = None
         self._zygote: zygote.Zygote | None = None
 
     def uid(self) -> int:
@@ -75,7 +75,7 @@ class Station:
         if not sandbox.isolating(self.limits):
             return -1
         if self._uid is None:
-            self._uid = sandbox.UidClaim(self.limits)
+            self._uid = users.UidClaim(self.limits)
         return self._uid.uid
 
     def kernels(self) -> zygote.Zygote | None:
@@ -196,7 +196,7 @@ def run(
     limits = station.limits
     sandbox.warn_if_degraded(limits)
     uid = station.uid()
-    workdir = sandbox.prepare_workdir(station.base, station.slot, uid)
+    workdir = users.prepare_workdir(station.base, station.slot, uid)
     stage = station.base / f"stage{station.slot}"
     stage.mkdir(exist_ok=True)
     stage.chmod(0o700)
@@ -227,7 +227,7 @@ def run(
     clock = _Clock(result.steps)
     try:
         with client.setup_kernel(cwd=str(workdir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
-            sandbox.seal(workdir, uid)  # its sockets are bound: from now on it writes to its tmpfs only
+            users.seal(workdir, uid)  # its sockets are bound: from now on it writes to its tmpfs only
             _silently(client, RECORD)  # the checks keep each case's result for the probe
             clock.lap("kernel start")
             for index, cell in enumerate(nb.cells):
@@ -259,7 +259,7 @@ def run(
             clock.lap("cells")
             if result.died_at is None:
                 # the probe talks to the kernel alone: whatever it forked is gone first
-                sandbox.kill_user_processes(km.sandbox_uid, keep=getattr(km.provisioner, "pid", None))
+                users.kill_user_processes(km.sandbox_uid, keep=getattr(km.provisioner, "pid", None))
                 _probe_all(client, per_question, result, check_names or {})
                 clock.lap("probe")
     except Exception as exc:  # noqa: BLE001
@@ -267,7 +267,7 @@ def run(
             result.died_at = -1
             result.death = _death_reason(km) if _kernel_died(exc) else f"the kernel could not run: {exc}"
     finally:
-        sandbox.kill_user_processes(km.sandbox_uid)
+        users.kill_user_processes(km.sandbox_uid)
         _release(client, km)
         clock.lap("kernel stop")
         result.seconds = time.monotonic() - start

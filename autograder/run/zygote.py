@@ -26,7 +26,7 @@ from types import MappingProxyType
 
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
-from autograder.run import outputs, sandbox
+from autograder.run import outputs, rootfs, sandbox
 
 PRELOAD_ENV = MappingProxyType(
     {
@@ -92,7 +92,7 @@ def serve() -> None:
     import torch.nn.functional  # noqa: F401
 
     torch.set_num_threads(1)
-    sandbox.kernel_packages()  # the checks package, whichever name it has
+    rootfs.kernel_packages()  # the checks package, whichever name it has
     for name in KERNEL_START_IMPORTS:  # what IPKernelApp would import in each kernel, after the fork
         importlib.import_module(name)
 

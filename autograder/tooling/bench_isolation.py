@@ -16,7 +16,7 @@ from pathlib import Path
 from autograder import course
 from autograder.collect.submissions import Submission
 from autograder.judge.grade import grade_one
-from autograder.run import sandbox
+from autograder.run import sandbox, workdirs
 from autograder.run.runner import Station
 
 
@@ -31,7 +31,7 @@ def isolation_cost(submissions: Path, rounds: int = 3, student: str = "alice") -
     limits = sandbox.Limits()
     times: dict = {"isolated": [], "not isolated": []}
     points: dict = {}
-    with sandbox.grading_dir() as tmp:
+    with workdirs.grading_dir() as tmp:
         stations = {
             "isolated": Station(limits, tmp / "isolated"),
             "not isolated": Station(replace(limits, isolate=False), tmp / "open"),

@@ -1,0 +1,114 @@
+"""The class run's last step: the contract's CSVs (grades.csv, summary.csv), students.csv,
+submissions.csv, the LMS exports under OUT/lms/ and the class report under OUT/report/, all from
+the whole class graded into OUT so far; and the short table `make grade` prints."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from autograder.collect import lateness, lms
+from autograder.outcomes import CONTRACT_COLUMNS, contract_row, number, summary_rows
+
+SUMMARY_COLUMNS = ("student", "lesson", "points", "max_points", "status")
+STUDENT_COLUMNS = ("student", "name", "lms", "lms_id")
+SUBMISSION_COLUMNS = (
+    "student",
+    "lesson",
+    "name",
+    "lms",
+    "lms_id",
+    "file",
+    "submitted_at",
+    "time_source",
+    "deadline",
+    "late",
+    "late_by_hours",
+    "penalty_percent",
+    "points",
+    "points_after_penalty",
+    "max_points",
+    "status",
+    "note",
+)
+
+
+def export(
+    out: Path,
+    graded: list,
+    metas: list | None = None,
+    cfg: lateness.Config | None = None,
+    report: bool = True,
+) -> None:
+    """The contract's grades.csv and summary.csv (columns exactly as the contract says), plus
+    students.csv (the LMS identity of every `student`), submissions.csv (file, time, lateness,
+    penalty per student x lesson), the LMS exports under OUT/lms/ and, with `report`, the class
+    report (OUT/report/index.html)."""
+    metas = metas if metas is not None else [{} for _ in graded]
+    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, CONTRACT_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for g in graded:
+            for r in g.rows:
+                w.writerow(contract_row(r))
+    summary = summary_rows(graded)
+    with open(out / "summary.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, SUMMARY_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for row in summary:
+            w.writerow(row)
+    students: dict = {}
+    for g, meta in zip(graded, metas):
+        students.setdefault(
+            g.student, {"student": g.student, **{k: meta.get(k, "") for k in STUDENT_COLUMNS[1:]}}
+        )
+    _write(out / "students.csv", STUDENT_COLUMNS, [students[k] for k in sorted(students)])
+    rows = []
+    for g, meta, summ in zip(graded, metas, summary):
+        late = lateness.assess(cfg, meta, g.lesson)
+        note = "; ".join(filter(None, [late.pop("late_note"), meta.get("note", "")]))
+        rows.append(
+            {
+                **{k: meta.get(k, "") for k in (*SUBMISSION_COLUMNS, "attachment_id")},
+                **late,
+                "student": g.student,
+                "lesson": g.lesson,
+                "points": summ["points"],
+                "points_after_penalty": number(lateness.penalised(summ["points"], late["penalty_percent"])),
+                "max_points": summ["max_points"],
+                "status": summ["status"],
+                "note": note,
+            }
+        )
+    _write(out / "submissions.csv", SUBMISSION_COLUMNS, rows)
+    lms.write_exports(out, rows, cfg)
+    if report:
+        from autograder.record.report import write_report
+
+        write_report(out, graded)
+
+
+def _write(path: Path, columns: list, rows: list) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, columns, lineterminator="\n", extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def table(graded: list) -> str:
+    """The short table `make grade` prints: one line per student, one column per lesson."""
+    lessons = sorted({g.lesson for g in graded if g.lesson})
+    students = sorted({g.student for g in graded})
+    cell = {}
+    for row in summary_rows(graded):
+        mark = "!" if row["status"] == "ungradable" else ""
+        cell[(row["student"], row["lesson"])] = f"{row['points']}/{row['max_points']}{mark}"
+    w = max([len(s) for s in students] + [7])
+    head = "student".ljust(w) + "  " + "  ".join(les.ljust(14) for les in lessons)
+    lines = [head, "-" * len(head)]
+    for s in students:
+        lines.append(s.ljust(w) + "  " + "  ".join(cell.get((s, les), "-").ljust(14) for les in lessons))
+        if (s, "") in cell:
+            lines[-1] += "  (no gradable notebook)"
+    lines.append("('!' = ungradable, '-' = not submitted)")
+    return "\n".join(lines)

@@ -1,0 +1,138 @@
+"""What a class run writes for each submission besides the CSVs: its feedback page, and what
+formgrader reads (nbgrader's `submitted/` and `autograded/` folders, the rubric below each written
+answer); and the manual grades entered in formgrader, applied to the results and their pages."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from autograder import course
+from autograder.outcomes import Graded, Status
+from autograder.record import gradebook
+
+
+def feedback_page(out: Path, g: Graded) -> Path:
+    return out / "feedback" / course.safe_name(g.student) / f"{g.lesson}.html"
+
+
+def write_feedback(out: Path, g: Graded) -> None:
+    if not g.lesson:
+        return
+    page = feedback_page(out, g)
+    page.parent.mkdir(parents=True, exist_ok=True)
+    html = g.feedback_html
+    if not html:
+        from autograder.collect.submissions import Submission
+        from autograder.record.feedback import plain_page
+
+        html = plain_page(Submission(g.student, g.lesson, None), g.rows)
+    page.write_text(html, encoding="utf-8")
+
+
+def install_feedback_assets(out: Path) -> None:
+    from autograder.record.feedback import install_assets
+
+    install_assets(out / "feedback")
+
+
+def _nbgrader_id_ok(student: str) -> bool:
+    """A student id nbgrader can use as a folder name."""
+    return bool(student) and student not in (".", "..") and "/" not in student and "\0" not in student
+
+
+def nbgrader_folders(out: Path, sub, g: Graded) -> str | None:
+    """What formgrader reads for one submission: `submitted/<student>/<lesson>/` (the student's
+    file and timestamp.txt) and `autograded/<student>/<lesson>/` (the executed notebook, hidden
+    tests included, with each written answer's rubric below it; or, for a notebook that could not
+    be graded, the student version with the reason on top). Returns the timestamp text."""
+    import datetime as dt
+
+    import nbformat
+
+    if not g.lesson or sub.path is None or not _nbgrader_id_ok(g.student):
+        return None
+    when = getattr(sub, "submitted_at", None)
+    if not isinstance(when, dt.datetime):
+        when = dt.datetime.fromtimestamp(sub.path.stat().st_mtime, dt.timezone.utc)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    stamp = gradebook.timestamp_text(when)
+    submitted = out / "submitted" / g.student / g.lesson
+    autograded = out / "autograded" / g.student / g.lesson
+    for folder in (submitted, autograded):
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text(stamp + "\n")
+    shutil.copyfile(sub.path, submitted / f"{g.lesson}.ipynb")
+    if g.notebook:
+        nb = nbformat.reads(g.notebook, as_version=4)
+        nb = with_rubrics(nb, g.lesson, g.language)
+    else:
+        nb = nbformat.read(course.NOTEBOOKS / f"{g.lesson}.ipynb", as_version=4)
+        why = "; ".join(r.message for r in g.rows if r.status == Status.UNGRADABLE) or "not graded"
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**This submission could not be graded:** {why}"))
+    nbformat.write(nb, autograded / f"{g.lesson}.ipynb")
+    return stamp
+
+
+def with_rubrics(nb, lesson: str, lang: str | None = None):
+    """Below each written answer, its model answer and rubric from solutions/ (for the person
+    grading in formgrader; feedback pages are made from the notebook without them)."""
+    import re
+
+    import nbformat
+
+    from autograder.tooling import translations
+
+    rubric = {}
+    for cell in course.manual_cells(course.read_solution(lesson)):
+        m = re.search(r"### BEGIN SOLUTION\n?(.*?)### END SOLUTION", cell.source, re.S)
+        rubric[course.nbgrader_meta(cell)["grade_id"]] = (m.group(1) if m else cell.source).strip()
+    heading = "**For the grader (from solutions/, not in the student's notebook)**"
+    lang = lang or nb.metadata.get("language")
+    if isinstance(lang, str) and lang in translations.LANGUAGES:  # a translated notebook: its rubric
+        translated = translations.rubrics(lesson, lang)
+        rubric.update({gid: text.strip() for gid, text in translated.items() if gid in rubric})
+        heading = getattr(translations._catalogue(lang), "RUBRIC_HEADING", heading) if translated else heading
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        gid = course.nbgrader_meta(cell).get("grade_id")
+        if gid in rubric and course.nbgrader_meta(cell).get("solution"):
+            note = nbformat.v4.new_markdown_cell(
+                f"> {heading}\n>\n" + "\n".join("> " + line for line in rubric[gid].splitlines())
+            )
+            note["id"] = f"rubric-{gid}"[:64]
+            cells.append(note)
+    nb.cells = cells
+    return nb
+
+
+def apply_manual_grades(out: Path, graded: list, db_url: str, fresh: set) -> list:
+    """Manual grades and comments from the gradebook (entered in formgrader) applied to the
+    results, and the feedback pages they change rewritten (only those: a page graded in this run,
+    or whose manual grades differ from the last run's)."""
+    from autograder.record.feedback import update_scores
+
+    entered = gradebook.manual(db_url)
+    merged = gradebook.overlay(graded, entered)
+    memo = out / ".state" / "manual.json"
+    before = json.loads(memo.read_text()) if memo.exists() else {}
+    now = json.loads(json.dumps({f"{st}/{le}": v for (st, le), v in entered.items()}, sort_keys=True))
+    for g in merged:
+        key = f"{g.student}/{g.lesson}"
+        if not g.lesson or not (
+            (g.student, g.lesson) in fresh and key in now or before.get(key) != now.get(key)
+        ):
+            continue
+        page = feedback_page(out, g)
+        if page.exists():
+            text = page.read_text(encoding="utf-8")
+            new = update_scores(text, g.rows)
+            if new != text:
+                page.write_text(new, encoding="utf-8")
+    memo.write_text(json.dumps(now, sort_keys=True))
+    return merged

@@ -28,7 +28,7 @@ EXAMPLE_CLASS = course.ROOT / "examples" / "class"
 def _grade(args) -> int:
     from autograder.classroom import grade_class
     from autograder.collect.lateness import ConfigError
-    from autograder.collect.submissions import CollectError
+    from autograder.collect.tree import CollectError
     from autograder.outcomes import GradingStopped
     from autograder.record.export import table
 

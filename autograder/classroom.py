@@ -16,10 +16,10 @@ from autograder.collect.submissions import (
     DEFAULT_LMS_PATTERN,
     MAX_FILE_MB,
     MAX_ZIP_MB,
-    CollectError,
     Submission,
     collect,
 )
+from autograder.collect.tree import CollectError
 from autograder.judge.grade import fingerprint, grade_one, grading_version
 from autograder.outcomes import Graded, Row, Status
 from autograder.record import folders, gradebook

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from autograder import course
-from autograder.collect.submissions import CollectError, collect
+from autograder.collect.submissions import collect
+from autograder.collect.tree import CollectError
 from examples.build import CLASS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -33,6 +33,7 @@ GRADER_VERSION = "1"
 GRADING_CODE = (
     "judge/grade.py",
     "run/runner.py",
+    "run/probe.py",
     "run/restore.py",
     "run/prune.py",
     "run/outputs.py",

@@ -2,17 +2,14 @@
 
 The notebook runs cell by cell with errors allowed (like nbgrader), a wall-clock limit per cell and
 per notebook, and cells tagged `demo` in the lesson source skipped. After the last cell the grader
-sends the probe: the cases of every question, as data. The kernel answers with plain numbers
-printed after a one-time marker; the grader judges them in its own process (see grade.py).
+sends the probe (probe.py): the cases of every question, as data. The kernel answers with plain
+numbers printed after a one-time marker; the grader judges them in its own process (see grade.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import os
-import secrets
 import subprocess
 import sys
 import time
@@ -22,41 +19,11 @@ from pathlib import Path
 
 import nbformat
 import zmq
-from byhand._core import case_digest
 from jupyter_client.manager import AsyncKernelManager
-from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.exceptions import CellTimeoutError
 
-from autograder.run import outputs, sandbox, users, zygote
-
-# The probe, in two steps that each print one line per question as soon as it is ready:
-# RECORDED asks for the results the lesson's test cells already computed (the cases named by their
-# digests: a few bytes), PROBE calls the student's code on the cases given in full (kilobytes to
-# megabytes of inputs), only for the cases RECORDED did not have.
-_PRINT = """\
-import json as _j, sys as _s
-_w = getattr(type(_s.stdout).write, "__wrapped__", type(_s.stdout).write)
-def _say(line):
-    _w(_s.stdout, line + "\\n")
-    _s.stdout.flush()
-"""
-RECORDED = (
-    _PRINT
-    + """\
-from byhand._core import recorded as _rd
-for _q, _ds, _ns in _j.loads({payload!r}):
-    _say({marker!r} + _q + " " + _rd(_q, _ds, globals(), _ns))
-"""
-)
-PROBE = (
-    _PRINT
-    + """\
-from byhand._core import run_case as _rc
-for _q, _cs in _j.loads({payload!r}):
-    _say({marker!r} + _q + " [" + ",".join(_rc(_q, _c, globals()) for _c in _cs) + "]")
-"""
-)
+from autograder.run import outputs, probe, sandbox, users, zygote
 
 
 class Station:
@@ -146,47 +113,6 @@ class SandboxKernelManager(AsyncKernelManager):
         return [sys.executable, "-m", "autograder.run.sandbox", self.sandbox_spec, "--", *cmd]
 
 
-class Unresponsive(Exception):
-    """The kernel neither answered nor died within twice the cell limit, even after an interrupt
-    (e.g. its messaging was wrecked by a fork bomb)."""
-
-
-def _execute(client: NotebookClient, cell, index: int, **kwargs):
-    """nbclient's execute_cell under a hard wall-clock bound of our own: nbclient waits forever for
-    a reply from a kernel that is alive but no longer answers."""
-    limit = 2 * client.timeout + 10
-
-    async def bounded():
-        try:
-            return await asyncio.wait_for(client.async_execute_cell(cell, index, **kwargs), limit)
-        except asyncio.TimeoutError:
-            raise Unresponsive(
-                f"the kernel stopped answering (no reply within {limit} s, even after an interrupt)"
-            ) from None
-
-    return run_sync(bounded)()
-
-
-RECORD = "import byhand._core as _bc\n_bc.record_results()\ndel _bc\n"
-
-
-def _silently(client: NotebookClient, code: str) -> None:
-    """Run grader code in the kernel before the notebook, leaving no cell behind (a failure here
-    is the notebook's own cells' business to show)."""
-    cell = nbformat.v4.new_code_cell(code)
-    client.nb.cells.append(cell)
-    try:
-        _execute(client, cell, len(client.nb.cells) - 1, store_history=False)
-    except Exception:  # noqa: BLE001 - without recording the probe calls the student's code
-        pass
-    finally:
-        client.nb.cells.pop()
-
-
-def _kernel_died(exc: Exception) -> bool:
-    return isinstance(exc, DeadKernelError) or "Kernel died" in str(exc) or "kernel died" in str(exc)
-
-
 def run(
     nb: nbformat.NotebookNode, skip: set, per_question: dict, station: Station, check_names=None
 ) -> RunResult:
@@ -228,7 +154,7 @@ def run(
     try:
         with client.setup_kernel(cwd=str(workdir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
             users.seal(workdir, uid)  # its sockets are bound: from now on it writes to its tmpfs only
-            _silently(client, RECORD)  # the checks keep each case's result for the probe
+            probe.silently(client, probe.RECORD)  # the checks keep each case's result for the probe
             clock.lap("kernel start")
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or index in skip:
@@ -240,15 +166,15 @@ def run(
                     )
                     break
                 try:
-                    _execute(client, cell, index)
+                    probe.execute(client, cell, index)
                 except CellTimeoutError:
                     result.timed_out.append(index)
-                except Unresponsive as exc:
+                except probe.Unresponsive as exc:
                     result.died_at, result.death = index, str(exc)
                     break
                 except Exception as exc:  # noqa: BLE001 - any failure here is the submission's
-                    if _kernel_died(exc):
-                        result.died_at, result.death = index, _death_reason(km)
+                    if probe.kernel_died(exc):
+                        result.died_at, result.death = index, probe.death_reason(km)
                         break
                     raise
                 for out in cell.get("outputs", []):
@@ -260,12 +186,14 @@ def run(
             if result.died_at is None:
                 # the probe talks to the kernel alone: whatever it forked is gone first
                 users.kill_user_processes(km.sandbox_uid, keep=getattr(km.provisioner, "pid", None))
-                _probe_all(client, per_question, result, check_names or {})
+                probe.probe_all(client, per_question, result, check_names or {})
                 clock.lap("probe")
     except Exception as exc:  # noqa: BLE001
         if result.died_at is None:
             result.died_at = -1
-            result.death = _death_reason(km) if _kernel_died(exc) else f"the kernel could not run: {exc}"
+            result.death = (
+                probe.death_reason(km) if probe.kernel_died(exc) else f"the kernel could not run: {exc}"
+            )
     finally:
         users.kill_user_processes(km.sandbox_uid)
         _release(client, km)
@@ -284,163 +212,6 @@ class _Clock:
         now = time.monotonic()
         self.steps[name] = self.steps.get(name, 0.0) + now - self.t
         self.t = now
-
-
-def _death_reason(km) -> str:
-    code = None
-    try:
-        proc = getattr(km.provisioner, "process", None)
-        code = proc.poll() if proc is not None else None
-    except Exception:  # noqa: BLE001
-        pass
-    if code is not None and code < 0:
-        import signal
-
-        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-        hint = " (out of memory?)" if name in ("SIGKILL", "SIGSEGV", "SIGABRT") else ""
-        return f"the kernel was killed by {name}{hint}"
-    if code is not None:
-        return f"the kernel exited with status {code} (os._exit, exit() or a crash)"
-    return "the kernel died"
-
-
-def _probe_all(client: NotebookClient, per_question: dict, result: RunResult, names: dict) -> None:
-    """Every question's results into `result.probe` (name -> one wire result per case), or the
-    reason into `result.probe_errors`. Normally one call: the results the test cells recorded.
-    Then one call for every case not recorded, and each question alone only when that call left
-    it without results, so that one hanging or crashing function costs only its own question."""
-    result.probe = {}
-    got = {name: [None] * len(cases) for name, cases in per_question.items()}
-    asks = [
-        [name, [case_digest(name, c.wire()) for c in cases], sorted(names.get(name, ()))]
-        for name, cases in per_question.items()
-    ]
-    answer = _call(client, RECORDED, asks)
-    for name, data in answer.lines.items():
-        if isinstance(data, list) and len(data) == len(got[name]):
-            got[name] = [r if isinstance(r, dict) else None for r in data]
-    todo = {
-        name: [i for i, r in enumerate(got[name]) if r is None] for name in per_question if None in got[name]
-    }
-    if todo and not answer.lost:
-        left = _probe(
-            client, {name: [per_question[name][i] for i in idx] for name, idx in todo.items()}, result
-        )
-        for name, idx in todo.items():
-            if name in result.probe:
-                for i, r in zip(idx, result.probe.pop(name)):
-                    got[name][i] = r
-        for name in left:
-            if result.kernel_lost:
-                break
-            cases = {name: per_question[name]}
-            if _probe(client, cases, result, alone=True):  # silent once (seen under load): again
-                result.probe_errors.pop(name, None)
-                _probe(client, cases, result, alone=True)
-            if name in result.probe:
-                got[name] = result.probe.pop(name)
-    elif todo:
-        result.kernel_lost = True
-        result.probe_errors[next(iter(todo))] = answer.why.replace("{name}", next(iter(todo)))
-    for name, data in got.items():
-        if name not in result.probe_errors and None not in data:
-            result.probe[name] = data
-    if result.kernel_lost:
-        culprit = next(n for n in per_question if n in result.probe_errors)
-        for other in per_question:
-            if other not in result.probe:
-                result.probe_errors.setdefault(other, result.probe_errors[culprit])
-
-
-@dataclass
-class _Answer:
-    lines: dict  # question -> its decoded line, or the reason it could not be read (a str)
-    errors: list  # the cell's error outputs
-    why: str = ""  # the call itself failed ("{name}": the question it was on)
-    lost: bool = False  # the kernel died or stopped answering
-
-
-def _call(client: NotebookClient, code: str, payload) -> _Answer:
-    """Run one probe cell (`code` with `payload` and a fresh marker) and read its lines."""
-    marker = f"@@probe-{secrets.token_hex(16)}@@"
-    cell = nbformat.v4.new_code_cell(code.format(payload=json.dumps(payload), marker=marker))
-    cell.metadata[outputs.PROBE_META] = True
-    client.nb.cells.append(cell)  # nbclient writes outputs back by index
-    why, lost = "", False
-    try:
-        _execute(client, cell, len(client.nb.cells) - 1, store_history=False)
-    except Unresponsive as exc:
-        why, lost = f"the grader could not call {{name}}: {exc}", True
-    except CellTimeoutError:
-        why = f"{{name}} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
-    except Exception as exc:  # noqa: BLE001
-        if _kernel_died(exc):
-            why, lost = f"the kernel died while the grader called {{name}} ({_death_reason(client.km)})", True
-        elif "Signature" in str(exc):
-            why = (
-                "the grader could not call {name}: the kernel's messages were garbled (did the "
-                "notebook fork processes it did not wait for?)"
-            )
-        else:
-            why = f"the grader could not call {{name}}: {exc}"
-    finally:
-        client.nb.cells.pop()
-    text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
-    lines = {}
-    for line in text.split(marker)[1:]:  # the last line of a question counts
-        name, _, data = line.split("\n", 1)[0].partition(" ")
-        try:
-            lines[name] = json.loads(data)
-        except ValueError as exc:
-            lines[name] = str(exc)
-    errors = [o for o in cell.outputs if o.get("output_type") == "error"]
-    return _Answer(lines, errors, why, lost)
-
-
-def _probe(client: NotebookClient, questions: dict, result: RunResult, alone: bool = False):
-    """Call the student's code on `questions` (name -> cases) in one cell; results into
-    `result.probe`. Several questions: returns the names left without results, to be called alone
-    (a dead or unresponsive kernel is recorded against the question it was on). One question
-    (`alone`): its failure goes into `result.probe_errors`, and True means the kernel answered
-    nothing at all (no output, no error), worth one more call."""
-    answer = _call(client, PROBE, [[name, [c.wire() for c in cases]] for name, cases in questions.items()])
-    unread = {}
-    for name, data in answer.lines.items():
-        if name not in questions:
-            continue
-        if isinstance(data, list) and len(data) == len(questions[name]):
-            result.probe[name] = data
-        else:
-            why = data if isinstance(data, str) else "wrong number of results"
-            unread[name] = f"the grader could not read the results of {name} ({why})"
-    if not alone:
-        missing = [n for n in questions if n not in result.probe and n not in unread]
-        if answer.lost and missing:
-            result.kernel_lost = True
-            result.probe_errors[missing[0]] = answer.why.replace("{name}", missing[0])
-            return []
-        return [n for n in questions if n not in result.probe]
-    (name,) = questions
-    if answer.why:  # what went wrong with the call decides, whatever it printed before
-        result.probe.pop(name, None)
-        result.kernel_lost = answer.lost
-        result.probe_errors[name] = answer.why.replace("{name}", name)
-        return False
-    if name in unread:
-        result.probe_errors[name] = unread[name]
-        return False
-    if name in result.probe:
-        return False
-    errors = answer.errors
-    if errors and errors[0].get("ename") in ("KeyboardInterrupt", "CellTimeoutError"):
-        why = f"{name} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
-    elif errors:
-        why = f"the grader could not call {name} ({errors[0].get('ename')}: {errors[0].get('evalue')})"
-    else:
-        result.probe_errors[name] = f"the grader could not call {name} (no answer)"
-        return True
-    result.probe_errors[name] = why
-    return False
 
 
 def _release(client: NotebookClient, km) -> None:

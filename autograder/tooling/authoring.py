@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import sys
+from types import MappingProxyType
 
 import nbformat
 
@@ -39,6 +40,17 @@ def _strip_markdown(lines: list) -> str:
     for line in lines:
         out.append(line[2:] if line.startswith("# ") else ("" if line.rstrip() == "#" else line))
     return "\n".join(out).strip("\n")
+
+
+# nbgrader's flags for each kind of graded cell: (grade, locked, solution)
+NBGRADER_CELLS = MappingProxyType(
+    {
+        "answer": (False, False, True),  # the student's code
+        "tests": (True, True, False),  # the graded test cell
+        "question": (False, True, False),  # a written question's text
+        "written": (True, False, True),  # the student's written answer
+    }
+)
 
 
 def parse(text: str) -> nbformat.NotebookNode:
@@ -57,44 +69,12 @@ def parse(text: str) -> nbformat.NotebookNode:
             cell = nbformat.v4.new_markdown_cell(_strip_markdown(body))
         else:
             cell = nbformat.v4.new_code_cell(src)
-        if kind == "answer":
-            cell.metadata["nbgrader"] = {
-                "grade": False,
-                "grade_id": opts["id"],
-                "locked": False,
-                "schema_version": 3,
-                "solution": True,
-                "task": False,
-            }
-        elif kind == "tests":
-            cell.metadata["nbgrader"] = {
-                "grade": True,
-                "grade_id": opts["id"],
-                "locked": True,
-                "points": int(opts["points"]),
-                "schema_version": 3,
-                "solution": False,
-                "task": False,
-            }
-        elif kind == "question":
-            cell.metadata["nbgrader"] = {
-                "grade": False,
-                "grade_id": opts["id"],
-                "locked": True,
-                "schema_version": 3,
-                "solution": False,
-                "task": False,
-            }
-        elif kind == "written":
-            cell.metadata["nbgrader"] = {
-                "grade": True,
-                "grade_id": opts["id"],
-                "locked": False,
-                "points": int(opts["points"]),
-                "schema_version": 3,
-                "solution": True,
-                "task": False,
-            }
+        if kind in NBGRADER_CELLS:
+            grade, locked, solution = NBGRADER_CELLS[kind]
+            meta = {"grade": grade, "grade_id": opts["id"], "locked": locked}
+            if grade:
+                meta["points"] = int(opts["points"])
+            cell.metadata["nbgrader"] = {**meta, "schema_version": 3, "solution": solution, "task": False}
         elif kind in ("demo", "setup"):
             cell.metadata["tags"] = [kind]
         cells.append(cell)

@@ -60,6 +60,24 @@ STEPS = (
 )
 
 
+def nbgrader_autograde(course_dir: Path, lesson: str, env: dict) -> tuple:
+    """`nbgrader generate_assignment` then `nbgrader autograde` of one lesson: (wall, cpu, rss) of the latter."""
+    _timed(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", lesson, "--force"], cwd=course_dir, env=env
+    )
+    return _timed(
+        [sys.executable, "-m", "nbgrader", "autograde", lesson, "--create", "--force"],
+        cwd=course_dir,
+        env=env,
+        check=False,
+    )
+
+
+def grade_command(cls: Path, out: Path, *options: str) -> list:
+    """`python -m autograder grade CLS --out OUT ... --quiet`, as a benchmark runs it."""
+    return [sys.executable, "-m", "autograder", "grade", str(cls), "--out", str(out), *options, "--quiet"]
+
+
 def steps_table(cls: Path) -> list:
     """Where a notebook's time goes: every notebook of `cls` graded once, serially, at one warm
     station (one worker, as a pool worker grades); per step, the median over the notebooks."""
@@ -99,25 +117,14 @@ def copies_of_one_lesson(tmp: Path, lesson: str, copies: int, env: dict, skip_nb
         nbformat.write(fill(lesson, perfect), cls / f"c{i:02d}" / f"{lesson}.ipynb")
     rows = []
     for workers in (1, 2):
-        out = str(tmp / f"copies-ours-{workers}")
-        cmd = [sys.executable, "-m", "autograder", "grade", str(cls), "--out", out, "--workers", str(workers)]
-        wall, cpu, rss = _timed([*cmd, "--quiet"], env=env)
+        cmd = grade_command(cls, tmp / f"copies-ours-{workers}", "--workers", str(workers))
+        wall, cpu, rss = _timed(cmd, env=env)
         rows.append(
             (f"{copies} x {lesson}: ours, {workers} worker{'s' * (workers > 1)}", wall, copies, cpu, rss)
         )
     if not skip_nbgrader:
         course_dir = nbgrader_course(tmp / "copies-nbgrader", cls, [lesson])
-        _timed(
-            [sys.executable, "-m", "nbgrader", "generate_assignment", lesson, "--force"],
-            cwd=course_dir,
-            env=env,
-        )
-        wall, cpu, rss = _timed(
-            [sys.executable, "-m", "nbgrader", "autograde", lesson, "--create", "--force"],
-            cwd=course_dir,
-            env=env,
-            check=False,
-        )
+        wall, cpu, rss = nbgrader_autograde(course_dir, lesson, env)
         rows.append((f"{copies} x {lesson}: nbgrader autograde (serial)", wall, copies, cpu, rss))
     return rows
 
@@ -164,18 +171,7 @@ def class_table(students: int = 40, lessons: list | None = None, skip_nbgrader: 
         print(f"benchmark class: {students} students x {len(lessons)} lessons = {n} notebooks", flush=True)
         for workers in (1, 2):
             wall, cpu, rss = _timed(
-                [
-                    sys.executable,
-                    "-m",
-                    "autograder",
-                    "grade",
-                    str(cls),
-                    "--out",
-                    str(tmp / f"ours-{workers}"),
-                    "--workers",
-                    str(workers),
-                    "--quiet",
-                ],
+                grade_command(cls, tmp / f"ours-{workers}", "--workers", str(workers)),
                 env=env,
             )
             rows.append((f"ours, {workers} worker{'s' if workers > 1 else ''}", wall, n, cpu, rss))
@@ -193,17 +189,7 @@ def class_table(students: int = 40, lessons: list | None = None, skip_nbgrader: 
             course_dir = nbgrader_course(tmp, cls, lessons)
             total = [0.0, 0.0, 0.0]
             for lesson in lessons:
-                _timed(
-                    [sys.executable, "-m", "nbgrader", "generate_assignment", lesson, "--force"],
-                    cwd=course_dir,
-                    env=env,
-                )
-                wall, cpu, rss = _timed(
-                    [sys.executable, "-m", "nbgrader", "autograde", lesson, "--create", "--force"],
-                    cwd=course_dir,
-                    env=env,
-                    check=False,
-                )
+                wall, cpu, rss = nbgrader_autograde(course_dir, lesson, env)
                 total = [total[0] + wall, total[1] + cpu, max(total[2], rss)]
                 print(f"  nbgrader autograde {lesson}: {wall:.1f} s", flush=True)
             rows.append(("nbgrader autograde (serial)", total[0], n, total[1], total[2]))

@@ -9,7 +9,7 @@ import base64
 import nbformat
 
 from autograder import course
-from autograder.record.feedback import clean, public_notebook
+from autograder.record.public import clean, public_notebook
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
 

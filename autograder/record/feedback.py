@@ -10,25 +10,17 @@ PNG/JPEG images (no HTML, JavaScript, SVG, Markdown or LaTeX outputs, no output 
 is rendered and then cleaned with an allow-list of tags (no script, no event handlers, no style),
 cell metadata and attachments are dropped, and every page carries a Content-Security-Policy that
 lets no inline script run and nothing load from outside (the pages work offline: MathJax 3 is a
-local copy in `OUT/feedback/_assets/`, from the same npm package as the site).
+local copy in `OUT/feedback/_assets/`, from the same npm package as the site). The notebook the
+page shows is `public.public_notebook`'s; the assets are `assets.py`'s.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import fcntl
 import functools
 import html
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 from types import MappingProxyType
 
-import bleach
 import nbformat
 import pygments
 from byhand import i18n
@@ -36,140 +28,17 @@ from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from autograder.course import ROOT, SOLUTIONS, nbgrader_meta
+from autograder.course import ROOT, SOLUTIONS
+from autograder.record.public import HIDDEN_LINE, TAGS, clean, public_notebook
 
-HIDDEN_LINE = "# (the grader also runs hidden tests here)"
 CUT_NOTE = "… {n} more characters of this output are not shown"
-HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-B64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
-ASSETS = "_assets"  # OUT/feedback/_assets: MathJax and its configuration, shared by every page
-SITE = ROOT / "site"
-MATHJAX_ES5 = SITE / "node_modules" / "mathjax" / "es5"
-# what a page needs of MathJax 3: the combined component, its fonts, and the "safe" extension
-MATHJAX_FILES = ("tex-chtml-full.js", "ui/safe.js", "output/chtml/fonts/woff-v2")
-MATHJAX_CONFIG = """\
-window.MathJax = {
-  tex: {inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']],
-        processEscapes: true, packages: {'[-]': ['require']}},
-  loader: {load: ['ui/safe']},
-  options: {enableMenu: false}
-};
-"""
 CSP = (
     "default-src 'none'; script-src 'self' file:; style-src 'self' file: 'unsafe-inline'; "
     "img-src 'self' file: data:; font-src 'self' file: data:; base-uri 'none'; form-action 'none'"
 )
 
-# markdown (lesson text and written answers) after rendering: what may stay
-TAGS = frozenset([
-    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
-    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s",
-    "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "ul",
-])  # fmt: skip
-ATTRIBUTES = MappingProxyType(
-    {"a": ("href", "title"), "img": ("src", "alt", "title"), "td": ("align",), "th": ("align",)}
-)
-PROTOCOLS = frozenset(["http", "https", "mailto", "data"])
 _LEXER = PythonLexer()
 _FORMATTER = HtmlFormatter(cssclass="highlight")
-
-
-def clean(fragment: str) -> str:
-    """Rendered markdown with only harmless tags and attributes left (the rest shown as text)."""
-    text = bleach.clean(fragment, tags=TAGS, attributes=dict(ATTRIBUTES), protocols=PROTOCOLS)
-    # an image may only be inline data (CSP blocks the rest anyway): no request leaves the page
-    return re.sub(r'<img\b[^>]*\bsrc="(?!data:image/(?:png|jpeg|gif);)[^"]*"[^>]*>', "", text)
-
-
-def _clean(text: str) -> str:
-    text = ANSI.sub("", text)
-    # the longer first: a checkout under /tmp would otherwise lose only its /tmp
-    for path in sorted({str(ROOT), tempfile.gettempdir()}, key=len, reverse=True):
-        text = text.replace(path, "…")
-    return text
-
-
-def _node(**fields) -> nbformat.NotebookNode:
-    """A cell or output built from checked parts (nbformat's constructors would validate each one
-    against the schema again: most of a page's cost)."""
-    return nbformat.NotebookNode(fields)
-
-
-def _safe_output(out):
-    """An output cut down to what cannot carry markup: plain text, PNG/JPEG as checked base64."""
-    kind = out.get("output_type")
-    if kind == "stream":
-        text = out.get("text", "")
-        text = "".join(text) if isinstance(text, list) else str(text)
-        if "@@probe-" in text:
-            return None
-        name = out.get("name") if out.get("name") in ("stdout", "stderr") else "stdout"
-        return _node(output_type="stream", name=name, text=_clean(text))
-    if kind == "error":
-        ename, evalue = str(out.get("ename", "")), _clean(str(out.get("evalue", "")))
-        return _node(
-            output_type="error", ename=ename, evalue=evalue, traceback=[_clean(f"{ename}: {evalue}")]
-        )
-    if kind in ("execute_result", "display_data"):
-        data = out.get("data", {}) or {}
-        kept = {}
-        for mime in ("image/png", "image/jpeg"):
-            value = data.get(mime)
-            if isinstance(value, str) and B64.match(value):
-                try:
-                    base64.b64decode(value, validate=False)
-                    kept[mime] = value
-                except (binascii.Error, ValueError):
-                    pass
-        plain = data.get("text/plain")
-        if isinstance(plain, list):
-            plain = "".join(plain)
-        if isinstance(plain, str):
-            kept["text/plain"] = _clean(plain)
-        if not kept:
-            return None
-        if kind == "execute_result":
-            return _node(output_type="execute_result", data=kept, metadata={}, execution_count=None)
-        return _node(output_type="display_data", data=kept, metadata={})
-    return None
-
-
-def public_notebook(
-    nb: nbformat.NotebookNode, title: str = "", hidden_line: str = HIDDEN_LINE
-) -> nbformat.NotebookNode:
-    """The executed notebook as the student may see it, and as no browser can be made to run."""
-    src = nb  # read only: every cell and output below is built anew
-    out = nbformat.v4.new_notebook()
-    out.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}
-    if title:
-        out.metadata["title"] = title
-    for i, cell in enumerate(src.cells):
-        meta = nbgrader_meta(cell)
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        cid = cell.get("id") if SAFE_ID.match(str(cell.get("id", ""))) else f"cell-{i}"
-        if cell.cell_type == "code":
-            if meta.get("grade") and not meta.get("solution"):
-                source = HIDDEN.sub(hidden_line + "\n", source)
-            count = cell.get("execution_count")
-            new = _node(
-                cell_type="code",
-                source=source,
-                metadata={},
-                execution_count=count if isinstance(count, int) and not isinstance(count, bool) else None,
-                outputs=[o for o in map(_safe_output, cell.get("outputs", [])) if o is not None],
-            )
-        elif cell.cell_type == "markdown":
-            new = _node(cell_type="markdown", source=source, metadata={})
-        else:  # raw cells: shown as text
-            new = _node(
-                cell_type="markdown", source="```\n" + source.replace("```", "` ` `") + "\n```", metadata={}
-            )
-        new["id"] = cid
-        out.cells.append(new)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,53 +287,3 @@ def render(sub, nb, rows, notes, source=None, lang: str | None = None) -> str:
         + f"<div class='tbb-summary'>{summary_html(sub, rows, notes, lang)}</div>"
         + f"<main class='tbb-notebook'>\n{body}\n</main></body></html>\n"
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# offline assets
-
-
-def mathjax_es5() -> Path | None:
-    """MathJax 3 from npm (site/package-lock.json, the site's copy), installed once with `npm ci`
-    under the site's lock; None when npm is missing (the pages then show the TeX as text)."""
-    if (MATHJAX_ES5 / MATHJAX_FILES[0]).exists():
-        return MATHJAX_ES5
-    npm = shutil.which("npm")
-    if npm is None or not (SITE / "package-lock.json").exists():
-        return None
-    with open(SITE / ".npm.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (MATHJAX_ES5 / MATHJAX_FILES[0]).exists():
-            proc = subprocess.run(
-                [npm, "ci", "--prefix", str(SITE), "--no-audit", "--no-fund", "--loglevel=error"],
-                capture_output=True,
-                text=True,
-            )
-            if proc.returncode != 0:
-                print(f"warning: npm ci for MathJax failed: {proc.stderr[-500:]}", file=sys.stderr)
-                return None
-    return MATHJAX_ES5
-
-
-def install_assets(feedback: Path) -> bool:
-    """Put MathJax and its configuration into `feedback/_assets/` (once). False when MathJax is
-    not available (no npm): pages still work, math shows as TeX."""
-    dest = Path(feedback) / ASSETS
-    dest.mkdir(parents=True, exist_ok=True)
-    config = dest / "mathjax-config.js"
-    if not config.exists() or config.read_text() != MATHJAX_CONFIG:
-        config.write_text(MATHJAX_CONFIG)
-    if (dest / "mathjax" / MATHJAX_FILES[0]).exists():
-        return True
-    es5 = mathjax_es5()
-    if es5 is None:
-        print("warning: no npm, so no local MathJax: feedback pages show math as TeX", file=sys.stderr)
-        return False
-    for rel in MATHJAX_FILES:
-        src, dst = es5 / rel, dest / "mathjax" / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_dir():
-            shutil.copytree(src, dst, dirs_exist_ok=True)
-        else:
-            shutil.copyfile(src, dst)
-    return True

@@ -32,7 +32,7 @@ def write_feedback(out: Path, g: Graded) -> None:
 
 
 def install_feedback_assets(out: Path) -> None:
-    from autograder.record.feedback import install_assets
+    from autograder.record.assets import install_assets
 
     install_assets(out / "feedback")
 

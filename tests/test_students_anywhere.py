@@ -7,7 +7,9 @@ student notebook runs from a work folder outside the repository, with no reposit
 
 * without the package installed at all: every cell runs, no import fails, each self-check says the
   checks are off and the first cell says how to install them;
-* then, the site's wheel installed: untouched, each self-check says the exercise is not done yet and
+* then as in Colab (`google.colab` imported first), lesson 01 handed out with `BYHAND_SOURCE` set to
+  the site's wheel, served over local HTTP: its first cell installs the package itself;
+* then, the package installed: untouched, each self-check says the exercise is not done yet and
   the kernel reaches the last cell; with the example answers filled in, every self-check passes.
 
 Kernels run two at a time. The clean venv installs the same versions as this venv, from the same
@@ -29,11 +31,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from browser import serve
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
 from autograder import course
+from autograder.tooling.student import with_install_source
 from examples import answers_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +62,12 @@ def _pip(python: Path, *args: str) -> None:
         timeout=900,
     )
     assert done.returncode == 0, f"pip install {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def _freeze(python: Path) -> str:
+    return subprocess.run(
+        [str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def student_pins() -> list:
@@ -128,9 +138,15 @@ class CleanVenv:
         return nb
 
 
-def fill(nb: nbformat.NotebookNode, cells: dict) -> nbformat.NotebookNode:
-    """A copy of `nb` (each run writes its outputs into its own) with the answer cells `cells` filled."""
+# what Colab has imported before a notebook's first cell runs
+COLAB_CELLS = ["import sys, types\nsys.modules['google.colab'] = types.ModuleType('google.colab')"]
+
+
+def fill(nb: nbformat.NotebookNode, cells: dict, before: list = ()) -> nbformat.NotebookNode:
+    """A copy of `nb` (each run writes its outputs into its own) with the answer cells `cells`
+    filled, and the code cells `before` first."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    nb.cells[:0] = [nbformat.v4.new_code_cell(code) for code in before]
     for cell in nb.cells:
         gid = course.nbgrader_meta(cell).get("grade_id")
         if gid in cells:
@@ -200,7 +216,15 @@ def anywhere(tmp_path_factory):
         ("no_package", k): nb
         for k, nb in run_all(venv, {k: fill(nb, {}) for k, nb in student.items()}).items()
     }
-    _pip(venv.python, str(wheel))
+    # the package goes in the way Colab puts it in: the first cell of a notebook handed out with
+    # BYHAND_SOURCE = the wheel's URL on the site (served here over local HTTP) installs it itself
+    with serve(served) as base:
+        url = f"{base}/{wheel.name}"
+        # read as a notebook file is read: the released JSON holds each cell's source as lines
+        handed_out = nbformat.reads(with_install_source(json.dumps(student[LESSONS[0]]), url), as_version=4)
+        results |= run_all(venv, {("colab", LESSONS[0]): fill(handed_out, {}, before=COLAB_CELLS)})
+    colab_freeze = _freeze(venv.python)
+    _pip(venv.python, str(wheel))  # a no-op when the Colab step installed it; the other runs need it
     jobs = {("untouched", lesson): fill(nb, {}) for lesson, nb in student.items()}
     for lesson, nb in student.items():
         answers = answers_for(lesson)
@@ -209,7 +233,29 @@ def anywhere(tmp_path_factory):
     results |= run_all(venv, jobs)
     elapsed = time.monotonic() - t0
     print(f"\nclean venv: {t_venv:.0f} s to create; {len(results)} notebooks run in {elapsed - t_venv:.0f} s")
-    return {"results": results, "sys_path": path_before, "served": served, "venv": venv}
+    return {
+        "results": results,
+        "sys_path": path_before,
+        "served": served,
+        "venv": venv,
+        "colab_freeze": colab_freeze,
+    }
+
+
+@pytest.mark.e2e
+@pytest.mark.full  # a clean venv (minutes); the gate runs test_the_package_needs_only_torch_and_numpy
+def test_in_colab_the_first_cell_installs_the_checks_from_the_site(anywhere):
+    """Does a notebook handed out with `BYHAND_SOURCE` set to the site's wheel URL install the
+    checks by itself where `google.colab` is imported (as in Colab), so its self-checks run?"""
+    nb = anywhere["results"][("colab", LESSONS[0])]
+    setup = next(c for c in nb.cells if "setup" in c.metadata.get("tags", []))
+    assert OFF.lower() not in text_of(setup).lower(), f"got from the first cell: {text_of(setup)!r}"
+    checks = [text_of(c) for c in graded_test_cells(nb)]
+    assert checks and all(NOT_DONE in t for t in checks), f"got self-checks {checks}, expected 'not done yet'"
+    freeze = anywhere["colab_freeze"]
+    assert "transformer-by-hand==" in freeze.lower() or "transformer_by_hand==" in freeze.lower(), (
+        f"got installed after the first cell: {freeze}, expected the course's package among them"
+    )
 
 
 @pytest.mark.e2e

@@ -186,3 +186,52 @@ def test_a_refused_file_counts_in_no_language(known):
     assert ("language" in state.to_json(refused)) == known
     assert [g.known_language for g in saved] == [LANG, "en" if known else ""]
     assert class_language(saved) == ("en" if known else LANG)
+
+
+# ---------------------------------------------------------------------------------------------
+# a Chinese notebook's demo cells are skipped at grading, as an English one's are
+
+
+def _filled(lesson: str, lang: str) -> nbformat.NotebookNode:
+    """The released notebook of `lesson` in `lang` with the reference answers in its answer cells."""
+    answers = {course.nbgrader_meta(c).get("grade_id"): c.source for c in course.read_solution(lesson).cells}
+    folder = course.NOTEBOOKS / lang if lang != "en" else course.NOTEBOOKS
+    nb = nbformat.read(folder / f"{lesson}.ipynb", as_version=4)
+    for cell in nb.cells:
+        if course.nbgrader_meta(cell).get("solution"):
+            cell.source = answers[course.nbgrader_meta(cell)["grade_id"]]
+    return nb
+
+
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_a_chinese_notebooks_demo_cells_are_skipped_like_an_english_ones(lesson):
+    """Does grading leave out the same cells of a Chinese notebook as of the English one (restore's
+    demo cells, prune's unread cells), comparing them with the Chinese release (grade.lesson_text)?
+    Compared with the English solution, its translated cells would all run."""
+    from autograder.run import prune, restore
+
+    skipped = {}
+    for lang in ("en", LANG):
+        source = grade.lesson_text(lesson, lang)
+        nb, skip, notes = restore.restore(_filled(lesson, lang), source)
+        assert not notes, f"{lang}: got notes {notes} for the released notebook"
+        skip |= prune.skippable(nb, skip, source, grade._check_names(lesson))
+        skipped[lang] = {nb.cells[i]["id"] for i in skip}
+    assert skipped[LANG] == skipped["en"], (
+        f"got {sorted(skipped['en'] - skipped[LANG])} run in Chinese only, "
+        f"{sorted(skipped[LANG] - skipped['en'])} skipped in Chinese only; expected the same cells"
+    )
+    translated = set(translations_of(lesson))
+    if translated & skipped["en"]:  # the comparison the Chinese needs: with the English, they would run
+        english_source = course.read_solution(lesson)
+        nb, skip, _ = restore.restore(_filled(lesson, LANG), english_source)
+        skip |= prune.skippable(nb, skip, english_source, grade._check_names(lesson))
+        assert not translated & skipped["en"] & {nb.cells[i]["id"] for i in skip}
+
+
+def translations_of(lesson: str) -> list:
+    """The ids of the code cells whose comments and prints the Chinese edition translates."""
+    from autograder.tooling import translations
+
+    code = translations.code_translations(lesson, LANG)
+    return [c["id"] for c in course.read_solution(lesson).cells if translations.en_hash(c.source) in code]

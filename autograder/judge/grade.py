@@ -108,23 +108,30 @@ def _lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
     released = course.NOTEBOOKS / lang / f"{lesson}.ipynb"
     if not released.exists():
         return source
-    own = {
-        c.get("id"): c.source
-        for c in nbformat.read(released, as_version=4).cells
-        if c.cell_type == "code" and not course.nbgrader_meta(c)
-    }
+    own = {c.get("id"): c.source for c in nbformat.read(released, as_version=4).cells if _as_released(c)}
     for cell in source.cells:
-        if cell.cell_type == "code" and not course.nbgrader_meta(cell) and cell.get("id") in own:
+        if _as_released(cell) and cell.get("id") in own:
             cell.source = own[cell.get("id")]
     return source
 
 
+def _as_released(cell) -> bool:
+    """A cell a translation changes and whose released text is the lesson's: plain code (translated
+    comments and prints) and text, locked text included (a written question); never a test cell
+    (its hidden tests are the solution's) nor an answer cell."""
+    meta = course.nbgrader_meta(cell)
+    if cell.cell_type == "markdown":
+        return not meta.get("solution")
+    return cell.cell_type == "code" and not meta
+
+
 def lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
     """The lesson's source as a student of `lang` received it: the solution notebook (its test
-    cells, hidden tests and metadata) with the plain code cells of the release in `lang`, whose
-    comments and prints are translated. restore and prune skip a demo or unread cell only when
-    its text is the lesson's own: compared with the English, every translated cell of a Chinese
-    notebook would differ and run."""
+    cells, hidden tests and metadata) with the text and plain code cells of the release in `lang`
+    (comments and prints translated). restore and prune skip a demo or unread cell only when its
+    text is the lesson's own, and restore puts back a locked cell a student changed: compared with
+    the English, every translated demo of a Chinese notebook ran, and its written questions were
+    "changed" and restored in English."""
     return copy.deepcopy(_lesson_text(lesson, lang))
 
 

@@ -239,22 +239,22 @@ def _warmup_runs(lesson04, pre_ln, warmup, lr, steps=120, layers=6, optimizer="A
         (True, 0, 6, "Adam", 20),
         (True, 60, 6, "Adam", 20),
         (False, 0, 3, "Adam", 20),
-        (False, 0, 6, "RAdam", 18),
+        (False, 0, 6, "RAdam", 15),
     ],
 )
 def test_warmup_at_lr_1e_2(lesson04, pre_ln, warmup, layers, optimizer, learned):
     """Previous-token task, lr 1e-2, 120 steps, seeds 100-119: a 6-layer Post-LN without warm-up stays
     within 0.1 of ln 16 on every seed; with 60 warm-up steps it gets below 0.3 on at least 18 (the
     lesson: 19, seed 118 at 0.33); Pre-LN below 0.3 on every seed either way; without warm-up a 3-layer
-    Post-LN below 0.3 on every seed, a 6-layer one trained with RAdam on at least 18 (the lesson: 19,
-    seed 118 at 1.57)?"""
+    Post-LN below 0.3 on every seed, a 6-layer one trained with RAdam on most, at least 15 (the lesson:
+    19 here, seed 118 at 1.57; 16 on seeds 400-419); every run that learns ends more than 1 below ln 16?"""
     chance = math.log(lesson04["VOCAB_W"])
     final = _warmup_runs(lesson04, pre_ln, warmup, 1e-2, layers=layers, optimizer=optimizer)[:, -20:].mean(1)
     print(f"lr 1e-2, pre_ln={pre_ln}, warm-up {warmup}, {layers} layers, {optimizer}: final loss", final)
     if learned is None:
         assert ((final - chance).abs() < 0.1).all(), final
     else:
-        assert (final < 0.3).sum() >= learned, final
+        assert (final < 0.3).sum() >= learned and (final < chance - 1).all(), final
 
 
 @pytest.mark.parametrize("pre_ln, warmup, learns", [(False, 0, False), (False, 60, False), (True, 0, True)])

@@ -240,9 +240,10 @@ def test_samples_are_grammatical(lesson, trained):
             assert got > floor and got > bigram + 0.3, (seed, temp, got)
 
 
-def test_a_short_run_is_all_or_nothing(lesson):
-    """300 steps, seeds 100-119: some seeds have not learned the rule (< 50%) while most have (> 90%);
-    those without it still beat the bigram model by more than 0.15 nats per token?"""
+def test_a_short_run_may_stop_before_the_rule(lesson):
+    """300 steps, seeds 100-119: most seeds have the rule (> 90%), some have not learned it (< 50%; the
+    lesson: one at 30% here, none on seeds 300-339, where 6 of 40 stopped part-way, at 65-89%); those
+    without it still beat the bigram model by more than 0.15 nats per token?"""
     runs = _train(lesson, TRAIN_SEEDS, steps=300)
     final = {seed: r["curve"][-1] for seed, r in runs.items()}
     print("300 steps, the verb's number right:", {k: round(a, 2) for k, a in final.items()})

@@ -22,22 +22,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    graded,
-    helper,
-    let,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, graded, helper, let, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "08_backward"
 HELPERS = ("run_function",)
@@ -52,7 +39,7 @@ def _tols(expected: torch.Tensor, dtype):
 def _assert_grad(got, expected, what, hint, dtype):
     rtol, atol = _tols(expected, dtype)
     got = expect_tensor(got, what, shape=expected.shape)
-    _core.expect_dtype(got, dtype, what)
+    _judge.expect_dtype(got, dtype, what)
     if torch.isnan(got).any() and not torch.isnan(expected).any():
         hint = hint or "your result contains NaN where autograd's has none"
     assert_close(got, expected.to(dtype), what, hint, rtol=rtol, atol=atol)
@@ -60,7 +47,7 @@ def _assert_grad(got, expected, what, hint, dtype):
 
 def _unchanged(out, facts, names, fn_name):
     for name in names:
-        if name in out and not _core.close(out[name], facts[name]):
+        if name in out and not _judge.close(out[name], facts[name]):
             raise CheckFailure(
                 f"{fn_name} modified its input {name} in place: a backward function must leave its "
                 "inputs as they are (use out-of-place ops)"
@@ -940,7 +927,4 @@ QUESTIONS = {
     ]
 }
 
-
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("softmax_backward", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+check = _core.lesson_check(QUESTIONS, "softmax_backward", devices=False)

@@ -28,22 +28,9 @@ import math
 
 import torch
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    graded,
-    helper,
-    let,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, graded, helper, let, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "10_flash_attention"
 HELPERS = ("observe", "run_function")
@@ -519,7 +506,7 @@ def _pair(r, who, names):
 
 def _unchanged(out, facts, names, who):
     for name in names:
-        if name in out and not _core.close(out[name], facts[name]):
+        if name in out and not _judge.close(out[name], facts[name]):
             raise CheckFailure(f"{who} modified its input {name} in place: use out-of-place ops")
 
 
@@ -545,7 +532,7 @@ def _fwd_judge(case, out):
     o_exp, lse_exp = ref_forward(q, k, v, causal)
     o = expect_tensor(o, "o", shape=o_exp.shape)
     lse = expect_tensor(lse, "lse", shape=lse_exp.shape)
-    _core.expect_dtype(o, q.dtype, "o")
+    _judge.expect_dtype(o, q.dtype, "o")
     hints = dict(_FWD_MISTAKES)
     models = {}
 
@@ -727,7 +714,7 @@ def _judge_grads(grads, f, who, models=None):
 
     for i, name in sorted(enumerate(("dq", "dk", "dv")), key=lambda t: -t[0]):  # dv first: it needs no dS
         got = expect_tensor(grads[i], f"{name} from {who}", shape=exp[i].shape)
-        _core.expect_dtype(got, q.dtype, f"{name} from {who}")
+        _judge.expect_dtype(got, q.dtype, f"{name} from {who}")
         hint = diagnose(got, [(hints[key], lambda key=key: model(key)[i]) for key in hints])
         rtol, atol = _tols(exp[i], q.dtype)
         assert_close(
@@ -888,7 +875,4 @@ QUESTIONS = {
     ]
 }
 
-
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("flash_attention_forward", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+check = _core.lesson_check(QUESTIONS, "flash_attention_forward", devices=False)

@@ -15,21 +15,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "02_layernorm"
 
@@ -122,7 +110,7 @@ def _layer_norm_hint(y, x, w, b, eps):
     def model(**kw):
         return ref_layer_norm(x, w, b, eps, **kw)
 
-    candidates = _core.with_pairs(singles, model)
+    candidates = _judge.with_pairs(singles, model)
     tutorial = (_TUTORIAL, lambda: model(unbiased=True, eps_outside=True))
     candidates.insert(len(singles), tutorial)  # before the pairs: it is the pair with a name
     return diagnose(y, candidates)
@@ -130,14 +118,14 @@ def _layer_norm_hint(y, x, w, b, eps):
 
 def _same_input(out, facts, names, fn_name):
     for name in names:
-        if name in out and not _core.close(out[name], facts[name]):
+        if name in out and not _judge.close(out[name], facts[name]):
             raise CheckFailure(
                 f"{fn_name} modified its input {name} in place: use out-of-place ops "
                 "(x - mean, not x.sub_(mean))"
             )
 
 
-_expect_dtype = _core.expect_dtype
+_expect_dtype = _judge.expect_dtype
 
 
 def _tol(dtype):
@@ -699,7 +687,7 @@ def _bn_judge(case, out):
     for j, exp in enumerate(exp_ys):
         y = expect_tensor(out[f"y{j}"], f"batch_norm output (call {j + 1})", shape=exp.shape)
         _expect_dtype(y, dt, "batch_norm")
-        if not _core.close(y, exp.to(dt), rtol, atol):
+        if not _judge.close(y, exp.to(dt), rtol, atol):
             hint = diagnose(y, [(hints[k], lambda k=k: mistakes[k][0][j]) for k in hints])
             if not hint and j > 0:
                 hint = "the first call was right: check how the running buffers are updated and used"
@@ -715,7 +703,7 @@ def _bn_judge(case, out):
             )
     for name, exp, k in (("running_mean", rm, 1), ("running_var", rv, 2)):
         got = expect_tensor(out["rm" if k == 1 else "rv"], name, shape=exp.shape)
-        if not _core.close(got, exp.to(dt), rtol, atol):
+        if not _judge.close(got, exp.to(dt), rtol, atol):
             hint = diagnose(got, [(hints[m], lambda m=m: mistakes[m][k]) for m in hints])
             assert_close(
                 got,
@@ -728,7 +716,7 @@ def _bn_judge(case, out):
                 atol=atol,
             )
     for j, x in enumerate(f["xs"]):
-        if not _core.close(out[f"x{j}"], x):
+        if not _judge.close(out[f"x{j}"], x):
             raise CheckFailure(
                 "batch_norm modified its input x in place: only the running buffers may change"
             )
@@ -747,8 +735,4 @@ QUESTIONS = {
     ]
 }
 
-
-def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
-    """Self-check: `check("layer_norm", globals())`.
-    `device` (e.g. "cuda"): the inputs are built there."""
-    _core.check(QUESTIONS, name, namespace, hidden, device)
+check = _core.lesson_check(QUESTIONS, "layer_norm")

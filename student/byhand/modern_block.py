@@ -16,21 +16,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "09_modern_block"
 F64 = torch.float64
@@ -45,7 +33,7 @@ def _tol(dtype, expected):
 def _compare(got, exp, dt, what, mistakes, generic):
     """Shape, dtype, NaN, then the numbers; the hint names the mistake the answer equals."""
     expect_tensor(got, what, shape=exp.shape)
-    _core.expect_dtype(got, dt, what)
+    _judge.expect_dtype(got, dt, what)
     g = got.to(F64)
     if torch.isnan(g).any() and not torch.isnan(exp).any():
         raise CheckFailure(
@@ -330,7 +318,7 @@ def _repeat_judge(case, out):
             f"{tuple(exp.shape)} = (B, n_kv_heads * n_rep, L, d_head)\n  hint: "
             + layouts.get(tuple(got.shape), "each key/value head becomes n_rep heads along dim 1")
         )
-    _core.expect_dtype(got, dt, "repeat_kv output")
+    _judge.expect_dtype(got, dt, "repeat_kv output")
     tiled = x.repeat(1, n_rep, 1, 1)
     hint = (
         "your heads are tiled (x.repeat(1, n_rep, 1, 1)): query head h then reads key/value head h % n_kv_heads. "
@@ -583,10 +571,10 @@ def _check_cache(got, exp_k, exp_v, dt, what, unrotated_k=None):
                 f"{what}: {name} has the wrong shape.\n  got:      {tuple(g.shape)}\n  expected: "
                 f"{tuple(e.shape)} = (B, n_kv_heads, T_past + T, d_head)\n  hint: {why}"
             )
-        _core.expect_dtype(g, dt, f"{what}: {name}")
+        _judge.expect_dtype(g, dt, f"{what}: {name}")
         rtol, atol = _tol(dt, e)
         hint = "the cache holds k after RoPE and v, each (B, n_kv_heads, T, d_head), earlier positions first"
-        if name == "k" and unrotated_k is not None and _core.close(g.to(F64), unrotated_k, rtol, atol):
+        if name == "k" and unrotated_k is not None and _judge.close(g.to(F64), unrotated_k, rtol, atol):
             hint = (
                 "your cache holds the keys before RoPE: rotate k first, then cache it (as Llama does), so a "
                 "cached key is never rotated again"
@@ -838,7 +826,4 @@ QUESTIONS = {
     ]
 }
 
-
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("apply_rope", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+check = _core.lesson_check(QUESTIONS, "apply_rope", devices=False)

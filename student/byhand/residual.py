@@ -17,21 +17,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "03_residual"
 
@@ -187,9 +175,9 @@ def _ffn_judge(case, out):
     drop_all = mode == "train" and p == 1.0
     exp = ref_ffn(state, x, drop_all=drop_all)
     y = expect_tensor(out["y"], "PositionwiseFeedForward output", shape=exp.shape)
-    _core.expect_dtype(y, x.dtype, "PositionwiseFeedForward output")
+    _judge.expect_dtype(y, x.dtype, "PositionwiseFeedForward output")
     rtol, atol = _tol(x.dtype)
-    if _core.close(y, exp.to(y.dtype), rtol, atol):
+    if _judge.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "PositionwiseFeedForward")
         return
     singles = [(h, dict(act=a)) for a, h in _FFN_HINTS]
@@ -211,11 +199,11 @@ def _ffn_judge(case, out):
     def model(**kw):
         return ref_ffn(state, x, **{"drop_all": drop_all, **kw})
 
-    hint = diagnose(y, _core.with_pairs(singles, model))
+    hint = diagnose(y, _judge.with_pairs(singles, model))
     again = out.get("y_again")
     # dropout is to blame only when it is on: two calls on one input then give two outputs
     random = (
-        isinstance(again, torch.Tensor) and again.shape == y.shape and not _core.close(again, y, rtol, atol)
+        isinstance(again, torch.Tensor) and again.shape == y.shape and not _judge.close(again, y, rtol, atol)
     )
     if not hint and mode == "eval" and random:
         hint = (
@@ -235,7 +223,7 @@ def _ffn_judge(case, out):
 
 
 def _same_input(out, f, what):
-    if "x" in out and not _core.close(out["x"], f["x"]):
+    if "x" in out and not _judge.close(out["x"], f["x"]):
         raise CheckFailure(
             f"{what} modified its input x in place: use out-of-place ops "
             "(torch.relu(h), not h.relu_(); nn.Dropout without inplace=True)"
@@ -395,9 +383,9 @@ def _sub_judge(case, out):
     drop_all = f["mode"] == "train" and f["p"] == 1.0
     exp = ref_sublayer_connection(x, norm_state, spec, pre_norm, drop_all=drop_all)
     y = expect_tensor(out["y"], "SublayerConnection output", shape=exp.shape)
-    _core.expect_dtype(y, x.dtype, "SublayerConnection output")
+    _judge.expect_dtype(y, x.dtype, "SublayerConnection output")
     rtol, atol = _tol(x.dtype)
-    if _core.close(y, exp.to(y.dtype), rtol, atol):
+    if _judge.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "SublayerConnection")
         return
 
@@ -537,9 +525,9 @@ def _hyb_judge(case, out):
 
     exp = model("hybrid")
     y = expect_tensor(out["y"], "HybridSublayerConnection output", shape=exp.shape)
-    _core.expect_dtype(y, x.dtype, "HybridSublayerConnection output")
+    _judge.expect_dtype(y, x.dtype, "HybridSublayerConnection output")
     rtol, atol = _tol(x.dtype)
-    if _core.close(y, exp.to(y.dtype), rtol, atol):
+    if _judge.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "HybridSublayerConnection")
         return
     mistakes = [
@@ -603,8 +591,4 @@ QUESTIONS = {
     ]
 }
 
-
-def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
-    """Self-check: `check("SublayerConnection", globals())`.
-    `device` (e.g. "cuda"): the inputs are built there."""
-    _core.check(QUESTIONS, name, namespace, hidden, device)
+check = _core.lesson_check(QUESTIONS, "SublayerConnection")

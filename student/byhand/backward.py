@@ -698,17 +698,6 @@ def _attn_judge(case, out):
 # LayerNormFunction: the helper that runs in the student's kernel
 
 
-def _tensors_in(value, depth=0):
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif depth < 2 and isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _tensors_in(v, depth + 1)
-    elif depth < 2 and isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors_in(v, depth + 1)
-
-
 def run_function(cls, x, weight, bias, eps, dy):
     """Apply `cls` (an autograd.Function) to fresh leaves, backward with `dy`, and report raw facts:
     (y, dx, dweight, dbias, kept, backward_error). `kept` has one row per tensor kept for backward:
@@ -718,50 +707,23 @@ def run_function(cls, x, weight, bias, eps, dy):
     apply = getattr(cls, "apply", cls)  # a stub that is not a class still says "not done"
     x, weight, bias = (t.detach().clone().requires_grad_(True) for t in (x, weight, bias))
     storages: dict = {}
-    packed: list = []
 
     def storage_id(t):
         return storages.setdefault(t.untyped_storage().data_ptr(), len(storages))
 
     roles = {storage_id(t): name for name, t in (("x", x), ("weight", weight), ("bias", bias))}
-
-    def pack(t):
-        packed.append(t)
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        y = apply(x, weight, bias, eps)
+    y, node, saved = _core.apply_recording(apply, x, weight, bias, eps)
     if isinstance(y, torch.Tensor):
         roles.setdefault(storage_id(y), "y")
-    node = getattr(y, "grad_fn", None)
-    try:  # what save_for_backward holds; whatever was packed before it, ops inside forward saved
-        n_saved = len(node.saved_tensors)
-    except Exception:  # noqa: BLE001 - not a custom Function's node, or nothing saved
-        n_saved = 0
     kept = []
-
-    def row(how, t):
+    for how, t in saved:
         sid = storage_id(t)
         inner = t.grad_fn is not None and t.grad_fn is not node  # part of a graph built inside forward
         leaf = t.requires_grad and t.is_leaf and roles.get(sid) not in ("x", "weight", "bias")
         kept.append(
             [how, t.numel(), t.numel() * t.element_size(), sid, roles.get(sid, "other"), int(inner or leaf)]
         )
-
-    for i, t in enumerate(packed):
-        row("saved" if i >= len(packed) - n_saved else "inner", t)
-    for value in list(getattr(node, "__dict__", {}).values()):
-        for t in _tensors_in(value):
-            row("ctx", t)
-    error = None
-    try:
-        if not isinstance(y, torch.Tensor):
-            raise TypeError(f"apply returned {type(y).__name__}, not a tensor")
-        y.backward(dy)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # the answer's backward failed: a fact to judge, not a crash
-        error = f"{type(exc).__name__}: {exc}"[:500]
+    error = _core.backward_error(y, dy)
     return y.detach() if isinstance(y, torch.Tensor) else y, x.grad, weight.grad, bias.grad, kept, error
 
 

@@ -100,17 +100,6 @@ def observe(fn, *args, **kwargs):
     return result, observer.largest, int(observer.flops), observer.ops
 
 
-def _tensors_in(value, depth=0):
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif depth < 2 and isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _tensors_in(v, depth + 1)
-    elif depth < 2 and isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors_in(v, depth + 1)
-
-
 def run_function(cls, q, k, v, is_causal, do):
     """Apply `cls` (an autograd.Function) to fresh leaves, backward with `do`, report raw facts:
     (o, dq, dk, dv, kept, backward_error). `kept`: one row per tensor kept for backward,
@@ -119,41 +108,14 @@ def run_function(cls, q, k, v, is_causal, do):
     apply = getattr(cls, "apply", cls)
     q, k, v = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
     leaves = {t.untyped_storage().data_ptr() for t in (q, k, v)}
-    packed: list = []
-
-    def pack(t):
-        packed.append(t)
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        o = apply(q, k, v, is_causal)
-    node = getattr(o, "grad_fn", None)
-    try:
-        n_saved = len(node.saved_tensors)
-    except Exception:  # noqa: BLE001 - not a custom Function's node, or nothing saved
-        n_saved = 0
+    o, node, saved = _core.apply_recording(apply, q, k, v, is_causal)
     kept = []
-
-    def row(how, t):
+    for how, t in saved:
         inner = t.grad_fn is not None and t.grad_fn is not node
         leaf = t.requires_grad and t.is_leaf and t.untyped_storage().data_ptr() not in leaves
         n = t.untyped_storage().nbytes() // max(1, t.element_size())
         kept.append([how, int(n), [int(s) for s in t.shape], int(inner or leaf)])
-
-    for i, t in enumerate(packed):
-        row("saved" if i >= len(packed) - n_saved else "inner", t)
-    for value in list(getattr(node, "__dict__", {}).values()):
-        for t in _tensors_in(value):
-            row("ctx", t)
-    error = None
-    try:
-        if not isinstance(o, torch.Tensor):
-            raise TypeError(f"apply returned {type(o).__name__}, not a tensor")
-        o.backward(do)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # the answer's backward failed: a fact to judge, not a crash
-        error = f"{type(exc).__name__}: {exc}"[:500]
+    error = _core.backward_error(o, do)
     return o.detach() if isinstance(o, torch.Tensor) else o, q.grad, k.grad, v.grad, kept, error
 
 
@@ -457,6 +419,13 @@ _FWD_HIDDEN = [
 ]
 
 
+def _observed(name: str, inputs: dict, **kwargs) -> list:
+    """Steps that bind `inputs` and call the graded `name` on them, in that order, under the
+    observer (what it allocates, the FLOPs it spends): the result comes back as "r"."""
+    graded_call = call("r", helper("flash_attention.observe"), graded(name), *map(ref, inputs), **kwargs)
+    return [let(key, value) for key, value in inputs.items()] + [graded_call]
+
+
 def _fwd_cases(hidden):
     specs = _FWD_HIDDEN if hidden else _FWD_SPECS
     cases = []
@@ -464,21 +433,7 @@ def _fwd_cases(hidden):
         g = gen(10100 + 37 * i + (500 if hidden else 0))
         q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
         kw = {} if bq is None else {"block_q": bq, "block_k": bk}
-        steps = [
-            let("q", q),
-            let("k", k),
-            let("v", v),
-            call(
-                "r",
-                helper("flash_attention.observe"),
-                graded("flash_attention_forward"),
-                ref("q"),
-                ref("k"),
-                ref("v"),
-                is_causal=causal,
-                **kw,
-            ),
-        ]
+        steps = _observed("flash_attention_forward", dict(q=q, k=k, v=v), is_causal=causal, **kw)
         cases.append(
             Case(
                 _label(q, k, v, causal, bq, bk, dt),
@@ -584,22 +539,9 @@ def _skip_cases(hidden):
     for i, (lead, L, d, bq, bk, dt) in enumerate(specs):
         g = gen(10300 + 41 * i + (500 if hidden else 0))
         q, k, v = _inputs(lead, L, L, d, d, dt, g)
-        steps = [
-            let("q", q),
-            let("k", k),
-            let("v", v),
-            call(
-                "r",
-                helper("flash_attention.observe"),
-                graded("flash_attention_forward"),
-                ref("q"),
-                ref("k"),
-                ref("v"),
-                is_causal=True,
-                block_q=bq,
-                block_k=bk,
-            ),
-        ]
+        steps = _observed(
+            "flash_attention_forward", dict(q=q, k=k, v=v), is_causal=True, block_q=bq, block_k=bk
+        )
         cases.append(
             Case(
                 _label(q, k, v, True, bq, bk, dt),
@@ -667,28 +609,8 @@ def _bwd_cases(hidden):
         do = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
         o, lse = ref_forward(q, k, v, causal)
         o, lse = o.to(dt), lse.to(dt)
-        steps = [
-            let("q", q),
-            let("k", k),
-            let("v", v),
-            let("o", o),
-            let("lse", lse),
-            let("do", do),
-            call(
-                "r",
-                helper("flash_attention.observe"),
-                graded("flash_attention_backward"),
-                ref("q"),
-                ref("k"),
-                ref("v"),
-                ref("o"),
-                ref("lse"),
-                ref("do"),
-                is_causal=causal,
-                block_q=bq,
-                block_k=bk,
-            ),
-        ]
+        inputs = dict(q=q, k=k, v=v, o=o, lse=lse, do=do)
+        steps = _observed("flash_attention_backward", inputs, is_causal=causal, block_q=bq, block_k=bk)
         cases.append(
             Case(
                 f"{_label(q, k, v, causal, bq, bk, dt)}, o and lse of the forward, do {tuple(do.shape)} (mean 0.3)",

@@ -223,38 +223,34 @@ def _lnm_cases(hidden):
         weight, bias = (
             _affine(d, dt, g) if with_state else (torch.ones(d, dtype=dt), torch.zeros(d, dtype=dt))
         )
-        kw = {} if eps is None else {"eps": eps}
-        state = {"weight": weight, "bias": bias} if with_state else None
-        steps = [
-            new("ln", "LayerNorm", d, state=state, dtype=dt, **kw),
-            let("x", x),
-            call("y", ref("ln"), ref("x")),
-        ]
-        outputs = ["y", "x"]
-        if not with_state:
-            outputs += ["ln.weight", "ln.bias", "ln.weight.requires_grad", "ln.bias.requires_grad"]
-        label = (
-            f"LayerNorm({d}{'' if eps is None else f', eps={eps}'}), "
-            f"{'random weight and bias' if with_state else 'fresh parameters'}, x {tuple(shape)} {dt} "
-            f"(mean {mean}, std {std})"
-        )
         cases.append(
-            Case(
-                label,
-                steps,
-                outputs,
-                facts=dict(
-                    x=x,
-                    weight=weight,
-                    bias=bias,
-                    eps=1e-5 if eps is None else eps,
-                    default_eps=eps is None,
-                    fresh=not with_state,
-                ),
-                size=x.numel(),
+            _module_case(
+                "LayerNorm",
+                x,
+                eps,
+                {"weight": weight, "bias": bias} if with_state else None,
+                "random weight and bias" if with_state else "fresh parameters",
+                f"(mean {mean}, std {std})",
+                dict(weight=weight, bias=bias, eps=1e-5 if eps is None else eps),
             )
         )
     return cases
+
+
+def _module_case(cls: str, x, eps, state, params: str, stats: str, facts: dict) -> Case:
+    """`cls(d)` (or `cls(d, eps=eps)`) built in the kernel, loaded with `state` (None: its own fresh
+    parameters, which come back too), called on x."""
+    d, var = x.shape[-1], {"LayerNorm": "ln", "RMSNorm": "rn"}[cls]
+    kw = {} if eps is None else {"eps": eps}
+    steps = [new(var, cls, d, state=state, dtype=x.dtype, **kw), let("x", x), call("y", ref(var), ref("x"))]
+    names = ("weight",) if cls == "RMSNorm" else ("weight", "bias")
+    fresh = [f"{var}.{n}" for n in names] + [f"{var}.{n}.requires_grad" for n in names]
+    label = (
+        f"{cls}({d}{'' if eps is None else f', eps={eps}'}), {params}, x {tuple(x.shape)} {x.dtype} {stats}"
+    )
+    outputs = ["y", "x"] + (fresh if state is None else [])
+    facts = dict(x=x, default_eps=eps is None, fresh=state is None, **facts)
+    return Case(label, steps, outputs, facts=facts, size=x.numel())
 
 
 def _param_checks(out, prefix, d, dtype, cls, names=("weight", "bias")):
@@ -433,30 +429,15 @@ def _rmsm_cases(hidden):
         d = shape[-1]
         x = rand(*shape, dtype=dt, mean=mean, std=std, generator=g)
         weight = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g) if with_state else torch.ones(d, dtype=dt)
-        kw = {} if eps is None else {"eps": eps}
-        steps = [
-            new("rn", "RMSNorm", d, state={"weight": weight} if with_state else None, dtype=dt, **kw),
-            let("x", x),
-            call("y", ref("rn"), ref("x")),
-        ]
-        outputs = ["y", "x"] + ([] if with_state else ["rn.weight", "rn.weight.requires_grad"])
-        label = (
-            f"RMSNorm({d}{'' if eps is None else f', eps={eps}'}), "
-            f"{'random weight' if with_state else 'fresh weight'}, x {tuple(shape)} {dt} (mean {mean}, std {std})"
-        )
         cases.append(
-            Case(
-                label,
-                steps,
-                outputs,
-                facts=dict(
-                    x=x,
-                    weight=weight,
-                    eps=1e-6 if eps is None else eps,
-                    default_eps=eps is None,
-                    fresh=not with_state,
-                ),
-                size=x.numel(),
+            _module_case(
+                "RMSNorm",
+                x,
+                eps,
+                {"weight": weight} if with_state else None,
+                "random weight" if with_state else "fresh weight",
+                f"(mean {mean}, std {std})",
+                dict(weight=weight, eps=1e-6 if eps is None else eps),
             )
         )
     return cases

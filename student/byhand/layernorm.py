@@ -625,41 +625,25 @@ _BN_MISTAKES = [
 ]
 
 
+def _over_calls(f: dict, batch_norm, **mistake) -> tuple:
+    """(each call's output, running_mean, running_var after the last call) of the case's calls in
+    turn, computed by `batch_norm` (torch's, or the reference with a mistake)."""
+    rm, rv, ys = f["rm"], f["rv"], []
+    for x, (training, momentum, eps) in zip(f["xs"], f["calls"]):
+        momentum, eps = 0.1 if momentum is None else momentum, 1e-5 if eps is None else eps
+        y, rm, rv = batch_norm(x, rm, rv, f["w"], f["b"], training, momentum, eps, **mistake)
+        ys.append(y)
+    return ys, rm, rv
+
+
 def _bn_judge(case, out):
     f = case.facts
     calls = f["calls"]
 
     def run(**mistake):
-        rm, rv, ys = f["rm"], f["rv"], []
-        for x, (training, momentum, eps) in zip(f["xs"], calls):
-            y, rm, rv = ref_batch_norm(
-                x,
-                rm,
-                rv,
-                f["w"],
-                f["b"],
-                training,
-                0.1 if momentum is None else momentum,
-                1e-5 if eps is None else eps,
-                **mistake,
-            )
-            ys.append(y)
-        return ys, rm, rv
+        return _over_calls(f, ref_batch_norm, **mistake)
 
-    rm, rv = f["rm"], f["rv"]
-    exp_ys = []
-    for x, (training, momentum, eps) in zip(f["xs"], calls):
-        y, rm, rv = _torch_batch_norm(
-            x,
-            rm,
-            rv,
-            f["w"],
-            f["b"],
-            training,
-            0.1 if momentum is None else momentum,
-            1e-5 if eps is None else eps,
-        )
-        exp_ys.append(y)
+    exp_ys, rm, rv = _over_calls(f, _torch_batch_norm)
     dt = f["xs"][0].dtype
     rtol, atol = _tol(dt)
     mistakes = {key: run(stat_dim=1) if key == "stat_dim" else run(**{key: True}) for key, _ in _BN_MISTAKES}

@@ -501,50 +501,57 @@ def _gqa_cases(hidden):
         x = rand(b, t, d, dtype=dt, mean=0.3, std=2.0, generator=g)
         args = (d, h, hkv) if theta == 10000.0 else (d, h, hkv, theta)
         head = f"GroupedQueryAttention(d_model={d}, n_heads={h}, n_kv_heads={hkv}, theta={theta:g}) ({dt}), "
-        if t_past == 0:
-            pos = None
-            if pkind == "strided":
-                pos = torch.arange(t) * 3 + 2
-            elif pkind == "random":
-                pos = torch.randint(0, 500, (t,), generator=g).sort().values
-            kw = {} if pos is None else {"positions": ref("pos")}
-            steps = [new("attn", "GroupedQueryAttention", *args, state=s, dtype=dt), let("x", x)]
-            if pos is not None:
-                steps.append(let("pos", pos))
-            steps.append(call("out", ref("attn"), ref("x"), **kw))
-            cases.append(
-                Case(
-                    head
-                    + f"x {tuple(x.shape)}, no cache"
-                    + (f", positions={pos.tolist()}" if pos is not None else ""),
-                    steps,
-                    ["out", "x"],
-                    facts=dict(s=s, x=x, h=h, hkv=hkv, dt=dt, theta=theta, pos=pos),
-                    size=b * t * d,
-                )
-            )
-        else:
-            _, (pk, pv) = ref_gqa(s, x[:, :t_past], h, hkv, theta)
-            cache = (pk.to(dt), pv.to(dt))
-            x_new = x[:, t_past : t_past + t_new]
-            steps = [
+        pos = None
+        if t_past == 0 and pkind == "strided":
+            pos = torch.arange(t) * 3 + 2
+        elif t_past == 0 and pkind == "random":
+            pos = torch.randint(0, 500, (t,), generator=g).sort().values
+        cases.append(
+            _with_and_without_cache(
                 new("attn", "GroupedQueryAttention", *args, state=s, dtype=dt),
-                let("x_new", x_new),
-                let("cache", cache),
-                call("out", ref("attn"), ref("x_new"), kv_cache=ref("cache")),
-            ]
-            cases.append(
-                Case(
-                    head
-                    + f"x {tuple(x_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with kv_cache = (k, v) of "
-                    f"the first T_past={t_past}, each {tuple(pk.shape)} = (B, n_kv_heads, T_past, d_head)",
-                    steps,
-                    ["out", "cache"],
-                    facts=dict(s=s, x=x_new, cache=cache, h=h, hkv=hkv, dt=dt, theta=theta, pos=None),
-                    size=CACHED + b * t * d,
-                )
+                head,
+                x,
+                (t_past, t_new, pos),
+                lambda x_past, s=s, h=h, hkv=hkv, theta=theta: ref_gqa(s, x_past, h, hkv, theta)[1],
+                dict(s=s, h=h, hkv=hkv, dt=dt, theta=theta),
+                cache_note=" = (B, n_kv_heads, T_past, d_head)",
+                cache_out=True,
             )
+        )
     return cases
+
+
+def _with_and_without_cache(build, head, x, when, cache_of, facts, cache_note="", cache_out=False) -> Case:
+    """A case of a module that takes a KV cache (GroupedQueryAttention, LlamaBlock), built by the
+    step `build`. `when` = (T_past, T_new, positions): with T_past == 0, the module runs on all of x
+    (at `positions`, when given); else on the T_new tokens after the first T_past, with the cache of
+    those (`cache_of(x[:, :T_past])`, the reference's)."""
+    (t_past, t_new, pos), module, (b, t, d) = when, build["out"], x.shape
+    if t_past == 0:
+        steps = [build, let("x", x)]
+        if pos is None:
+            steps.append(call("out", ref(module), ref("x")))
+        else:
+            steps += [let("pos", pos), call("out", ref(module), ref("x"), positions=ref("pos"))]
+        label = (
+            head
+            + f"x {tuple(x.shape)}, no cache"
+            + (f", positions={pos.tolist()}" if pos is not None else "")
+        )
+        return Case(label, steps, ["out", "x"], facts=dict(facts, x=x, pos=pos), size=b * t * d)
+    pk, pv = cache_of(x[:, :t_past])
+    cache = (pk.to(x.dtype), pv.to(x.dtype))
+    x_new = x[:, t_past : t_past + t_new]
+    steps = [build, let("x_new", x_new), let("cache", cache)]
+    steps.append(call("out", ref(module), ref("x_new"), kv_cache=ref("cache")))
+    label = (
+        head + f"x {tuple(x_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with kv_cache = (k, v) of "
+        f"the first T_past={t_past}, each {tuple(pk.shape)}{cache_note}"
+    )
+    outputs = ["out", "cache"] if cache_out else ["out"]
+    return Case(
+        label, steps, outputs, facts=dict(facts, x=x_new, cache=cache, pos=None), size=CACHED + b * t * d
+    )
 
 
 def _pair(got, what):
@@ -754,42 +761,17 @@ def _block_cases(hidden):
             f", eps={eps})" if eps is not None else ")"
         )
         head += f" ({dt}), "
-        steps = [new("blk", "LlamaBlock", d, h, hkv, d_ff, state=s, dtype=dt, **kw)]
         pos = torch.arange(t) * 5 + 3 if hidden and i == 3 else None
-        if t_past == 0:
-            steps += [let("x", x)]
-            if pos is None:
-                steps.append(call("out", ref("blk"), ref("x")))
-            else:
-                steps += [let("pos", pos), call("out", ref("blk"), ref("x"), positions=ref("pos"))]
-            cases.append(
-                Case(
-                    head
-                    + f"x {tuple(x.shape)}, no cache"
-                    + (f", positions={pos.tolist()}" if pos is not None else ""),
-                    steps,
-                    ["out", "x"],
-                    facts=dict(s=s, x=x, h=h, hkv=hkv, eps=eps_, dt=dt, pos=pos),
-                    size=b * t * d,
-                )
+        cases.append(
+            _with_and_without_cache(
+                new("blk", "LlamaBlock", d, h, hkv, d_ff, state=s, dtype=dt, **kw),
+                head,
+                x,
+                (t_past, t_new, pos),
+                lambda x_past, s=s, h=h, hkv=hkv, eps_=eps_: ref_block(s, x_past, h, hkv, eps_)[1],
+                dict(s=s, h=h, hkv=hkv, eps=eps_, dt=dt),
             )
-        else:
-            _, (pk, pv) = ref_block(s, x[:, :t_past], h, hkv, eps_)
-            cache = (pk.to(dt), pv.to(dt))
-            x_new = x[:, t_past : t_past + t_new]
-            steps += [let("x_new", x_new), let("cache", cache)]
-            steps.append(call("out", ref("blk"), ref("x_new"), kv_cache=ref("cache")))
-            cases.append(
-                Case(
-                    head
-                    + f"x {tuple(x_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with kv_cache = "
-                    f"(k, v) of the first T_past={t_past}, each {tuple(pk.shape)}",
-                    steps,
-                    ["out"],
-                    facts=dict(s=s, x=x_new, h=h, hkv=hkv, eps=eps_, dt=dt, cache=cache),
-                    size=CACHED + b * t * d,
-                )
-            )
+        )
     return cases
 
 

@@ -15,15 +15,34 @@ def _is_constant(node) -> bool:
     )
 
 
-def definitions(lesson: str) -> dict:
+def definitions(lesson: str, assigns=_is_constant, skip_setup=True, only_demo=False, run_plain=False) -> dict:
+    """The lesson's reference answers plus the functions, classes and the assignments `assigns`
+    accepts of its other code cells (not the answer or test cells; nor the setup cell, unless
+    `skip_setup` is False). `only_demo`: only the cells tagged `demo`; `run_plain`: the cells not
+    tagged `demo` run whole (they define what the demo cells use)."""
     ns = answer_namespace(lesson)
     for cell in read_solution(lesson).cells:
-        if cell.cell_type != "code" or "setup" in tags(cell) or nbgrader_meta(cell):
+        if cell.cell_type != "code" or nbgrader_meta(cell) or (skip_setup and "setup" in tags(cell)):
+            continue
+        demo = "demo" in tags(cell)
+        if only_demo and not demo:
+            continue
+        if run_plain and not demo:
+            exec(compile(cell.source, f"<{lesson} plain cell>", "exec"), ns)
             continue
         tree = ast.parse(cell.source)
-        keep = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) or _is_constant(n)]
+        keep = [
+            n
+            for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef)) or (isinstance(n, ast.Assign) and assigns(n))
+        ]
         exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{lesson} lesson code>", "exec"), ns)
     return ns
+
+
+def upper_case_names(node) -> bool:
+    """An assignment to names in capitals only: a lesson's constants and tables."""
+    return all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets)
 
 
 class one_thread:

@@ -10,36 +10,18 @@ import math
 
 import pytest
 import torch
-from lesson_code import one_thread
-
-from autograder.course import answer_namespace, read_solution, tags
+from lesson_code import definitions, one_thread
 
 
 def _definitions(lesson: str) -> dict:
     """The lesson's reference answers plus the functions, classes and constants (arithmetic on literals
     included) of its demo cells."""
-    ns = answer_namespace(lesson)
-    for cell in read_solution(lesson).cells:
-        if cell.cell_type != "code" or "demo" not in tags(cell):
-            continue
-        tree = ast.parse(cell.source)
-        keep = [
-            node
-            for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-            or (
-                isinstance(node, ast.Assign)
-                and all(
-                    isinstance(n, ast.Constant)
-                    for n in ast.walk(node.value)
-                    if not isinstance(
-                        n, (ast.Tuple, ast.List, ast.BinOp, ast.UnaryOp, ast.operator, ast.Load)
-                    )
-                )
-            )
-        ]
-        exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{lesson} demo>", "exec"), ns)
-    return ns
+    return definitions(lesson, _arithmetic_on_literals, only_demo=True)
+
+
+def _arithmetic_on_literals(node) -> bool:
+    skip = (ast.Tuple, ast.List, ast.BinOp, ast.UnaryOp, ast.operator, ast.Load)
+    return all(isinstance(n, ast.Constant) for n in ast.walk(node.value) if not isinstance(n, skip))
 
 
 @pytest.fixture(autouse=True)

@@ -9,9 +9,7 @@ import ast
 
 import pytest
 import torch
-from lesson_code import one_thread
-
-from autograder.course import answer_namespace, nbgrader_meta, read_solution
+from lesson_code import definitions, one_thread
 
 LESSON = "08_backward"
 TABLES = ("LAYER_NORMS", "SIZES")  # the experiment's tables (not the tiny examples' matrices J, J_F, ...)
@@ -19,22 +17,11 @@ TABLES = ("LAYER_NORMS", "SIZES")  # the experiment's tables (not the tiny examp
 
 def _definitions() -> dict:
     """The reference answers plus the functions and TABLES of the lesson's other code cells."""
-    ns = answer_namespace(LESSON)
-    for cell in read_solution(LESSON).cells:
-        if cell.cell_type != "code" or nbgrader_meta(cell):
-            continue
-        tree = ast.parse(cell.source)
-        keep = [
-            node
-            for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-            or (
-                isinstance(node, ast.Assign)
-                and all(isinstance(t, ast.Name) and t.id in TABLES for t in node.targets)
-            )
-        ]
-        exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{LESSON}>", "exec"), ns)
-    return ns
+    return definitions(
+        LESSON,
+        lambda node: all(isinstance(t, ast.Name) and t.id in TABLES for t in node.targets),
+        skip_setup=False,
+    )
 
 
 @pytest.fixture(autouse=True)

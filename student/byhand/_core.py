@@ -844,3 +844,22 @@ def rand(*shape, dtype=torch.float32, mean=0.0, std=1.0, generator=None) -> torc
 
 def gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
+
+
+def random_mask(kind: str | None, lead: tuple, lq: int, lk: int, generator: torch.Generator):
+    """An attention mask (True = may attend) of `kind`: None (no mask), "causal" (Lq, Lk),
+    "random" (..., Lq, Lk) with key 0 always allowed, "dead_row" the same with query 1 allowed no
+    key, "broadcast" (Lq, Lk) shared by the leading dims, key 0 always allowed."""
+    if kind == "causal":
+        return torch.tril(torch.ones(lq, lk, dtype=torch.bool))
+    if kind in ("random", "dead_row"):
+        mask = torch.rand(*lead, lq, lk, generator=generator) > 0.4
+        mask[..., 0] = True
+        if kind == "dead_row":
+            mask[..., 1, :] = False  # a query with no allowed key
+        return mask
+    if kind == "broadcast":
+        mask = torch.rand(lq, lk, generator=generator) > 0.3
+        mask[:, 0] = True
+        return mask
+    return None

@@ -78,17 +78,7 @@ def _sdpa_cases(hidden):
             q = rand(*bd, lq, dk, dtype=dt, mean=0.5, std=2.0, generator=g)
             k = rand(*bd, lk, dk, dtype=dt, mean=-0.3, std=1.5, generator=g)
             v = rand(*bd, lk, dv, dtype=dt, mean=1.0, std=3.0, generator=g)
-            mask = None
-            if mk == "causal":
-                mask = ref_causal_mask(lq)
-            elif mk in ("random", "dead_row"):
-                mask = torch.rand(*bd, lq, lk, generator=g) > 0.4
-                mask[..., 0] = True
-                if mk == "dead_row":
-                    mask[..., 1, :] = False  # a query with no allowed key
-            elif mk == "broadcast":
-                mask = torch.rand(lq, lk, generator=g) > 0.3
-                mask[:, 0] = True
+            mask = _core.random_mask(mk, bd, lq, lk, g)
             steps = [let("q", q), let("k", k), let("v", v)]
             if mask is None:
                 steps.append(call("out", "scaled_dot_product_attention", ref("q"), ref("k"), ref("v")))

@@ -634,18 +634,9 @@ def _attn_cases(hidden):
         k = rand(*lead, lk, dk, dtype=dt, mean=-0.3, std=1.5, generator=g)
         v = rand(*lead, lk, dv, dtype=dt, mean=1.0, std=2.0, generator=g)
         d_out = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
-        mask = None
-        if mk == "causal":
-            mask = torch.tril(torch.ones(lq, lk, dtype=torch.bool))
-        elif mk in ("random", "dead_row"):
-            mask = torch.rand(*lead, lq, lk, generator=g) > 0.4
-            mask[..., 0] = True
-            if mk == "dead_row":
-                mask[..., 1, :] = False  # a query with no allowed key
-        elif mk == "broadcast":
-            mask = torch.rand(lq, lk, generator=g) > 0.3
-            mask[:, 0] = True
-            mask[2, :] = False
+        mask = _core.random_mask(mk, lead, lq, lk, g)
+        if mk == "broadcast":
+            mask[2, :] = False  # and a query with no allowed key
         steps = [let("d_out", d_out), let("q", q), let("k", k), let("v", v)]
         args = [ref("d_out"), ref("q"), ref("k"), ref("v")]
         if mask is None:

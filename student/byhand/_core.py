@@ -763,6 +763,11 @@ def check(questions: dict, name: str, namespace: dict, hidden: bool = False, dev
     print(i18n.localize(f"{name}: all {len(cases)} {kind} pass."))
 
 
+def by_name(*questions: Question) -> dict:
+    """A check module's `QUESTIONS`: its questions by name, in lesson order."""
+    return {q.name: q for q in questions}
+
+
 def lesson_check(questions: dict, example: str, devices: bool = True) -> Callable:
     """A check module's `check(name, namespace, hidden=False, device=None)`, what its lesson's test
     cells call (`example`: a question its docstring shows). `devices=False`: a module whose cases

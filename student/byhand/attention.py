@@ -494,21 +494,18 @@ def _mha_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("scaled_dot_product_attention", _sdpa_cases, _sdpa_judge),
-        Question("causal_mask", _causal_cases, _causal_judge),
-        Question("padding_mask", _padding_cases, _padding_judge),
-        Question("split_heads", _split_cases, _split_judge),
-        Question("merge_heads", _merge_cases, _merge_judge),
-        Question(
-            "MultiHeadAttention",
-            _mha_cases,
-            _mha_judge,
-            needs=("scaled_dot_product_attention", "split_heads", "merge_heads"),
-        ),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("scaled_dot_product_attention", _sdpa_cases, _sdpa_judge),
+    Question("causal_mask", _causal_cases, _causal_judge),
+    Question("padding_mask", _padding_cases, _padding_judge),
+    Question("split_heads", _split_cases, _split_judge),
+    Question("merge_heads", _merge_cases, _merge_judge),
+    Question(
+        "MultiHeadAttention",
+        _mha_cases,
+        _mha_judge,
+        needs=("scaled_dot_product_attention", "split_heads", "merge_heads"),
+    ),
+)
 
 check = _core.lesson_check(QUESTIONS, "causal_mask")

@@ -869,15 +869,12 @@ def _fn_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("softmax_backward", _softmax_cases, _softmax_judge),
-        Question("cross_entropy_backward", _ce_cases, _ce_judge),
-        Question("layer_norm_backward", _ln_cases, _ln_judge),
-        Question("attention_backward", _attn_cases, _attn_judge, needs=("softmax_backward",)),
-        Question("LayerNormFunction", _fn_cases, _fn_judge, needs=("layer_norm_backward",)),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("softmax_backward", _softmax_cases, _softmax_judge),
+    Question("cross_entropy_backward", _ce_cases, _ce_judge),
+    Question("layer_norm_backward", _ln_cases, _ln_judge),
+    Question("attention_backward", _attn_cases, _attn_judge, needs=("softmax_backward",)),
+    Question("LayerNormFunction", _fn_cases, _fn_judge, needs=("layer_norm_backward",)),
+)
 
 check = _core.lesson_check(QUESTIONS, "softmax_backward", devices=False)

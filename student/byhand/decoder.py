@@ -1208,16 +1208,13 @@ def _gen_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("shift_targets", _shift_cases, _shift_judge),
-        Question("CausalSelfAttention", _attn_cases, _attn_judge),
-        Question("GPT", _gpt_cases, _gpt_judge, needs=("CausalSelfAttention",)),
-        Question("GPT_init", _init_cases, _init_judge, needs=("GPT",)),
-        Question("sample_next", _sample_cases, _sample_judge),
-        Question("generate", _gen_cases, _gen_judge, needs=("GPT", "sample_next")),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("shift_targets", _shift_cases, _shift_judge),
+    Question("CausalSelfAttention", _attn_cases, _attn_judge),
+    Question("GPT", _gpt_cases, _gpt_judge, needs=("CausalSelfAttention",)),
+    Question("GPT_init", _init_cases, _init_judge, needs=("GPT",)),
+    Question("sample_next", _sample_cases, _sample_judge),
+    Question("generate", _gen_cases, _gen_judge, needs=("GPT", "sample_next")),
+)
 
 check = _core.lesson_check(QUESTIONS, "CausalSelfAttention", devices=False)

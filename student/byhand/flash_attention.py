@@ -782,19 +782,16 @@ def _fn_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("flash_attention_forward", _fwd_cases, _fwd_judge),
-        Question("causal_skipping", _skip_cases, _skip_judge, needs=("flash_attention_forward",)),
-        Question("flash_attention_backward", _bwd_cases, _bwd_judge),
-        Question(
-            "FlashAttention",
-            _fn_cases,
-            _fn_judge,
-            needs=("flash_attention_forward", "flash_attention_backward"),
-        ),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("flash_attention_forward", _fwd_cases, _fwd_judge),
+    Question("causal_skipping", _skip_cases, _skip_judge, needs=("flash_attention_forward",)),
+    Question("flash_attention_backward", _bwd_cases, _bwd_judge),
+    Question(
+        "FlashAttention",
+        _fn_cases,
+        _fn_judge,
+        needs=("flash_attention_forward", "flash_attention_backward"),
+    ),
+)
 
 check = _core.lesson_check(QUESTIONS, "flash_attention_forward", devices=False)

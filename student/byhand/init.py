@@ -257,12 +257,9 @@ def _lin_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("init_std", _std_cases, _std_judge),
-        Question("init_linear_", _lin_cases, _lin_judge, needs=("init_std",)),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("init_std", _std_cases, _std_judge),
+    Question("init_linear_", _lin_cases, _lin_judge, needs=("init_std",)),
+)
 
 check = _core.lesson_check(QUESTIONS, "init_std")

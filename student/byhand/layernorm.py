@@ -689,15 +689,12 @@ def _bn_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("layer_norm", _ln_cases, _ln_judge),
-        Question("LayerNorm", _lnm_cases, _lnm_judge),
-        Question("rms_norm", _rms_cases, _rms_judge),
-        Question("RMSNorm", _rmsm_cases, _rmsm_judge),
-        Question("batch_norm", _bn_cases, _bn_judge),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("layer_norm", _ln_cases, _ln_judge),
+    Question("LayerNorm", _lnm_cases, _lnm_judge),
+    Question("rms_norm", _rms_cases, _rms_judge),
+    Question("RMSNorm", _rmsm_cases, _rmsm_judge),
+    Question("batch_norm", _bn_cases, _bn_judge),
+)
 
 check = _core.lesson_check(QUESTIONS, "layer_norm")

@@ -797,15 +797,12 @@ def _block_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("apply_rope", _rope_cases, _rope_judge),
-        Question("SwiGLU", _swiglu_cases, _swiglu_judge),
-        Question("repeat_kv", _repeat_cases, _repeat_judge),
-        Question("GroupedQueryAttention", _gqa_cases, _gqa_judge, needs=("apply_rope", "repeat_kv")),
-        Question("LlamaBlock", _block_cases, _block_judge, needs=("GroupedQueryAttention", "SwiGLU")),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("apply_rope", _rope_cases, _rope_judge),
+    Question("SwiGLU", _swiglu_cases, _swiglu_judge),
+    Question("repeat_kv", _repeat_cases, _repeat_judge),
+    Question("GroupedQueryAttention", _gqa_cases, _gqa_judge, needs=("apply_rope", "repeat_kv")),
+    Question("LlamaBlock", _block_cases, _block_judge, needs=("GroupedQueryAttention", "SwiGLU")),
+)
 
 check = _core.lesson_check(QUESTIONS, "apply_rope", devices=False)

@@ -282,12 +282,9 @@ def _grad_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("ResidualStack", _stack_cases, _stack_judge),
-        Question("block_grad_norms", _grad_cases, _grad_judge, needs=("ResidualStack",)),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("ResidualStack", _stack_cases, _stack_judge),
+    Question("block_grad_norms", _grad_cases, _grad_judge, needs=("ResidualStack",)),
+)
 
 check = _core.lesson_check(QUESTIONS, "ResidualStack")

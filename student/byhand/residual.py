@@ -549,13 +549,10 @@ def _hyb_mistakes(exp, drop_all, model) -> list:
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("PositionwiseFeedForward", _ffn_cases, _ffn_judge),
-        Question("SublayerConnection", _sub_cases, _sub_judge),
-        Question("HybridSublayerConnection", _hyb_cases, _hyb_judge),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("PositionwiseFeedForward", _ffn_cases, _ffn_judge),
+    Question("SublayerConnection", _sub_cases, _sub_judge),
+    Question("HybridSublayerConnection", _hyb_cases, _hyb_judge),
+)
 
 check = _core.lesson_check(QUESTIONS, "SublayerConnection")

@@ -797,19 +797,16 @@ def _model_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("positional_encoding", _pe_cases, _pe_judge),
-        Question("EncoderBlock", _block_cases, _block_judge),
-        Question("Encoder", _encoder_cases, _encoder_judge, needs=("EncoderBlock",)),
-        Question(
-            "TinyTransformer",
-            _model_cases,
-            _model_judge,
-            needs=("Encoder", "EncoderBlock", "positional_encoding"),
-        ),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("positional_encoding", _pe_cases, _pe_judge),
+    Question("EncoderBlock", _block_cases, _block_judge),
+    Question("Encoder", _encoder_cases, _encoder_judge, needs=("EncoderBlock",)),
+    Question(
+        "TinyTransformer",
+        _model_cases,
+        _model_judge,
+        needs=("Encoder", "EncoderBlock", "positional_encoding"),
+    ),
+)
 
 check = _core.lesson_check(QUESTIONS, "EncoderBlock")

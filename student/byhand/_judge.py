@@ -143,3 +143,11 @@ def with_pairs(singles: list, model: Callable) -> list:
             if set(k1).isdisjoint(k2):
                 out.append((f"two mistakes at once: {h1}; and {h2}", lambda kw={**k1, **k2}: model(**kw)))
     return out
+
+
+def inputs_unchanged(out: dict, facts: dict, names, who: str, advice: str = "use out-of-place ops") -> None:
+    """Each input of `names` that came back must be what the case sent: the answer `who` must not
+    modify its inputs in place."""
+    for name in names:
+        if name in out and not close(out[name], facts[name]):
+            raise CheckFailure(f"{who} modified its input {name} in place: {advice}")

@@ -46,12 +46,8 @@ def _assert_grad(got, expected, what, hint, dtype):
 
 
 def _unchanged(out, facts, names, fn_name):
-    for name in names:
-        if name in out and not _judge.close(out[name], facts[name]):
-            raise CheckFailure(
-                f"{fn_name} modified its input {name} in place: a backward function must leave its "
-                "inputs as they are (use out-of-place ops)"
-            )
+    advice = "a backward function must leave its inputs as they are (use out-of-place ops)"
+    _judge.inputs_unchanged(out, facts, names, fn_name, advice)
 
 
 def _autograd(fn, inputs, grad_out):

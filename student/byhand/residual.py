@@ -223,11 +223,8 @@ def _ffn_judge(case, out):
 
 
 def _same_input(out, f, what):
-    if "x" in out and not _judge.close(out["x"], f["x"]):
-        raise CheckFailure(
-            f"{what} modified its input x in place: use out-of-place ops "
-            "(torch.relu(h), not h.relu_(); nn.Dropout without inplace=True)"
-        )
+    advice = "use out-of-place ops (torch.relu(h), not h.relu_(); nn.Dropout without inplace=True)"
+    _judge.inputs_unchanged(out, f, ("x",), what, advice)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -151,3 +151,19 @@ def inputs_unchanged(out: dict, facts: dict, names, who: str, advice: str = "use
     for name in names:
         if name in out and not close(out[name], facts[name]):
             raise CheckFailure(f"{who} modified its input {name} in place: {advice}")
+
+
+def function_judged(
+    who: str, call: str, y: Any, y_exp: torch.Tensor, hint: str, tols: tuple, grads, returns: str
+):
+    """An autograd.Function `who` applied as `call`: its forward output against `y_exp` (within
+    `tols`, rtol and atol), then a gradient for each of `grads` (name, .grad after backward), which
+    its backward `returns`."""
+    y = expect_tensor(y, call, shape=y_exp.shape)
+    rtol, atol = tols
+    assert_close(y, y_exp.to(y.dtype), f"the forward output of {who}", hint, rtol=rtol, atol=atol)
+    for name, got in grads:
+        if got is None:
+            raise CheckFailure(
+                f"{name}.grad is None after backward: backward must return a gradient for {name} ({returns})"
+            )

@@ -808,22 +808,16 @@ def _fn_judge(case, out):
             hint = "check what forward saves and what backward reads back"
         raise CheckFailure(f"the backward pass of LayerNormFunction raised {error}\n  hint: {hint}")
     y_exp = F.layer_norm(x.double(), (x.shape[-1],), w.double(), b.double(), eps)
-    y = expect_tensor(y, "LayerNormFunction.apply(x, weight, bias, eps)", shape=y_exp.shape)
-    rtol, atol = _tols(y_exp, x.dtype)
-    assert_close(
+    _judge.function_judged(
+        "LayerNormFunction",
+        "LayerNormFunction.apply(x, weight, bias, eps)",
         y,
-        y_exp.to(y.dtype),
-        "the forward output of LayerNormFunction",
+        y_exp,
         "forward should return layer_norm(x, weight, bias, eps), with the eps passed in",
-        rtol=rtol,
-        atol=atol,
+        _tols(y_exp, x.dtype),
+        (("x", dx), ("weight", dw), ("bias", db)),
+        "return dx, dweight, dbias, None",
     )
-    for name, got in (("x", dx), ("weight", dw), ("bias", db)):
-        if got is None:
-            raise CheckFailure(
-                f"{name}.grad is None after backward: backward must return a gradient for {name} "
-                "(return dx, dweight, dbias, None)"
-            )
     _ln_grads_judge((dx, dw, db), x, w, b, eps, dy, "LayerNormFunction's backward")
     if info["graph"]:
         raise CheckFailure(

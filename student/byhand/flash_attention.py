@@ -735,22 +735,16 @@ def _fn_judge(case, out):
             hint = "check what forward saves and what backward reads back (q, k, v, o, lse)"
         raise CheckFailure(f"the backward pass of FlashAttention raised {error}\n  hint: {hint}")
     o_exp, _ = ref_forward(q, k, v, causal)
-    o = expect_tensor(o, "FlashAttention.apply(q, k, v, is_causal)", shape=o_exp.shape)
-    rtol, atol = _tols(o_exp, q.dtype)
-    assert_close(
+    _judge.function_judged(
+        "FlashAttention",
+        "FlashAttention.apply(q, k, v, is_causal)",
         o,
-        o_exp.to(o.dtype),
-        "the forward output of FlashAttention",
+        o_exp,
         "forward should return the o of flash_attention_forward(q, k, v, is_causal)",
-        rtol=rtol,
-        atol=atol,
+        _tols(o_exp, q.dtype),
+        (("q", dq), ("k", dk), ("v", dv)),
+        "return dq, dk, dv, None",
     )
-    for name, got in (("q", dq), ("k", dk), ("v", dv)):
-        if got is None:
-            raise CheckFailure(
-                f"{name}.grad is None after backward: backward must return a gradient for {name} "
-                "(return dq, dk, dv, None)"
-            )
     _judge_grads((dq, dk, dv), f, "FlashAttention's backward")
     if any(x[3] for x in rows) or any(x[0] == "inner" for x in rows):
         raise CheckFailure(

@@ -190,6 +190,14 @@ def call(out: str, fn: str | dict, *args, **kwargs) -> dict:
     }
 
 
+def calling(out: str, fn: str | dict, inputs: dict, *args, **kwargs) -> list:
+    """The usual steps of a case: bind each of `inputs` (name: value) in turn, then call `fn` with
+    `args` and those inputs by reference, in that order, and `kwargs`; its result is `out`."""
+    return [let(name, value) for name, value in inputs.items()] + [
+        call(out, fn, *args, *map(ref, inputs), **kwargs)
+    ]
+
+
 def seed(value: int) -> dict:
     return {"op": "seed", "seed": int(value)}
 

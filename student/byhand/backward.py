@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, graded, helper, let, rand, ref
+from ._core import Case, Question, call, calling, gen, graded, helper, let, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "08_backward"
@@ -393,12 +393,7 @@ def _ln_cases(hidden):
         w = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g)
         dy = rand(*lead, d, dtype=dt, mean=0.5, std=1.0, generator=g)
         kw = {} if eps is None else {"eps": eps}
-        steps = [
-            let("dy", dy),
-            let("x", x),
-            let("weight", w),
-            call("grads", "layer_norm_backward", ref("dy"), ref("x"), ref("weight"), **kw),
-        ]
+        steps = calling("grads", "layer_norm_backward", dict(dy=dy, x=x, weight=w), **kw)
         label = (
             f"x {tuple(x.shape)} (mean {mean}, std {std}), dy {tuple(dy.shape)}, random weight, "
             f"eps={'default' if eps is None else eps}, {dt}"
@@ -735,22 +730,11 @@ def _fn_cases(hidden):
         w = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g)
         b = rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g)
         dy = rand(*lead, d, dtype=dt, mean=0.5, std=1.0, generator=g)
-        steps = [
-            let("x", x),
-            let("weight", w),
-            let("bias", b),
-            let("dy", dy),
-            call(
-                "r",
-                helper("backward.run_function"),
-                graded("LayerNormFunction"),
-                ref("x"),
-                ref("weight"),
-                ref("bias"),
-                eps,
-                ref("dy"),
-            ),
-        ]
+        steps = [let("x", x), let("weight", w), let("bias", b), let("dy", dy)]
+        run = helper("backward.run_function")
+        steps.append(
+            call("r", run, graded("LayerNormFunction"), ref("x"), ref("weight"), ref("bias"), eps, ref("dy"))
+        )
         label = (
             f"LayerNormFunction.apply(x, weight, bias, eps={eps}) with x {tuple(x.shape)} (mean {mean}, "
             f"std {std}), random weight and bias, then backward with a random dy, {dt}"

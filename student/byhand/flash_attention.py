@@ -29,7 +29,7 @@ import math
 import torch
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, graded, helper, let, rand, ref
+from ._core import Case, Question, call, calling, gen, graded, helper, let, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "10_flash_attention"
@@ -422,8 +422,7 @@ _FWD_HIDDEN = [
 def _observed(name: str, inputs: dict, **kwargs) -> list:
     """Steps that bind `inputs` and call the graded `name` on them, in that order, under the
     observer (what it allocates, the FLOPs it spends): the result comes back as "r"."""
-    graded_call = call("r", helper("flash_attention.observe"), graded(name), *map(ref, inputs), **kwargs)
-    return [let(key, value) for key, value in inputs.items()] + [graded_call]
+    return calling("r", helper("flash_attention.observe"), inputs, graded(name), **kwargs)
 
 
 def _fwd_cases(hidden):
@@ -682,22 +681,9 @@ def _fn_cases(hidden):
         g = gen(10700 + 47 * i + (500 if hidden else 0))
         q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
         do = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
-        steps = [
-            let("q", q),
-            let("k", k),
-            let("v", v),
-            let("do", do),
-            call(
-                "r",
-                helper("flash_attention.run_function"),
-                graded("FlashAttention"),
-                ref("q"),
-                ref("k"),
-                ref("v"),
-                causal,
-                ref("do"),
-            ),
-        ]
+        steps = [let("q", q), let("k", k), let("v", v), let("do", do)]
+        run = helper("flash_attention.run_function")
+        steps.append(call("r", run, graded("FlashAttention"), *map(ref, "qkv"), causal, ref("do")))
         cases.append(
             Case(
                 f"FlashAttention.apply(q, k, v, {causal}) with q {tuple(q.shape)}, k {tuple(k.shape)}, "

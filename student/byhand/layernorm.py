@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._core import Case, Question, call, calling, gen, let, new, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "02_layernorm"
@@ -158,12 +158,7 @@ def _ln_cases(hidden):
         x = rand(*shape, dtype=dt, mean=mean, std=std, generator=g)
         weight, bias = _affine(shape[-1], dt, g)
         kw = {} if eps is None else {"eps": eps}
-        steps = [
-            let("x", x),
-            let("weight", weight),
-            let("bias", bias),
-            call("y", "layer_norm", ref("x"), ref("weight"), ref("bias"), **kw),
-        ]
+        steps = calling("y", "layer_norm", dict(x=x, weight=weight, bias=bias), **kw)
         label = f"x {tuple(shape)} {dt} (mean {mean}, std {std}), random weight and bias, eps={'default' if eps is None else eps}"
         cases.append(
             Case(

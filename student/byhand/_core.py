@@ -268,6 +268,12 @@ def module_device(module: Any):
     return None
 
 
+def _failed(step: int, error: str, not_implemented: bool = False, **facts) -> dict:
+    """What `run_steps` sends back when step `step` could not run: the error, whether the answer
+    is still a stub, and the facts the judge names it by (`structure`, `no_forward`)."""
+    return {"error": error, "not_implemented": not_implemented, "step": step, **facts}
+
+
 def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
     """Run a case's steps against `namespace` (the student's globals). Returns wire data:
     {"outputs": {name: value}} or {"error": ..., "not_implemented": bool, "step": i}.
@@ -310,12 +316,7 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
                             obj.load_state_dict(state, strict=False)
                         problem = None if step.get("shared_ok") else _shared_problem(obj, state)
                     if problem is not None:
-                        return {
-                            "error": "structure",
-                            "not_implemented": False,
-                            "step": i,
-                            "structure": problem,
-                        }
+                        return _failed(i, "structure", structure=problem)
                 if device is not None and isinstance(obj, torch.nn.Module):
                     obj = obj.to(device)
                 env[step["out"]] = obj
@@ -329,7 +330,7 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
                     fn = resolve(fn)
                 missing = _forward_of(fn)
                 if missing is not None:
-                    return {"error": "no forward", "not_implemented": False, "step": i, "no_forward": missing}
+                    return _failed(i, "no forward", no_forward=missing)
                 target = module_device(fn)  # a module gets its inputs where its parameters are
                 env[step["out"]] = fn(
                     *[resolve(a, target) for a in step["args"]],
@@ -340,25 +341,16 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
         except NotImplementedError as exc:
             missing = _missing_forward(exc)
             if missing is not None:
-                return {
-                    "error": "NotImplementedError",
-                    "not_implemented": False,
-                    "step": i,
-                    "no_forward": missing,
-                }
-            return {"error": "NotImplementedError", "not_implemented": True, "step": i}
+                return _failed(i, "NotImplementedError", no_forward=missing)
+            return _failed(i, "NotImplementedError", not_implemented=True)
         except Exception as exc:  # the student's code raised: report it, never crash the runner
             missing = _missing_forward(exc) if isinstance(exc, TypeError) else None
             if missing is not None:
-                return {"error": "no forward", "not_implemented": False, "step": i, "no_forward": missing}
+                return _failed(i, "no forward", no_forward=missing)
             # the line in the student's code that raised (not one of this package's own lines)
             tb = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_HERE)]
             where = f" (line {tb[-1].lineno})" if tb else ""
-            return {
-                "error": f"{type(exc).__name__}: {exc}{where}"[:2000],
-                "not_implemented": False,
-                "step": i,
-            }
+            return _failed(i, f"{type(exc).__name__}: {exc}{where}"[:2000])
     result = {}
     for name in outputs:
         value = env.get(name.split(".")[0])

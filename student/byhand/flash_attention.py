@@ -497,24 +497,12 @@ def _fwd_judge(case, out):
     hint = _ragged_rows_hint(o, o_exp, f, rtol, atol) or diagnose(
         o, [(hints[key], lambda key=key: model(key)[0]) for key in hints]
     )
-    assert_close(
-        o,
-        o_exp.to(o.dtype),
-        "o (the attention output)",
-        hint or "o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l",
-        rtol=rtol,
-        atol=atol,
-    )
+    expected = "o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l"
+    assert_close(o, o_exp.to(o.dtype), "o (the attention output)", hint or expected, rtol, atol)
     hint = diagnose(lse, [(hints[key], lambda key=key: model(key)[1]) for key in hints])
-    rtol, atol = _tols(lse_exp, q.dtype)
-    assert_close(
-        lse,
-        lse_exp.to(lse.dtype),
-        "lse (the log-sum-exp of each row of scaled scores)",
-        hint or "lse = m + log(l), the running max plus the log of the normaliser, per query",
-        rtol=rtol,
-        atol=atol,
-    )
+    what = "lse (the log-sum-exp of each row of scaled scores)"
+    expected = "lse = m + log(l), the running max plus the log of the normaliser, per query"
+    assert_close(lse, lse_exp.to(lse.dtype), what, hint or expected, *_tols(lse_exp, q.dtype))
     _unchanged(out, f, ("q", "k", "v"), who)
     judge_memory(f, seen, who)
     need = 2 * f["heads"] * f["lq"] * f["lk"] * (q.shape[-1] + v.shape[-1])

@@ -457,15 +457,8 @@ def _rmsm_judge(case, out):
                 for e in (1e-6, 1e-5)
             ],
         )
-    rtol, atol = _tol(x.dtype)
-    assert_close(
-        y,
-        exp.to(y.dtype),
-        "RMSNorm output",
-        hint or "the same numbers as nn.RMSNorm(d_model, eps=eps) with the same weight are expected",
-        rtol=rtol,
-        atol=atol,
-    )
+    expected = "the same numbers as nn.RMSNorm(d_model, eps=eps) with the same weight are expected"
+    assert_close(y, exp.to(y.dtype), "RMSNorm output", hint or expected, *_tol(x.dtype))
     _same_input(out, f, ("x",), "RMSNorm")
 
 

@@ -212,14 +212,8 @@ def _ffn_judge(case, out):
         )
     if not hint and mode == "default" and random:
         hint = "with no dropout argument, dropout should default to 0.0 (no dropout)"
-    assert_close(
-        y,
-        exp.to(y.dtype),
-        "PositionwiseFeedForward output",
-        hint or "expected w2(dropout(relu(w1(x)))) with the module's own w1 and w2",
-        rtol=rtol,
-        atol=atol,
-    )
+    expected = "expected w2(dropout(relu(w1(x)))) with the module's own w1 and w2"
+    assert_close(y, exp.to(y.dtype), "PositionwiseFeedForward output", hint or expected, rtol, atol)
 
 
 def _same_input(out, f, what):

@@ -4,6 +4,7 @@ notebook, so a test re-runs the lesson's experiment on seeds the notebook does n
 
 import ast
 
+import pytest
 import torch
 
 from autograder.course import answer_namespace, nbgrader_meta, read_solution, tags
@@ -54,3 +55,28 @@ class one_thread:
 
     def __exit__(self, *exc):
         torch.set_num_threads(self.before)
+
+
+def lesson_fixture(name: str, lesson: str, **how):
+    """A module-scoped fixture `name` of `definitions(lesson, **how)`, which leaves torch's thread
+    count as it found it (a lesson's setup cell sets one thread)."""
+
+    @pytest.fixture(scope="module", name=name)
+    def fixture():
+        before = torch.get_num_threads()
+        ns = definitions(lesson, **how)
+        torch.set_num_threads(before)
+        return ns
+
+    return fixture
+
+
+def one_thread_each_test():
+    """An autouse fixture: every test of the module that holds it runs on one CPU thread."""
+
+    @pytest.fixture(autouse=True, name="_one_thread")
+    def fixture():
+        with one_thread():
+            yield
+
+    return fixture

@@ -22,7 +22,7 @@ import random
 
 import pytest
 import torch
-from lesson_code import definitions, one_thread, upper_case_names
+from lesson_code import lesson_fixture, one_thread_each_test, upper_case_names
 
 LESSON = "07_decoder"
 INIT_SEEDS = range(10, 30)
@@ -31,22 +31,8 @@ SCALED_SEEDS = range(200, 220)
 CACHE_SEEDS = (10, 11)
 
 
-def _definitions() -> dict:
-    return definitions(LESSON, upper_case_names, run_plain=True)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
-
-
-@pytest.fixture(scope="module")
-def lesson():
-    before = torch.get_num_threads()
-    ns = _definitions()
-    torch.set_num_threads(before)  # the setup cell sets one thread; the autouse fixture does it per test
-    return ns
+lesson = lesson_fixture("lesson", LESSON, assigns=upper_case_names, run_plain=True)
+_one_thread = one_thread_each_test()
 
 
 def _scaled_gpt(lesson):

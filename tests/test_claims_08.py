@@ -7,32 +7,20 @@ the reference answers on fresh seeds and sizes, with the notebook's margins.
 
 import ast
 
-import pytest
 import torch
-from lesson_code import definitions, one_thread
+from lesson_code import lesson_fixture, one_thread_each_test
 
 LESSON = "08_backward"
 TABLES = ("LAYER_NORMS", "SIZES")  # the experiment's tables (not the tiny examples' matrices J, J_F, ...)
 
 
-def _definitions() -> dict:
-    """The reference answers plus the functions and TABLES of the lesson's other code cells."""
-    return definitions(
-        LESSON,
-        lambda node: all(isinstance(t, ast.Name) and t.id in TABLES for t in node.targets),
-        skip_setup=False,
-    )
+def _table(node) -> bool:
+    return all(isinstance(t, ast.Name) and t.id in TABLES for t in node.targets)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
-
-
-@pytest.fixture(scope="module")
-def lesson():
-    return _definitions()
+# the reference answers plus the functions and TABLES of the lesson's other code cells
+lesson = lesson_fixture("lesson", LESSON, assigns=_table, skip_setup=False)
+_one_thread = one_thread_each_test()
 
 
 def test_reference_function_passes_gradcheck(lesson):

@@ -17,28 +17,14 @@ functions, classes and UPPERCASE constants of its demo cells), runs with the ref
 
 import pytest
 import torch
-from lesson_code import definitions, one_thread, upper_case_names
+from lesson_code import lesson_fixture, one_thread_each_test, upper_case_names
 
 LESSON = "09_modern_block"
 SEEDS = range(10, 30)
 
 
-def _definitions() -> dict:
-    return definitions(LESSON, upper_case_names, run_plain=True)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
-
-
-@pytest.fixture(scope="module")
-def lesson():
-    before = torch.get_num_threads()
-    ns = _definitions()
-    torch.set_num_threads(before)  # the setup cell sets one thread; the autouse fixture does it per test
-    return ns
+lesson = lesson_fixture("lesson", LESSON, assigns=upper_case_names, run_plain=True)
+_one_thread = one_thread_each_test()
 
 
 def test_rope_scores_depend_only_on_the_offset(lesson):

@@ -7,27 +7,15 @@ from the solution notebook (the reference answers, lesson 1's `attention`, the `
 
 import math
 
-import pytest
 import torch
-from lesson_code import definitions, one_thread
+from lesson_code import lesson_fixture, one_thread_each_test
 
 LESSON = "10_flash_attention"
 
 
-def _definitions() -> dict:
-    """The reference answers plus the functions and classes of the lesson's other code cells."""
-    return definitions(LESSON, lambda node: False, skip_setup=False)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
-
-
-@pytest.fixture(scope="module")
-def lesson():
-    return _definitions()
+# the reference answers plus the functions and classes of the lesson's other code cells
+lesson = lesson_fixture("lesson", LESSON, assigns=lambda node: False, skip_setup=False)
+_one_thread = one_thread_each_test()
 
 
 def _qkv(seed, lead, lq, lk, d, dv, dtype=torch.float64, scale=1.0):

@@ -153,17 +153,27 @@ def inputs_unchanged(out: dict, facts: dict, names, who: str, advice: str = "use
             raise CheckFailure(f"{who} modified its input {name} in place: {advice}")
 
 
-def function_judged(
-    who: str, call: str, y: Any, y_exp: torch.Tensor, hint: str, tols: tuple, grads, returns: str
-):
-    """An autograd.Function `who` applied as `call`: its forward output against `y_exp` (within
-    `tols`, rtol and atol), then a gradient for each of `grads` (name, .grad after backward), which
-    its backward `returns`."""
+def function_judged(call: str, y: Any, y_exp: torch.Tensor, hint: str, tols: tuple, grads) -> None:
+    """An autograd.Function applied as `call` ("Name.apply(...)"): its forward output against
+    `y_exp` (within `tols`, rtol and atol), then a gradient for each of `grads` (name, its .grad
+    after backward), which its backward must return."""
     y = expect_tensor(y, call, shape=y_exp.shape)
     rtol, atol = tols
+    who = call.split(".")[0]
     assert_close(y, y_exp.to(y.dtype), f"the forward output of {who}", hint, rtol=rtol, atol=atol)
+    returns = f"return {', '.join('d' + name for name, _ in grads)}, None"
     for name, got in grads:
         if got is None:
             raise CheckFailure(
                 f"{name}.grad is None after backward: backward must return a gradient for {name} ({returns})"
             )
+
+
+def cache_pair(got: Any, exp_k: torch.Tensor, exp_v: torch.Tensor, what: str, limit: int | None = None):
+    """(name, tensor, expected) for k, then v, of the KV cache `got`, which must be a pair (k, v);
+    `limit`: how much of a wrong `got` the message shows."""
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        shown = repr(got) if limit is None else f"{got!r:.{limit}}"
+        raise CheckFailure(f"{what} should be a pair (k, v), got {shown}")
+    for name, g, e in (("k", got[0], exp_k), ("v", got[1], exp_v)):
+        yield name, expect_tensor(g, f"{what}: {name}"), e

@@ -792,15 +792,10 @@ def _fn_judge(case, out):
             hint = "check what forward saves and what backward reads back"
         raise CheckFailure(f"the backward pass of LayerNormFunction raised {error}\n  hint: {hint}")
     y_exp = F.layer_norm(x.double(), (x.shape[-1],), w.double(), b.double(), eps)
+    expected = "forward should return layer_norm(x, weight, bias, eps), with the eps passed in"
+    grads = (("x", dx), ("weight", dw), ("bias", db))
     _judge.function_judged(
-        "LayerNormFunction",
-        "LayerNormFunction.apply(x, weight, bias, eps)",
-        y,
-        y_exp,
-        "forward should return layer_norm(x, weight, bias, eps), with the eps passed in",
-        _tols(y_exp, x.dtype),
-        (("x", dx), ("weight", dw), ("bias", db)),
-        "return dx, dweight, dbias, None",
+        "LayerNormFunction.apply(x, weight, bias, eps)", y, y_exp, expected, _tols(y_exp, x.dtype), grads
     )
     _ln_grads_judge((dx, dw, db), x, w, b, eps, dy, "LayerNormFunction's backward")
     if info["graph"]:

@@ -239,11 +239,8 @@ def _tol(dtype):
 
 def _check_cache(got, exp_k, exp_v, dtype, what):
     """new_cache must be (k, v), each (B, n_heads, T_total, d_head)."""
-    if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailure(f"{what} should be a pair (k, v), got {got!r}")
     b, h, tt, dh = exp_k.shape
-    for name, g, e in (("k", got[0], exp_k), ("v", got[1], exp_v)):
-        g = expect_tensor(g, f"{what}: {name}")
+    for name, g, e in _judge.cache_pair(got, exp_k, exp_v, what):
         if tuple(g.shape) != tuple(e.shape):
             layouts = {
                 (b, tt, h, dh): "(B, T, n_heads, d_head): the heads are not transposed to dim 1",

@@ -380,19 +380,10 @@ def _inputs(lead, lq, lk, d, dv, dtype, g):
 
 
 def _facts(q, k, v, is_causal, bq, bk, **more):
-    return dict(
-        q=q,
-        k=k,
-        v=v,
-        is_causal=is_causal,
-        bq=bq,
-        bk=bk,
-        lq=q.shape[-2],
-        lk=k.shape[-2],
-        dmax=max(q.shape[-1], v.shape[-1]),
-        heads=math.prod(q.shape[:-2]),
-        **more,
+    sizes = dict(
+        lq=q.shape[-2], lk=k.shape[-2], dmax=max(q.shape[-1], v.shape[-1]), heads=math.prod(q.shape[:-2])
     )
+    return dict(q=q, k=k, v=v, is_causal=is_causal, bq=bq, bk=bk, **sizes, **more)
 
 
 def _label(q, k, v, is_causal, bq, bk, dtype):
@@ -425,23 +416,25 @@ def _observed(name: str, inputs: dict, **kwargs) -> list:
     return calling("r", helper("flash_attention.observe"), inputs, graded(name), **kwargs)
 
 
+def _drawn(specs: list, seed: int, step: int, hidden: bool):
+    """Each spec (leading dims, Lq, Lk, d, d_v, is_causal, block_q, block_k, dtype) with its
+    generator and the q, k, v drawn from it."""
+    for i, spec in enumerate(specs):
+        g = gen(seed + step * i + (500 if hidden else 0))
+        lead, lq, lk, d, dv, _, _, _, dt = spec
+        yield spec, g, _inputs(lead, lq, lk, d, dv, dt, g)
+
+
 def _fwd_cases(hidden):
-    specs = _FWD_HIDDEN if hidden else _FWD_SPECS
     cases = []
-    for i, (lead, lq, lk, d, dv, causal, bq, bk, dt) in enumerate(specs):
-        g = gen(10100 + 37 * i + (500 if hidden else 0))
-        q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
+    for (_, _, _, _, _, causal, bq, bk, dt), _, (q, k, v) in _drawn(
+        _FWD_HIDDEN if hidden else _FWD_SPECS, 10100, 37, hidden
+    ):
         kw = {} if bq is None else {"block_q": bq, "block_k": bk}
         steps = _observed("flash_attention_forward", dict(q=q, k=k, v=v), is_causal=causal, **kw)
-        cases.append(
-            Case(
-                _label(q, k, v, causal, bq, bk, dt),
-                steps,
-                ["r", "q", "k", "v"],
-                facts=_facts(q, k, v, causal, bq or 64, bk or 64),
-                size=q.numel() + k.numel(),
-            )
-        )
+        facts = _facts(q, k, v, causal, bq or 64, bk or 64)
+        label = _label(q, k, v, causal, bq, bk, dt)
+        cases.append(Case(label, steps, ["r", "q", "k", "v"], facts=facts, size=q.numel() + k.numel()))
     return cases
 
 
@@ -586,11 +579,10 @@ _BWD_HIDDEN = [
 
 
 def _bwd_cases(hidden):
-    specs = _BWD_HIDDEN if hidden else _BWD_SPECS
     cases = []
-    for i, (lead, lq, lk, d, dv, causal, bq, bk, dt) in enumerate(specs):
-        g = gen(10500 + 43 * i + (500 if hidden else 0))
-        q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
+    for (lead, lq, _, _, dv, causal, bq, bk, dt), g, (q, k, v) in _drawn(
+        _BWD_HIDDEN if hidden else _BWD_SPECS, 10500, 43, hidden
+    ):
         do = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
         o, lse = ref_forward(q, k, v, causal)
         o, lse = o.to(dt), lse.to(dt)
@@ -709,15 +701,10 @@ def _fn_judge(case, out):
             hint = "check what forward saves and what backward reads back (q, k, v, o, lse)"
         raise CheckFailure(f"the backward pass of FlashAttention raised {error}\n  hint: {hint}")
     o_exp, _ = ref_forward(q, k, v, causal)
+    expected = "forward should return the o of flash_attention_forward(q, k, v, is_causal)"
+    grads = (("q", dq), ("k", dk), ("v", dv))
     _judge.function_judged(
-        "FlashAttention",
-        "FlashAttention.apply(q, k, v, is_causal)",
-        o,
-        o_exp,
-        "forward should return the o of flash_attention_forward(q, k, v, is_causal)",
-        _tols(o_exp, q.dtype),
-        (("q", dq), ("k", dk), ("v", dv)),
-        "return dq, dk, dv, None",
+        "FlashAttention.apply(q, k, v, is_causal)", o, o_exp, expected, _tols(o_exp, q.dtype), grads
     )
     _judge_grads((dq, dk, dv), f, "FlashAttention's backward")
     if any(x[3] for x in rows) or any(x[0] == "inner" for x in rows):

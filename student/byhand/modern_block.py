@@ -562,11 +562,8 @@ def _pair(got, what):
 
 def _check_cache(got, exp_k, exp_v, dt, what, unrotated_k=None):
     """new_cache = (k, v), each (B, n_kv_heads, T_past + T, d_head), k after RoPE."""
-    if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailure(f"{what} should be a pair (k, v), got {got!r:.80}")
     b, hkv, tt, dh = exp_k.shape
-    for name, g, e in (("k", got[0], exp_k), ("v", got[1], exp_v)):
-        g = expect_tensor(g, f"{what}: {name}")
+    for name, g, e in _judge.cache_pair(got, exp_k, exp_v, what, limit=80):
         if tuple(g.shape) != tuple(e.shape):
             why = (
                 "it holds n_heads heads: cache k and v before repeat_kv, with their n_kv_heads heads (that "

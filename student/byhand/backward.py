@@ -398,15 +398,9 @@ def _ln_cases(hidden):
             f"x {tuple(x.shape)} (mean {mean}, std {std}), dy {tuple(dy.shape)}, random weight, "
             f"eps={'default' if eps is None else eps}, {dt}"
         )
-        cases.append(
-            Case(
-                label,
-                steps,
-                ["grads", "dy", "x", "weight"],
-                facts=dict(x=x, weight=w, dy=dy, eps=1e-5 if eps is None else eps),
-                size=x.numel() if lead else 10**6,  # judged last: the other cases name the usual mistakes
-            )
-        )
+        facts = dict(x=x, weight=w, dy=dy, eps=1e-5 if eps is None else eps)
+        size = x.numel() if lead else 10**6  # judged last: the other cases name the usual mistakes
+        cases.append(Case(label, steps, ["grads", "dy", "x", "weight"], facts=facts, size=size))
     return cases
 
 

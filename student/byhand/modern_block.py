@@ -243,19 +243,13 @@ def _swiglu_cases(hidden):
         d = shape[-1]
         s = swiglu_state(d, d_ff, g, dt)
         x = rand(*shape, dtype=dt, mean=0.3, std=2.0, generator=g)
-        cases.append(
-            Case(
-                f"SwiGLU(d_model={d}, d_ff={d_ff}) ({dt}), x {tuple(shape)}",
-                [
-                    new("ffn", "SwiGLU", d, d_ff, state=s, dtype=dt),
-                    let("x", x),
-                    call("out", ref("ffn"), ref("x")),
-                ],
-                ["out", "x"],
-                facts=dict(s=s, x=x, dt=dt),
-                size=x.numel() * d_ff,
-            )
-        )
+        steps = [
+            new("ffn", "SwiGLU", d, d_ff, state=s, dtype=dt),
+            let("x", x),
+            call("out", ref("ffn"), ref("x")),
+        ]
+        label = f"SwiGLU(d_model={d}, d_ff={d_ff}) ({dt}), x {tuple(shape)}"
+        cases.append(Case(label, steps, ["out", "x"], facts=dict(s=s, x=x, dt=dt), size=x.numel() * d_ff))
     return cases
 
 

@@ -101,14 +101,20 @@ class Graded:
 
     @property
     def language(self) -> str:
-        """The language the submitted notebook speaks (its messages are in it): `lang`, as the
-        judge found it, or for a grade saved without it, the executed notebook's metadata."""
-        if self.lang:
+        """The language the submitted notebook speaks (its messages are in it): `known_language`, or
+        English where nothing was read to know it."""
+        return self.known_language or "en"
+
+    @property
+    def known_language(self) -> str:
+        """`lang`, as the judge found it, or for a grade saved without it, the executed notebook's
+        metadata; "" when no notebook was read (a refused file, one that is not a notebook)."""
+        if self.lang or not self.notebook:
             return self.lang
         try:
-            lang = json.loads(self.notebook).get("metadata", {}).get("language") if self.notebook else None
+            lang = json.loads(self.notebook).get("metadata", {}).get("language")
         except (ValueError, AttributeError):
-            lang = None
+            return ""
         # the judge checked it against the checks' catalogues; here only its shape (it names a file)
         return lang if isinstance(lang, str) and re.fullmatch(r"[a-z]{2,3}(?:_[A-Z]{2})?", lang) else "en"
 

@@ -88,7 +88,8 @@ def to_json(g: Graded) -> dict:
         "rows": [asdict(r) for r in g.rows],
         "seconds": g.seconds,
         "hints": g.hints,
-        "language": g.language,
+        # only when a notebook was read: a refused file's row counts in no language (the report's)
+        **({"language": g.known_language} if g.known_language else {}),
     }
 
 

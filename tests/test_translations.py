@@ -88,3 +88,22 @@ def test_translation_is_current(lesson, lang):
         f"still TODO {st.untranslated}, orphaned {[e.cell for e in st.orphans]}: "
         f"run `python -m autograder translations --update` and translate the TODO entries"
     )
+
+
+def test_a_code_translation_whose_english_changed_is_listed_stale(tdir):
+    """Does `python -m autograder translations` name a code cell whose English changed under its
+    translation (its entry's hash matches no code cell), and only that one?"""
+    cells = [
+        c
+        for c in course.read_solution(LESSON).cells
+        if c.cell_type == "code" and not course.nbgrader_meta(c) and "#" in c.source
+    ]
+    current = translations.Entry(cells[0]["id"], translations.en_hash(cells[0].source), cells[0].source)
+    changed = translations.Entry(cells[1]["id"], "0" * 12, cells[1].source)
+    path = translations.code_path(LESSON, "zh_CN")
+    path.parent.mkdir(parents=True)
+    path.write_text(translations.dump([current, changed]), encoding="utf-8")
+    assert translations.stale_code(LESSON, "zh_CN") == [(cells[1]["id"], cells[1].source)]
+    line = next(li for li in translations.report("zh_CN").splitlines() if li.startswith(LESSON))
+    assert f"1 code cells stale ({LESSON}.md): {cells[1]['id']}" in line, line
+    assert not any("code cells stale" in li for li in translations.report("zh_CN").splitlines()[1:])

@@ -96,3 +96,18 @@ def test_chinese_messages_follow_the_notebook_language(graded):
     }
     first = zh[failed[0]]["message"].splitlines()[0]
     assert any(html.escape(first) in page for page in pages), first
+
+
+def test_chinese_feedback_pages_say_no_english(graded):
+    """Is what the grader writes on a Chinese student's feedback page (points, the questions' table
+    with its messages, the notes) Chinese, outside code, and the page marked zh-CN?"""
+    pages = [p for s in STUDENTS for p in (graded["out"] / "feedback" / zh_label(s)).rglob("*.html")]
+    assert len(pages) == len(STUDENTS) * len(LESSONS), pages
+    for path in pages:
+        page = path.read_text(encoding="utf-8")
+        assert "<html lang='zh-CN'>" in page, f"{path.name}: got {page[:80]!r}"
+        summary = re.search(r"<div class='tbb-summary'>(.*?)</div>", page, re.S)
+        assert summary and CJK.search(summary.group(1)), f"{path.name}: no Chinese summary"
+        text = re.sub(r"<code>.*?</code>", " ", summary.group(1), flags=re.S)
+        words = latin_words(html.unescape(re.sub(r"<[^>]+>", "\n", text)))
+        assert words == [], f"{path.parent.name}/{path.name}: got English words {words} in the summary"

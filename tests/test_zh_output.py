@@ -257,23 +257,76 @@ def test_the_class_report_of_a_chinese_class_is_chinese(tmp_path):
 # the worked examples' and demos' code in Chinese: comments and printed text only
 
 
-def _without_printed_text(source: str) -> str:
-    """The code's syntax tree with the text of every print() call and every docstring blanked
-    (comments are not in it)."""
+def _prose_nodes(tree) -> list:
+    """The string constants a reader reads as text: docstrings, what print() is given and an
+    assert's message (f-strings: their text, not the expressions they format)."""
     import ast
 
-    tree = ast.parse(source)
+    found = []
     for node in ast.walk(tree):
         if (
             isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Module))
             and ast.get_docstring(node) is not None
         ):
-            node.body[0].value.value = ""
+            found.append(node.body[0].value)
+        roots = []
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
-            for arg in ast.walk(node):
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    arg.value = ""
+            roots = node.args + [
+                k.value for k in node.keywords if k.arg not in ("sep", "end", "file", "flush")
+            ]
+        elif isinstance(node, ast.Assert) and node.msg is not None:
+            roots = [node.msg]
+        for root in roots:
+            found += [n for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return found
+
+
+def _without_printed_text(source: str) -> str:
+    """The code's syntax tree with the text of every print() call, assert message and docstring
+    blanked (comments are not in it)."""
+    import ast
+
+    tree = ast.parse(source)
+    for node in _prose_nodes(tree):
+        node.value = ""
     return ast.dump(tree)
+
+
+_DIM = r"(?:[\w.+\-*/ ]|\([\w.+\-*/ ,]*\))"
+SHAPE = re.compile(rf"\({_DIM}*,(?:{_DIM}|,)*\)")  # a tuple of sizes, one level of calls inside
+
+
+def _prose_of(source: str) -> str:
+    """What a reader of a code cell reads as text: its comments, docstrings, printed strings and
+    assert messages, one per line."""
+    import ast
+    import io
+    import tokenize
+
+    comments = [  # a shape in a comment, "(B, nh, T, dh)", is code
+        SHAPE.sub(" ", t.string.lstrip("#"))
+        for t in tokenize.generate_tokens(io.StringIO(source).readline)
+        if t.type == tokenize.COMMENT
+    ]
+    strings = []
+
+    def shown(node):  # the text itself, not the arguments of a call or a key that formats it
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.append(node.value)
+        elif not isinstance(node, (ast.Call, ast.Subscript)):
+            for child in ast.iter_child_nodes(node):
+                shown(child)
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            for arg in node.args + [k.value for k in node.keywords if k.arg not in ("sep", "end", "file")]:
+                shown(arg)
+        elif isinstance(node, ast.Assert) and node.msg is not None:
+            shown(node.msg)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
+            strings.append(ast.get_docstring(node))
+    return "\n".join(comments + strings)
 
 
 @pytest.mark.parametrize("lesson", course.lessons())
@@ -308,8 +361,40 @@ def test_translated_code_cells_change_only_comments_and_printed_text(lesson):
 def test_the_code_comparison_can_fail():
     assert _without_printed_text('print("a")  # x') == _without_printed_text('print("乙")  # 注释')
     assert _without_printed_text('print(f"{a:.2f} ok")') == _without_printed_text('print(f"{a:.2f} 好")')
+    assert _without_printed_text('assert x, "x is wrong"') == _without_printed_text('assert x, "x 不对"')
     assert _without_printed_text('x = "a"') != _without_printed_text('x = "乙"')
     assert _without_printed_text('print(f"{a:.2f}")') != _without_printed_text('print(f"{b:.2f}")')
+    assert _without_printed_text('assert x == "a", "m"') != _without_printed_text('assert x == "乙", "m"')
+
+
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_chinese_code_cells_say_no_english(lesson):
+    """Do the Chinese notebook's worked examples and demos comment and print in Chinese: no English
+    word (tests/zh_latin.py) in a comment, a docstring, a printed string or an assert's message?
+    (Plot labels may stay English; code and identifiers are code.)"""
+    from autograder.tooling import student
+
+    english = []
+    for cell in _zh_notebook(lesson).cells:
+        if cell.cell_type != "code" or course.nbgrader_meta(cell) or student.is_setup(cell):
+            continue
+        words = latin_words(_prose_of(cell.source))
+        if words:
+            english.append(f"{cell['id']}: {sorted(set(words))}")
+    assert not english, (
+        f"got English in the comments or printed text of notebooks/zh_CN/{lesson}.ipynb, expected Chinese "
+        f"(translations/zh_CN/code/{lesson}.md):\n" + "\n".join(english)
+    )
+
+
+def test_the_code_prose_detector_reads_comments_and_prints_only():
+    source = 'x = "plain words"  # a comment here (seeds, T)\nprint(f"seed {s}: done", x)\nassert x, "wrong answer"\n'
+    assert sorted(latin_words(_prose_of(source))) == ["answer", "comment", "done", "here", "seed", "wrong"]
+    assert latin_words(_prose_of("x = 1  # (seeds, len(n_list)) per seed")) == ["per", "seed"]
+    assert latin_words(_prose_of('ax.set_title("Loss curve")  # (B, T, d)\nprint("损失", loss)')) == []
+    assert latin_words(
+        _prose_of("print(f\"{init_std('kaiming', 3, 4)} {d['xavier']} {'是' if a else 'no'}\")")
+    ) == ["no"]
 
 
 @pytest.mark.parametrize(

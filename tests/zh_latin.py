@@ -22,8 +22,8 @@ ALLOWED = frozenset(
     reshape view transpose unsqueeze triu tril append zeros ones
     float float32 float64 int64 bool none None True False self forward backward
     nan inf pip install byhand notebook
-    arange theta dtype lse dp do dq offset repeat
-    Llama Meta Mistral Qwen FlashAttention Post-norm Pre-norm log-sum-exp
+    arange theta dtype lse dp do dq offset repeat depth torch nh dh hs nats aten gradcheck ms dz dbeta dgamma
+    Llama Meta Mistral Qwen Hugging Face FlashAttention Post-norm Pre-norm log-sum-exp
     Transformer PyTorch Python Jupyter Kaiming Xavier LeCun Adam AdamW Glorot Xiong Vaswani
     Frobenius Encoder Linear
     """.split()

@@ -8,6 +8,7 @@ submission, and is what a worker runs.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import importlib.util
@@ -25,7 +26,7 @@ from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_
 from autograder import course
 from autograder.collect.submissions import Submission
 from autograder.outcomes import Graded, Row, Status
-from autograder.run import prune, restore, rootfs, runner
+from autograder.run import outputs, prune, restore, rootfs, runner
 
 GRADER_VERSION = "1"
 # The grader's modules whose code decides a grade or what a feedback page says (a change in any of
@@ -52,6 +53,8 @@ def grading_files() -> list:
     root = course.ROOT
     files = [(f"solutions/{f.name}", f) for f in sorted(course.SOLUTIONS.glob("*.ipynb"))]
     files += [(f"byhand/{f.name}", f) for f in sorted(rootfs.BYHAND.glob("*.py"))]
+    # the released translations: what a translated submission's cells are compared with (lesson_text)
+    files += [(f"notebooks/{f.parent.name}/{f.name}", f) for f in sorted(course.NOTEBOOKS.glob("*/*.ipynb"))]
     files += [(f"autograder/{n}", root / "autograder" / n) for n in GRADING_CODE]
     return files
 
@@ -95,6 +98,41 @@ def load(path: Path) -> tuple:
         if cell.cell_type not in ("code", "markdown", "raw") or not isinstance(cell.get("source", ""), str):
             return None, "the notebook has a malformed cell"
     return nb, ""
+
+
+@functools.cache
+def _lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
+    source = course.read_solution(lesson)
+    if lang == i18n.DEFAULT:
+        return source
+    released = course.NOTEBOOKS / lang / f"{lesson}.ipynb"
+    if not released.exists():
+        return source
+    own = {c.get("id"): c.source for c in nbformat.read(released, as_version=4).cells if _as_released(c)}
+    for cell in source.cells:
+        if _as_released(cell) and cell.get("id") in own:
+            cell.source = own[cell.get("id")]
+    return source
+
+
+def _as_released(cell) -> bool:
+    """A cell a translation changes and whose released text is the lesson's: plain code (translated
+    comments and prints) and text, locked text included (a written question); never a test cell
+    (its hidden tests are the solution's) nor an answer cell."""
+    meta = course.nbgrader_meta(cell)
+    if cell.cell_type == "markdown":
+        return not meta.get("solution")
+    return cell.cell_type == "code" and not meta
+
+
+def lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
+    """The lesson's source as a student of `lang` received it: the solution notebook (its test
+    cells, hidden tests and metadata) with the text and plain code cells of the release in `lang`
+    (comments and prints translated). restore and prune skip a demo or unread cell only when its
+    text is the lesson's own, and restore puts back a locked cell a student changed: compared with
+    the English, every translated demo of a Chinese notebook ran, and its written questions were
+    "changed" and restored in English."""
+    return copy.deepcopy(_lesson_text(lesson, lang))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,12 +202,15 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     maxes = course.questions(sub.lesson)
     total = sum(maxes.values()) + sum(course.manual_questions(sub.lesson).values())
 
-    def ungradable(why):
+    def ungradable(why, lang=""):
+        """The row of a notebook that could not be read or run: in its language when it was read
+        far enough to know it ("" = unknown: English, and not counted in the class's language)."""
         return Graded(
             sub.student,
             sub.lesson,
-            [Row(sub.student, sub.lesson, "", 0, total, Status.UNGRADABLE, why)],
+            [Row(sub.student, sub.lesson, "", 0, total, Status.UNGRADABLE, localized(why, lang))],
             seconds=time.monotonic() - t0,
+            lang=lang,
         )
 
     steps = {}
@@ -177,11 +218,11 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     nb_student, problem = load(sub.path)
     clock.lap("load")
     if nb_student is None:
-        return ungradable(problem)
-    source = course.read_solution(sub.lesson)
+        return ungradable(problem, _language_of_file(sub.path))
+    lang = language(nb_student)
+    source = lesson_text(sub.lesson, lang)
     nb, skip, notes = restore.restore(nb_student, source)
     skip |= prune.skippable(nb, skip, source, _check_names(sub.lesson))
-    lang = language(nb_student)
     if lang != i18n.DEFAULT:  # the restored notebook keeps the language it speaks
         nb.metadata["language"] = lang
     clock.lap("restore")
@@ -220,8 +261,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                 cell.outputs = []
     notes += deaths
     if result.died_at is not None and result.died_at < 0:
-        g = ungradable(f"the notebook could not be run: {result.death}")
-        return g
+        return ungradable(f"the notebook could not be run: {result.death}", lang)
     index_of = {
         course.nbgrader_meta(c).get("grade_id"): i
         for i, c in enumerate(result.nb.cells)
@@ -280,8 +320,9 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                 and bool(failing_needs or hint.lower().startswith(KNOCK_ON_PREFIXES)),
             )
         )
+    outputs.localize_cut_notes(result.nb, lang)
     rows += written_rows(sub, result.nb, lang)
-    notes = [localized(note, lang) for note in notes]
+    notes = [localized_note(note, lang) for note in notes]
     clock.lap("verdicts")
     from autograder.record.feedback import render
 
@@ -320,6 +361,31 @@ def localized(message: str, lang: str) -> str:
     notebook's language, with no grader paths. The self-check translates the same English text
     the same way (byhand._core.judge_all), so both say the same lines."""
     return _redact(i18n.localize(message, lang or i18n.DEFAULT))
+
+
+# where one note of the collector joins the next ("graded x as y; refused: z ...; also found ...")
+NOTE_PARTS = re.compile(r"; (?=refused: |also found |graded \S)")
+
+
+def localized_note(note: str, lang: str) -> str:
+    """A note about the notebook in `lang`: the collector joins its notes into one (a renamed file, the
+    other files found, the files it refused), each translated on its own."""
+    if lang == i18n.DEFAULT:
+        return localized(note, lang)
+    return "；".join(localized(part, lang) for part in NOTE_PARTS.split(note))
+
+
+def _language_of_file(path) -> str:
+    """The language of a file `load` could not take as a notebook, when it is JSON with a notebook's
+    metadata (English when that names none); "" when unknown: the message is English."""
+    try:
+        data = json.loads(Path(path).read_bytes().decode("utf-8"))
+        meta = data.get("metadata") if isinstance(data, dict) else None
+    except (OSError, ValueError, TypeError):
+        return ""
+    if not isinstance(meta, dict):
+        return ""
+    return language(nbformat.NotebookNode(metadata=meta))
 
 
 def written_rows(sub: Submission, nb, lang: str = i18n.DEFAULT) -> list:

@@ -76,7 +76,7 @@ def write_feedback(out: Path, g: Graded) -> None:
         from autograder.collect.submissions import Submission
         from autograder.record.feedback import plain_page
 
-        html = plain_page(Submission(g.student, g.lesson, None), g.rows)
+        html = plain_page(Submission(g.student, g.lesson, None), g.rows, lang=g.language)
     page.write_text(html, encoding="utf-8")
 
 

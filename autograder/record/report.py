@@ -48,8 +48,9 @@ def plural(n: int, word: str, lang: str = i18n.DEFAULT) -> str:
 
 
 def class_language(graded: list) -> str:
-    """The language of the report: the class's, when every graded notebook speaks the same one."""
-    langs = {g.language for g in graded if g.lesson}
+    """The language of the report: the class's, when every notebook that was read speaks the same
+    one (a refused file, whose language nobody knows, makes no class English)."""
+    langs = {g.known_language for g in graded if g.lesson and g.known_language}
     return langs.pop() if len(langs) == 1 else i18n.DEFAULT
 
 

@@ -17,6 +17,7 @@ The probe's cells (marked `PROBE_META`) may keep more: their lines carry the res
 from __future__ import annotations
 
 import contextlib
+import re
 
 import nbformat
 from nbclient import NotebookClient
@@ -26,7 +27,9 @@ KEEP_BYTES = 4 << 20  # what the grader keeps of one cell's outputs
 PROBE_BYTES = 64 << 20  # ... of a probe cell's (its results)
 MAX_MESSAGE_BYTES = 96 << 20  # the largest message the grader's sockets accept
 PROBE_META = "tbb_probe"
-CUT = "\n[the grader kept the first {mb} MB of this cell's output; the rest was cut]\n"
+CUT_NOTE = "[the grader kept the first {mb} MB of this cell's output; the rest was cut]"
+CUT = "\n" + CUT_NOTE + "\n"
+CUT_FOUND = re.compile(re.escape(CUT_NOTE).replace(re.escape("{mb}"), r"(?P<mb>\d+)"))
 
 
 def cap_kernel_streams(limit: int = KERNEL_BYTES) -> None:
@@ -90,6 +93,21 @@ class CappedClient(NotebookClient):
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         self._tbb_kept = [cell_index, 0, False]
         return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+
+
+def localize_cut_notes(nb, lang: str) -> None:
+    """The notes that say where a cell's output was cut, in the notebook's language (the catalogue's
+    PAGE entry for CUT_NOTE): a Chinese student reads them in the feedback page and in the notebook
+    kept for formgrader. The note is written in English where it is cut (in the kernel, or here)."""
+    from byhand import i18n
+
+    if lang == i18n.DEFAULT:
+        return
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            text = out.get("text") if out.get("output_type") == "stream" else None
+            if isinstance(text, str) and "[the grader kept the first " in text:
+                out["text"] = CUT_FOUND.sub(lambda m: i18n.page(CUT_NOTE, lang, mb=m["mb"]), text)
 
 
 def _size(out) -> int:

@@ -9,7 +9,8 @@ the lesson, its translated text under a marker line that records which English t
 
 `en=` is the start of the SHA-256 of the English cell's source. A cell whose English text changed has
 no entry with its new hash: it is *stale*, and `python -m autograder translations` lists it with the
-translation it had (found by cell id) so a translator can bring it up to date. The cell id is only a
+translation it had (found by cell id) so a translator can bring it up to date; the same for the
+translated comments and prints of code cells (`translations/<lang>/code/`, `stale_code`). The cell id is only a
 help for that: matching is by hash, so inserting a cell elsewhere never misplaces a translation.
 """
 
@@ -191,6 +192,23 @@ def code_translations(lesson: str, lang: str) -> dict:
     return {e.en: e.text for e in parse(path.read_text(encoding="utf-8"))} if path.exists() else {}
 
 
+def stale_code(lesson: str, lang: str) -> list:
+    """(cell id, English source now) of each code translation whose English cell changed: no code
+    cell has the hash it was written for, so the cell is released in English until it is redone
+    (the source is "" when the cell is gone)."""
+    path = code_path(lesson, lang)
+    if not path.exists():
+        return []
+    cells = [c for c in course.read_solution(lesson).cells if c.cell_type == "code"]
+    current = {en_hash(c.source) for c in cells}
+    by_id = {c.get("id"): c.source for c in cells}
+    return [
+        (e.cell, by_id.get(e.cell, ""))
+        for e in parse(path.read_text(encoding="utf-8"))
+        if e.en not in current
+    ]
+
+
 def rubrics_path(lesson: str, lang: str) -> Path:
     """The translated model answers and rubrics of a lesson's written answers (for formgrader):
     one entry per answer cell, under `<!-- <grade_id> en=<hash of the solution cell> -->`."""
@@ -239,11 +257,17 @@ def report(lang: str) -> str:
     for lesson in course.lessons():
         st = status(lesson, lang)
         total = len(translatable_cells(course.read_solution(lesson)))
+        code = stale_code(lesson, lang)
         lines.append(
             f"{lesson:24s} {total - len(st.missing) - len(st.stale) - len(st.untranslated):3d}/{total} current"
             + (f", {len(st.stale)} stale: {', '.join(c for c, _, _ in st.stale)}" if st.stale else "")
             + (f", {len(st.missing)} missing" if st.missing else "")
             + (f", {len(st.untranslated)} still TODO" if st.untranslated else "")
             + (f", {len(st.orphans)} orphaned" if st.orphans else "")
+            + (
+                f", {len(code)} code cells stale ({code_path(lesson, lang).name}): {', '.join(c for c, _ in code)}"
+                if code
+                else ""
+            )
         )
     return "\n".join(lines)

@@ -570,6 +570,26 @@ LINES = [
         r"functions; that cell was skipped and the notebook run again",
         "第 {c} 个单元格耗尽内存后没有释放，评分程序调用你的函数时内核崩溃了；已跳过这个单元格，重新运行了 notebook",
     ),
+    # a file the grader refused to read (autograder/collect/tree.py), noted beside a graded notebook;
+    # a notebook that could not be read or run (autograder/judge/grade.py): the row of an ungradable one
+    (r"refused: (?P<f>.+?) (?P<t_w>(?:is|could) .+)", "已拒收 {f}：{t_w}"),
+    (r"the file could not be read \((?P<e>.*)\)", "文件无法读取（{e}）"),
+    (
+        E("the file is empty: save the notebook in Jupyter and submit it again"),
+        "文件是空的：请在 Jupyter 里保存 notebook，再重新提交",
+    ),
+    (
+        r"the file is not a valid notebook \(invalid JSON: (?P<e>.*)\); submit the \.ipynb file that "
+        r"Jupyter saves, not a copy edited by hand",
+        "文件不是有效的 notebook（JSON 无效：{e}）；请提交 Jupyter 保存的 .ipynb 文件，不要提交手工编辑过的副本",
+    ),
+    (
+        E("the file is JSON but not a Jupyter notebook (no cells)"),
+        "文件是 JSON，但不是 Jupyter notebook（没有单元格）",
+    ),
+    (r"the notebook format could not be read \((?P<e>.*)\)", "无法读取 notebook 的格式（{e}）"),
+    (E("the notebook has a malformed cell"), "notebook 里有一个格式错误的单元格"),
+    (r"the notebook could not be run: (?P<t_w>.+)", "notebook 无法运行：{t_w}"),
     (r"graded (?P<a>.+) as (?P<l>\S+)", "已把 {a} 作为 {l} 评分"),
     (r"also found (?P<o>.+): graded (?P<a>.+)", "还找到了 {o}：评分的是 {a}"),
     # the written answers' rows of grades.csv (autograder/judge/grade.py) and the hand grades and
@@ -2823,6 +2843,39 @@ PIECES += [
         "内核以状态码 {c} 退出（os._exit、exit() 或崩溃）",
     ),
     (r"the notebook ran past its (?P<s>\S+) s limit", "notebook 的运行时间超过了 {s} 秒的上限"),
+    (r"the kernel could not run: (?P<e>.*)", "内核无法运行：{e}"),
+    (
+        r"the kernel stopped answering \(no reply within (?P<s>\S+) s, even after an interrupt\)",
+        "内核不再响应（{s} 秒内没有回复，中断之后也没有）",
+    ),
+]
+
+# why the grader refused a file (autograder/collect/tree.py), after "refused: <file>"
+PIECES += [
+    (
+        r"is larger than the (?P<n>\d+) MB limit for one file \((?P<s>[\d.]+) MB or more\)",
+        "超过了单个文件 {n} MB 的上限（至少 {s} MB）",
+    ),
+    (
+        E("is a symbolic link, which the grader never follows; submit the notebook file itself"),
+        "是一个符号链接，评分程序从不跟随链接；请提交 notebook 文件本身",
+    ),
+    (E("is a named pipe (FIFO), not a file"), "是一个命名管道（FIFO），不是文件"),
+    (E("is a device, not a file"), "是一个设备，不是文件"),
+    (E("is a socket, not a file"), "是一个套接字，不是文件"),
+    (E("is not a regular file"), "不是普通文件"),
+    (r"is nested more than (?P<n>\d+) folders deep", "所在的文件夹嵌套超过了 {n} 层"),
+    (r"could not be read \((?P<e>.*)\)", "无法读取（{e}）"),
+    (r"could not be opened safely \((?P<e>.*)\)", "无法安全地打开（{e}）"),
+    (E("is a zip entry whose path leads out of the folder"), "是 ZIP 压缩包里一个路径指向文件夹之外的条目"),
+    (r"could not be unzipped \((?P<e>.*)\)", "无法解压（{e}）"),
+    (
+        E(
+            "is a hard link to a file outside the submissions folder, which the grader does not read; "
+            "submit a copy of the notebook"
+        ),
+        "是指向提交文件夹之外某个文件的硬链接，评分程序不会读取它；请提交 notebook 的副本",
+    ),
 ]
 
 # The fixed text of the grader's pages, by its English (a template with {named} values): the class
@@ -2850,6 +2903,10 @@ PAGE = {
     ),
     "# (the grader also runs hidden tests here)": "# （评分程序在这里还会运行隐藏测试）",
     "… {n} more characters of this output are not shown": "……这个输出后面还有 {n} 个字符没有显示",
+    # where the grader cut a cell's output (autograder/run/outputs.py CUT_NOTE)
+    "[the grader kept the first {mb} MB of this cell's output; the rest was cut]": (
+        "[评分程序只保留了这个单元格输出的前 {mb} MB，其余部分已截去]"
+    ),
     # the class report
     "Class report": "全班报告",
     "{n} graded notebooks": "已评分的 notebook {n} 份",

@@ -20,7 +20,8 @@ from pathlib import Path
 from autograder import course
 from autograder.collect.submissions import MAX_FILE_MB, MAX_ZIP_MB
 from autograder.run import sandbox
-from autograder.tooling import release
+from autograder.tooling import handout, nbgrader_course, release
+from autograder.tooling.checkout import examples
 
 EXAMPLE_CLASS = course.ROOT / "examples" / "class"
 
@@ -192,10 +193,10 @@ def main(argv=None) -> int:
             print(f"wrote {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "handout":
-        print(f"wrote {course.handout(Path(args.out) if args.out else None)}")
+        print(f"wrote {handout.handout(Path(args.out) if args.out else None)}")
         return 0
     if args.cmd == "exchange":
-        for line in course.release_to_exchange(args.lessons or None):
+        for line in nbgrader_course.release_to_exchange(args.lessons or None):
             print(line)
         return 0
     if args.cmd == "execute":
@@ -204,13 +205,13 @@ def main(argv=None) -> int:
         execute_main(args.lessons or None)
         return 0
     if args.cmd == "examples":
-        course.with_examples()
+        examples()
         from examples.build import build
 
         build()
         return 0
     if args.cmd == "mistakes":
-        course.with_examples()
+        examples()
         from examples import catalogue
 
         print(f"wrote {catalogue.write().relative_to(course.ROOT)}")
@@ -235,7 +236,7 @@ def main(argv=None) -> int:
             print(f"rewrote the setup cell of {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "bench":
-        course.with_examples()
+        examples()
         if args.isolation:
             from autograder.tooling.bench_isolation import main as isolation_main
 

@@ -157,7 +157,7 @@ def grade_class(
         db_url = db_url or gradebook.default_url(run.out)
         graded_lessons = sorted({s.lesson for s in subs if s.lesson})
         gradebook.register_lessons(db_url, graded_lessons)
-        course.layout(run.out, graded_lessons, db_url)  # OUT is also formgrader's course root
+        folders.course_root(run.out, graded_lessons, db_url)  # OUT is also formgrader's course root
         folders.install_feedback_assets(run.out)
         todo = run.plan(subs)
         run.gradebook = gradebook.open_gradebook(db_url)

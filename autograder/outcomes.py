@@ -6,6 +6,7 @@ decides anything by reading another's message text (it may be localized, redacte
   `Row.not_done`, `Row.knock_on` (and `RunResult.kernel_lost` in runner.py) carry the facts other
   modules act on, never a message.
 - `CONTRACT_COLUMNS`, `contract_row`, `summary_rows`, `number`: the contract's CSVs.
+- `safe_name`: a student's label as one path component of what is written for them.
 - `GradingStopped`: the exceptions the CLI reports as one line (no traceback).
 """
 
@@ -146,3 +147,8 @@ def contract_row(r: Row) -> dict:
     d = {k: getattr(r, k) for k in CONTRACT_COLUMNS}
     d["points"], d["max_points"], d["status"] = number(r.points), number(r.max_points), str(r.status)
     return d
+
+
+def safe_name(name: str) -> str:
+    """A student's label as one safe path component (feedback pages, LMS exports, saved state)."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "_"

@@ -8,13 +8,12 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from autograder import course
 from autograder.collect import lateness
-from autograder.outcomes import Graded, Row
+from autograder.outcomes import Graded, Row, safe_name
 
 
 def saved_path(state: Path, sub) -> Path:
-    return state / f"{course.safe_name(sub.student)}__{course.safe_name(sub.lesson)}.json"
+    return state / f"{safe_name(sub.student)}__{safe_name(sub.lesson)}.json"
 
 
 def reuse(state: Path, sub, fp: str):

@@ -10,52 +10,19 @@ import math
 
 import pytest
 import torch
-from lesson_code import one_thread
-
-from autograder.course import answer_namespace, read_solution, tags
+from lesson_code import lesson_fixture, one_thread_each_test
 
 
-def _definitions(lesson: str) -> dict:
-    """The lesson's reference answers plus the functions, classes and constants (arithmetic on literals
-    included) of its demo cells."""
-    ns = answer_namespace(lesson)
-    for cell in read_solution(lesson).cells:
-        if cell.cell_type != "code" or "demo" not in tags(cell):
-            continue
-        tree = ast.parse(cell.source)
-        keep = [
-            node
-            for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-            or (
-                isinstance(node, ast.Assign)
-                and all(
-                    isinstance(n, ast.Constant)
-                    for n in ast.walk(node.value)
-                    if not isinstance(
-                        n, (ast.Tuple, ast.List, ast.BinOp, ast.UnaryOp, ast.operator, ast.Load)
-                    )
-                )
-            )
-        ]
-        exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{lesson} demo>", "exec"), ns)
-    return ns
+def _arithmetic_on_literals(node) -> bool:
+    """A constant of the demo cells: arithmetic on literals included."""
+    skip = (ast.Tuple, ast.List, ast.BinOp, ast.UnaryOp, ast.operator, ast.Load)
+    return all(isinstance(n, ast.Constant) for n in ast.walk(node.value) if not isinstance(n, skip))
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
-
-
-@pytest.fixture(scope="module")
-def lesson04():
-    return _definitions("04_pre_post_ln")
-
-
-@pytest.fixture(scope="module")
-def lesson05():
-    return _definitions("05_init")
+# the lessons' reference answers plus the functions, classes and constants of their demo cells
+lesson04 = lesson_fixture("lesson04", "04_pre_post_ln", assigns=_arithmetic_on_literals, only_demo=True)
+lesson05 = lesson_fixture("lesson05", "05_init", assigns=_arithmetic_on_literals, only_demo=True)
+_one_thread = one_thread_each_test()
 
 
 TEST_SEEDS = range(100, 120)

@@ -7,45 +7,20 @@ the reference answers on fresh seeds and sizes, with the notebook's margins.
 
 import ast
 
-import pytest
 import torch
-from lesson_code import one_thread
-
-from autograder.course import answer_namespace, nbgrader_meta, read_solution
+from lesson_code import lesson_fixture, one_thread_each_test
 
 LESSON = "08_backward"
 TABLES = ("LAYER_NORMS", "SIZES")  # the experiment's tables (not the tiny examples' matrices J, J_F, ...)
 
 
-def _definitions() -> dict:
-    """The reference answers plus the functions and TABLES of the lesson's other code cells."""
-    ns = answer_namespace(LESSON)
-    for cell in read_solution(LESSON).cells:
-        if cell.cell_type != "code" or nbgrader_meta(cell):
-            continue
-        tree = ast.parse(cell.source)
-        keep = [
-            node
-            for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-            or (
-                isinstance(node, ast.Assign)
-                and all(isinstance(t, ast.Name) and t.id in TABLES for t in node.targets)
-            )
-        ]
-        exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{LESSON}>", "exec"), ns)
-    return ns
+def _table(node) -> bool:
+    return all(isinstance(t, ast.Name) and t.id in TABLES for t in node.targets)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
-
-
-@pytest.fixture(scope="module")
-def lesson():
-    return _definitions()
+# the reference answers plus the functions and TABLES of the lesson's other code cells
+lesson = lesson_fixture("lesson", LESSON, assigns=_table, skip_setup=False)
+_one_thread = one_thread_each_test()
 
 
 def test_reference_function_passes_gradcheck(lesson):

@@ -16,52 +16,16 @@ functions, classes and UPPERCASE constants of its demo cells), runs with the ref
   own loss at positions 0-15.
 """
 
-import ast
-
 import pytest
 import torch
-from lesson_code import one_thread
-
-from autograder.course import answer_namespace, nbgrader_meta, read_solution, tags
+from lesson_code import lesson_fixture, one_thread_each_test, upper_case_names
 
 LESSON = "09_modern_block"
 SEEDS = range(10, 30)
 
 
-def _definitions() -> dict:
-    ns = answer_namespace(LESSON)
-    for cell in read_solution(LESSON).cells:
-        if cell.cell_type != "code" or nbgrader_meta(cell) or "setup" in tags(cell):
-            continue
-        if "demo" not in tags(cell):
-            exec(compile(cell.source, f"<{LESSON} plain cell>", "exec"), ns)
-            continue
-        tree = ast.parse(cell.source)
-        keep = [
-            node
-            for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-            or (
-                isinstance(node, ast.Assign)
-                and all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets)
-            )
-        ]
-        exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{LESSON} demo>", "exec"), ns)
-    return ns
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
-
-
-@pytest.fixture(scope="module")
-def lesson():
-    before = torch.get_num_threads()
-    ns = _definitions()
-    torch.set_num_threads(before)  # the setup cell sets one thread; the autouse fixture does it per test
-    return ns
+lesson = lesson_fixture("lesson", LESSON, assigns=upper_case_names, run_plain=True)
+_one_thread = one_thread_each_test()
 
 
 def test_rope_scores_depend_only_on_the_offset(lesson):

@@ -5,39 +5,17 @@ from the solution notebook (the reference answers, lesson 1's `attention`, the `
 `matmul_flops` and `seconds`), runs on fresh seeds, shapes, head dims and block sizes.
 """
 
-import ast
 import math
 
-import pytest
 import torch
-from lesson_code import one_thread
-
-from autograder.course import answer_namespace, nbgrader_meta, read_solution
+from lesson_code import lesson_fixture, one_thread_each_test
 
 LESSON = "10_flash_attention"
 
 
-def _definitions() -> dict:
-    """The reference answers plus the functions and classes of the lesson's other code cells."""
-    ns = answer_namespace(LESSON)
-    for cell in read_solution(LESSON).cells:
-        if cell.cell_type != "code" or nbgrader_meta(cell):
-            continue
-        tree = ast.parse(cell.source)
-        keep = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
-        exec(compile(ast.Module(body=keep, type_ignores=[]), f"<{LESSON}>", "exec"), ns)
-    return ns
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with one_thread():
-        yield
-
-
-@pytest.fixture(scope="module")
-def lesson():
-    return _definitions()
+# the reference answers plus the functions and classes of the lesson's other code cells
+lesson = lesson_fixture("lesson", LESSON, assigns=lambda node: False, skip_setup=False)
+_one_thread = one_thread_each_test()
 
 
 def _qkv(seed, lead, lq, lk, d, dv, dtype=torch.float64, scale=1.0):

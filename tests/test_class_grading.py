@@ -15,6 +15,7 @@ import pytest
 from autograder import course
 from autograder.classroom import grade_class
 from autograder.collect.submissions import collect
+from autograder.outcomes import safe_name
 from autograder.run.restore import restore
 from examples.build import CLASS
 
@@ -48,7 +49,7 @@ def small_class(shared_class, tmp_path_factory):
         writer.writerows(rows)
     for student in SMALL["students"]:
         for lesson in SMALL["lessons"]:
-            name = f"{course.safe_name(student)}__{course.safe_name(lesson)}.json"
+            name = f"{safe_name(student)}__{safe_name(lesson)}.json"
             shutil.copyfile(shared_class.out / ".state" / name, out / ".state" / name)
     return root, out
 

@@ -30,7 +30,7 @@ from browser import NetworkLog, free_port, kill_tree, require_chromium, screensh
 from test_lab import wait_until_up
 
 from autograder.classroom import grade_class
-from autograder.course import safe_name
+from autograder.outcomes import safe_name
 from examples.build import CLASS
 
 pytest_plugins = ["conftest_browser"]

@@ -11,6 +11,7 @@ from shared_class import SHARED_GROUP
 
 from autograder import course
 from autograder.classroom import grade_class
+from autograder.outcomes import safe_name
 from autograder.record.export import SUMMARY_COLUMNS
 from examples import answers_for, feedback_problems, lessons_with_answers
 from examples.build import CLASS, EXPECTED, build, fill
@@ -101,7 +102,7 @@ def test_output_files_follow_the_contract(example_grades):
     )
     for r in _read(out / "summary.csv"):
         if r["lesson"] and r["status"] != "ungradable":
-            assert (out / "feedback" / course.safe_name(r["student"]) / f"{r['lesson']}.html").exists()
+            assert (out / "feedback" / safe_name(r["student"]) / f"{r['lesson']}.html").exists()
 
 
 def test_feedback_never_shows_hidden_tests_or_solutions(example_grades):

@@ -9,6 +9,8 @@ import zipfile
 import pytest
 
 from autograder import course
+from autograder.tooling.handout import handout
+from autograder.tooling.nbgrader_course import assemble, release_to_exchange
 
 NBGRADER = [sys.executable, "-m", "nbgrader"]
 
@@ -16,8 +18,8 @@ NBGRADER = [sys.executable, "-m", "nbgrader"]
 def test_handout_zip_holds_every_student_notebook(tmp_path):
     """Does `make handout` zip every student notebook as it is in notebooks/, with a README that
     gives the install line, the same bytes on every run?"""
-    first = course.handout(tmp_path / "a.zip")
-    again = course.handout(tmp_path / "b.zip")
+    first = handout(tmp_path / "a.zip")
+    again = handout(tmp_path / "b.zip")
     assert first.read_bytes() == again.read_bytes(), "the handout zip differs between two runs"
     with zipfile.ZipFile(first) as zf:
         names = zf.namelist()
@@ -33,11 +35,11 @@ def test_exchange_release_and_fetch_with_the_generated_config(tmp_path):
     """Does `nbgrader release_assignment` work with the generated config (course id set), and does a
     student's `nbgrader fetch_assignment` get exactly the student notebook?"""
     root, exchange = tmp_path / "course", tmp_path / "exchange"
-    course.assemble(root, exchange=exchange)
+    assemble(root, exchange=exchange)
     config = (root / "nbgrader_config.py").read_text()
     assert f"course_id = {course.COURSE_ID!r}" in config and str(exchange) in config
     lesson = course.lessons()[0]
-    course.release_to_exchange([lesson], course=root)
+    release_to_exchange([lesson], course=root)
     outbound = exchange / course.COURSE_ID / "outbound" / lesson / f"{lesson}.ipynb"
     assert outbound.read_bytes() == (course.NOTEBOOKS / f"{lesson}.ipynb").read_bytes()
     student = tmp_path / "student"

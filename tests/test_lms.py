@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.collect import lateness
-from autograder.course import safe_name
-from autograder.outcomes import CONTRACT_COLUMNS, Graded, Row
+from autograder.outcomes import CONTRACT_COLUMNS, Graded, Row, safe_name
 from autograder.record.export import SUMMARY_COLUMNS, export
 from autograder.state import course_config as _course_config
 

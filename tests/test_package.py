@@ -140,3 +140,22 @@ def test_a_grading_process_skips_the_iri_grammars():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() in ("None", "absent"), f"got {proc.stdout.strip()}, expected None"
+
+
+def test_the_maintainers_commands_import_examples_without_touching_sys_path(tmp_path):
+    """Does a command that needs examples/ (`examples`, `mistakes`, `bench`) import it from the
+    checkout, from any folder, and leave `sys.path` as it found it (the checkout's other top-level
+    folders stay unimportable by bare name)?"""
+    code = (
+        "import sys\n"
+        "before = list(sys.path)\n"
+        "from autograder.tooling.checkout import examples\n"
+        "module = examples()\n"
+        "from examples.build import CLASS\n"
+        "assert examples() is module\n"
+        "print(module.__file__, CLASS.is_dir(), sys.path == before)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    expected = f"{PACKAGE.parent / 'examples' / '__init__.py'} True True"
+    assert proc.stdout.strip() == expected, f"got {proc.stdout.strip()!r}, expected {expected!r}"

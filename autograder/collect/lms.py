@@ -42,7 +42,7 @@ import zipfile
 from pathlib import Path
 
 from autograder import course
-from autograder.outcomes import number
+from autograder.outcomes import number, safe_name
 
 ROSTER_COLUMNS = ("lms", "lms_id", "student", "email", "id_number", "sis_login_id", "section")
 
@@ -217,7 +217,7 @@ def _feedback_zips(out: Path, folder: Path, graded: list) -> None:
         for r in graded:
             if r["lesson"] != lesson:
                 continue
-            page = out / "feedback" / course.safe_name(r["student"]) / f"{lesson}.html"
+            page = out / "feedback" / safe_name(r["student"]) / f"{lesson}.html"
             if not page.is_file():
                 continue
             if r.get("lms") == "canvas" and r.get("attachment_id") and r["lms_id"].isdigit():

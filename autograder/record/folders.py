@@ -1,6 +1,7 @@
-"""What a class run writes for each submission besides the CSVs: its feedback page, and what
-formgrader reads (nbgrader's `submitted/` and `autograded/` folders, the rubric below each written
-answer); and the manual grades entered in formgrader, applied to the results and their pages."""
+"""What a class run writes besides the CSVs: the output folder as formgrader's course root (its
+config, `source/` and `release/`); for each submission its feedback page and what formgrader reads
+(nbgrader's `submitted/` and `autograded/` folders, the rubric below each written answer); and the
+manual grades entered in formgrader, applied to the results and their pages."""
 
 from __future__ import annotations
 
@@ -9,12 +10,60 @@ import shutil
 from pathlib import Path
 
 from autograder import course
-from autograder.outcomes import Graded, Status
+from autograder.outcomes import Graded, Status, safe_name
 from autograder.record import gradebook
+from autograder.tooling.nbgrader_course import exchange_root
+
+# A grading output folder as an nbgrader course root: formgrader (JupyterLab's Nbgrader menu, or
+# /formgrader) started in this folder shows every submission the grader recorded.
+GRADING_CONFIG = """\
+# Written by `make grade`: this output folder is an nbgrader course root, so formgrader started
+# here (`make formgrader OUT=...`, or `jupyter lab` in this folder, then Nbgrader > Formgrader)
+# shows every graded submission. Manual grades and comments given there are read back by the next
+# `make grade` into grades.csv, summary.csv and the feedback pages (without re-running notebooks).
+# Edit freely: `make grade` writes this file only when it is missing.
+import os
+
+c = get_config()
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.course_id = {course_id!r}
+c.CourseDirectory.db_url = {db_url}
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.Exchange.root = {exchange!r}
+# our own feedback pages are feedback/<student>/<lesson>.html; nbgrader's generate_feedback writes
+# feedback/<student>/<lesson>/<lesson>.html next to them
+"""
+
+
+def course_root(out: Path, lessons: list, db_url: str) -> None:
+    """Make the grading output folder `out` an nbgrader course root for formgrader: its config,
+    `source/<lesson>/` (the instructor's notebooks) and `release/<lesson>/` (the student versions)."""
+    out = Path(out)
+    config = out / "nbgrader_config.py"
+    if not config.exists():
+        default = f"sqlite:///{out}/gradebook.db?timeout=60"
+        url = (
+            '"sqlite:///" + c.CourseDirectory.root + "/gradebook.db?timeout=60"'
+            if db_url == default
+            else repr(db_url)
+        )
+        config.write_text(
+            GRADING_CONFIG.format(course_id=course.COURSE_ID, db_url=url, exchange=str(exchange_root()))
+        )
+    for lesson in lessons:
+        for step, src in (
+            ("source", course.SOLUTIONS / f"{lesson}.ipynb"),
+            ("release", course.NOTEBOOKS / f"{lesson}.ipynb"),
+        ):
+            dst = out / step / lesson / f"{lesson}.ipynb"
+            if src.exists() and (not dst.exists() or dst.read_bytes() != src.read_bytes()):
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
 
 
 def feedback_page(out: Path, g: Graded) -> Path:
-    return out / "feedback" / course.safe_name(g.student) / f"{g.lesson}.html"
+    return out / "feedback" / safe_name(g.student) / f"{g.lesson}.html"
 
 
 def write_feedback(out: Path, g: Graded) -> None:

@@ -30,8 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from byhand import i18n  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from autograder import course  # noqa: E402
-from autograder.outcomes import Status  # noqa: E402
+from autograder.outcomes import Status, safe_name  # noqa: E402
 from autograder.record.feedback import CSP  # noqa: E402
 
 
@@ -270,7 +269,7 @@ def write_report(out: Path, graded: list) -> Path:
                 continue
             p, m, st = cell[(s, le)]
             tp, tm = tp + p, tm + m
-            href = esc(f"../feedback/{quote(course.safe_name(s))}/{quote(le)}.html", quote=True)
+            href = esc(f"../feedback/{quote(safe_name(s))}/{quote(le)}.html", quote=True)
             mark = "" if st in ("passed", "failed") else f" <i>{t(st)}</i>"
             row.append(
                 f"<td class='num {esc(st.replace(' ', '-'), quote=True)}'><a href=\"{href}\">{p:g} / {m:g}</a>{mark}</td>"

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 
 from autograder import course
+from autograder.tooling.checkout import examples
+from autograder.tooling.nbgrader_course import assemble
 
 
 def _children_usage():
@@ -36,7 +38,7 @@ def _timed(cmd, cwd=None, env=None, check=True):
 
 
 def nbgrader_course(root: Path, cls: Path, lessons: list) -> Path:
-    course_dir = course.assemble(root / "nbgrader-course")
+    course_dir = assemble(root / "nbgrader-course")
     for student in sorted(p.name for p in cls.iterdir()):
         for lesson in lessons:
             src = cls / student / f"{lesson}.ipynb"
@@ -144,7 +146,7 @@ def main(
 ) -> int:
     """The per-step table on the example class, `copies` copies of lesson 01 against nbgrader and,
     with `students`, a generated class of that many students against nbgrader (long)."""
-    course.with_examples()
+    examples()
     from examples.build import CLASS
 
     steps_table(CLASS)
@@ -157,7 +159,7 @@ def main(
 
 
 def class_table(students: int = 40, lessons: list | None = None, skip_nbgrader: bool = False) -> int:
-    course.with_examples()  # the benchmark class is made from examples/ of the checkout
+    examples()  # the benchmark class is made from examples/ of the checkout
     from examples import lessons_with_answers
     from examples.build import benchmark_class
 

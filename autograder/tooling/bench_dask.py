@@ -99,9 +99,9 @@ def main(students: int = 8) -> int:
     """Stand-alone: `python -m autograder.tooling.bench_dask [STUDENTS]`."""
     import tempfile
 
-    from autograder import course
+    from autograder.tooling.checkout import examples
 
-    course.with_examples()
+    examples()
     from examples import lessons_with_answers
     from examples.build import benchmark_class
 

@@ -18,6 +18,7 @@ from autograder.collect.submissions import Submission
 from autograder.judge.grade import grade_one
 from autograder.run import sandbox, workdirs
 from autograder.run.runner import Station
+from autograder.tooling.checkout import examples
 
 
 def isolation_cost(submissions: Path, rounds: int = 3, student: str = "alice") -> dict:
@@ -57,7 +58,7 @@ def isolation_cost(submissions: Path, rounds: int = 3, student: str = "alice") -
 
 
 def main(rounds: int = 3) -> int:
-    course.with_examples()
+    examples()
     from examples.build import CLASS
 
     if not sandbox.can_isolate():

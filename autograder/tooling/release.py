@@ -1,7 +1,7 @@
 """`make release`: the student notebooks, English and every translation, from `solutions/`.
 
-nbgrader's `generate_assignment` makes the English student notebook (course.py assembles the
-course folder it needs); translations.py then writes each translated copy beside it.
+nbgrader's `generate_assignment` makes the English student notebook (nbgrader_course.py assembles
+the course folder it needs); translations.py then writes each translated copy beside it.
 """
 
 from __future__ import annotations
@@ -12,20 +12,20 @@ from pathlib import Path
 import nbformat
 
 from autograder import course as _course
-from autograder.tooling import student, translations
+from autograder.tooling import nbgrader_course, student, translations
 
 
 def release(
-    selected: list[str] | None = None, dest: Path = _course.NOTEBOOKS, course: Path = _course.COURSE
+    selected: list[str] | None = None, dest: Path = _course.NOTEBOOKS, course: Path = nbgrader_course.COURSE
 ) -> list[Path]:
     """Regenerate the student notebooks (by default `notebooks/`) from `solutions/` with nbgrader;
     their first cell installs the checks from `BYHAND_SOURCE` when it is set (student.py)."""
-    course = _course.assemble(course)
+    course = nbgrader_course.assemble(course)
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     for lesson in selected or _course.lessons():
         out = dest / f"{lesson}.ipynb"
-        shutil.copyfile(_course.generate(lesson, course), out)
+        shutil.copyfile(nbgrader_course.generate(lesson, course), out)
         written.append(out)
         written += _translated(lesson, out, dest)
     if student.install_source() != student.GIT_URL:  # make release BYHAND_SOURCE=...
@@ -47,9 +47,9 @@ def _translated(lesson: str, student: Path, dest: Path) -> list[Path]:
     return written
 
 
-def student_version_in_sync(lesson: str, course: Path = _course.COURSE) -> bool:
+def student_version_in_sync(lesson: str, course: Path = nbgrader_course.COURSE) -> bool:
     """True when notebooks/<lesson>.ipynb is what release() would write now."""
-    generated = _course.generate(lesson, _course.assemble(course))
+    generated = nbgrader_course.generate(lesson, nbgrader_course.assemble(course))
     current = _course.NOTEBOOKS / f"{lesson}.ipynb"
     if not (current.exists() and current.read_bytes() == generated.read_bytes()):
         return False

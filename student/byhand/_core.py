@@ -190,6 +190,14 @@ def call(out: str, fn: str | dict, *args, **kwargs) -> dict:
     }
 
 
+def calling(out: str, fn: str | dict, inputs: dict, *args, **kwargs) -> list:
+    """The usual steps of a case: bind each of `inputs` (name: value) in turn, then call `fn` with
+    `args` and those inputs by reference, in that order, and `kwargs`; its result is `out`."""
+    return [let(name, value) for name, value in inputs.items()] + [
+        call(out, fn, *args, *map(ref, inputs), **kwargs)
+    ]
+
+
 def seed(value: int) -> dict:
     return {"op": "seed", "seed": int(value)}
 
@@ -260,6 +268,12 @@ def module_device(module: Any):
     return None
 
 
+def _failed(step: int, error: str, not_implemented: bool = False, **facts) -> dict:
+    """What `run_steps` sends back when step `step` could not run: the error, whether the answer
+    is still a stub, and the facts the judge names it by (`structure`, `no_forward`)."""
+    return {"error": error, "not_implemented": not_implemented, "step": step, **facts}
+
+
 def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
     """Run a case's steps against `namespace` (the student's globals). Returns wire data:
     {"outputs": {name: value}} or {"error": ..., "not_implemented": bool, "step": i}.
@@ -302,12 +316,7 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
                             obj.load_state_dict(state, strict=False)
                         problem = None if step.get("shared_ok") else _shared_problem(obj, state)
                     if problem is not None:
-                        return {
-                            "error": "structure",
-                            "not_implemented": False,
-                            "step": i,
-                            "structure": problem,
-                        }
+                        return _failed(i, "structure", structure=problem)
                 if device is not None and isinstance(obj, torch.nn.Module):
                     obj = obj.to(device)
                 env[step["out"]] = obj
@@ -321,7 +330,7 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
                     fn = resolve(fn)
                 missing = _forward_of(fn)
                 if missing is not None:
-                    return {"error": "no forward", "not_implemented": False, "step": i, "no_forward": missing}
+                    return _failed(i, "no forward", no_forward=missing)
                 target = module_device(fn)  # a module gets its inputs where its parameters are
                 env[step["out"]] = fn(
                     *[resolve(a, target) for a in step["args"]],
@@ -332,25 +341,16 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
         except NotImplementedError as exc:
             missing = _missing_forward(exc)
             if missing is not None:
-                return {
-                    "error": "NotImplementedError",
-                    "not_implemented": False,
-                    "step": i,
-                    "no_forward": missing,
-                }
-            return {"error": "NotImplementedError", "not_implemented": True, "step": i}
+                return _failed(i, "NotImplementedError", no_forward=missing)
+            return _failed(i, "NotImplementedError", not_implemented=True)
         except Exception as exc:  # the student's code raised: report it, never crash the runner
             missing = _missing_forward(exc) if isinstance(exc, TypeError) else None
             if missing is not None:
-                return {"error": "no forward", "not_implemented": False, "step": i, "no_forward": missing}
+                return _failed(i, "no forward", no_forward=missing)
             # the line in the student's code that raised (not one of this package's own lines)
             tb = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_HERE)]
             where = f" (line {tb[-1].lineno})" if tb else ""
-            return {
-                "error": f"{type(exc).__name__}: {exc}{where}"[:2000],
-                "not_implemented": False,
-                "step": i,
-            }
+            return _failed(i, f"{type(exc).__name__}: {exc}{where}"[:2000])
     result = {}
     for name in outputs:
         value = env.get(name.split(".")[0])
@@ -763,138 +763,83 @@ def check(questions: dict, name: str, namespace: dict, hidden: bool = False, dev
     print(i18n.localize(f"{name}: all {len(cases)} {kind} pass."))
 
 
-# ---------------------------------------------------------------------------------------------
-# Judge helpers: comparisons that say got vs expected
+def by_name(*questions: Question) -> dict:
+    """A check module's `QUESTIONS`: its questions by name, in lesson order."""
+    return {q.name: q for q in questions}
 
 
-def _fmt(t: torch.Tensor, limit: int = 6) -> str:
-    flat = t.detach().reshape(-1)
-    body = ", ".join(f"{v:.4g}" if t.dtype.is_floating_point else str(v) for v in flat[:limit].tolist())
-    more = ", ..." if flat.numel() > limit else ""
-    return f"[{body}{more}]"
+def lesson_check(questions: dict, example: str, devices: bool = True) -> Callable:
+    """A check module's `check(name, namespace, hidden=False, device=None)`, what its lesson's test
+    cells call (`example`: a question its docstring shows). `devices=False`: a module whose cases
+    are built on the CPU only, whose `check` takes no `device`."""
+    usage = f'Self-check: `check("{example}", globals())`.'
+    if devices:
 
+        def lesson_check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
+            check(questions, name, namespace, hidden, device)
 
-def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
-    missing = _missing_attribute(got)
-    if missing is not None:  # the module has no such attribute at all (self.gamma for self.weight)
-        raise CheckFailure(
-            f"{what} is missing: the module has no attribute {missing}.\n"
-            f"  got:      there is no self.{missing}\n"
-            f"  expected: self.{missing}, a tensor"
-            + (f" of shape {tuple(shape)}" if shape is not None else "")
-            + f"\n  hint: there is no self.{missing}: the exercise names it"
-        )
-    if not isinstance(got, torch.Tensor):
-        raise CheckFailure(f"{what} should be a tensor, got {got!r}")
-    if shape is not None and tuple(got.shape) != tuple(shape):
-        raise CheckFailure(
-            f"{what} has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: {tuple(shape)}"
-        )
-    if dtype is not None and got.dtype != dtype:
-        raise CheckFailure(f"{what} has the wrong dtype.\n  got:      {got.dtype}\n  expected: {dtype}")
-    return got
-
-
-def _missing_attribute(got: Any) -> str | None:
-    """The attribute name when `got` is an output that came back as a missing attribute."""
-    if isinstance(got, Unsupported) and got.type_name.startswith("missing attribute"):
-        import re
-
-        m = re.search(r"has no attribute '(\w+)'", got.type_name)
-        return m.group(1) if m else None
-    return None
-
-
-def expect_dtype(got: torch.Tensor, dtype, what: str) -> None:
-    """Graded functions keep their input's dtype (float32 in, float32 out)."""
-    if got.dtype != dtype:
-        raise CheckFailure(
-            f"{what} should keep the input dtype.\n  got:      {got.dtype}\n  expected: {dtype}"
-        )
-
-
-def close(got: torch.Tensor, expected: torch.Tensor, rtol=None, atol=None) -> bool:
-    if got.shape != expected.shape:
-        return False
-    if got.dtype == torch.bool or expected.dtype == torch.bool:
-        return bool(torch.equal(got.to(torch.bool), expected.to(torch.bool)))
-    if rtol is None:
-        rtol, atol = (1e-4, 1e-5) if expected.dtype != torch.float64 else (1e-7, 1e-9)
-    g, e = got.to(torch.float64), expected.to(torch.float64)
-    if torch.isnan(g).any() != torch.isnan(e).any():
-        return False
-    return bool(torch.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True))
-
-
-def assert_close(got: Any, expected: torch.Tensor, what: str, hint: str = "", rtol=None, atol=None):
-    got = expect_tensor(got, what, shape=expected.shape)
-    if close(got, expected, rtol, atol):
-        return
-    g, e = got.detach().to(torch.float64), expected.detach().to(torch.float64)
-    if got.dtype == torch.bool or expected.dtype == torch.bool:
-        idx = (g != e).nonzero()[0].tolist()
-        detail = f"first difference at index {tuple(idx)}"
+        usage += '\n    `device` (e.g. "cuda"): the inputs are built there.'
     else:
-        diff = (g - e).abs().nan_to_num(nan=float("inf"))
-        flat = int(diff.reshape(-1).argmax())
-        idx = np.unravel_index(flat, tuple(diff.shape)) if diff.dim() else ()
-        detail = (
-            f"largest difference {float(diff.reshape(-1)[flat]):.3g} at index "
-            f"{tuple(int(i) for i in idx)}: got {float(g.reshape(-1)[flat]):.6g}, "
-            f"expected {float(e.reshape(-1)[flat]):.6g}"
-        )
-    msg = (
-        f"{what} is not what it should be.\n  got:      {_fmt(got)}\n  expected: {_fmt(expected)}\n  {detail}"
-    )
-    if hint:
-        msg += f"\n  hint: {hint}"
-    raise CheckFailure(msg, hint=hint)
+
+        def lesson_check(name: str, namespace: dict, hidden: bool = False) -> None:
+            check(questions, name, namespace, hidden)
+
+    lesson_check.__name__ = lesson_check.__qualname__ = "check"
+    lesson_check.__doc__ = usage
+    return lesson_check
 
 
-def mismatch(got: torch.Tensor, wrong: torch.Tensor, rtol=1e-3, atol=1e-4) -> float:
-    """How far `got` is from `wrong`, in units of the tolerance (<= 1: they match); inf when the
-    shapes or the NaN positions differ."""
-    if not isinstance(wrong, torch.Tensor) or got.shape != wrong.shape:
-        return math.inf
-    g, w = got.detach().to(torch.float64), wrong.detach().to(torch.float64)
-    gn, wn = torch.isnan(g), torch.isnan(w)
-    if not torch.equal(gn, wn):
-        return math.inf
-    if g.numel() == 0 or bool(gn.all()):
-        return 0.0
-    g, w = g[~gn], w[~gn]
-    if not (torch.isfinite(g).all() and torch.isfinite(w).all()):
-        return 0.0 if torch.equal(g, w) else math.inf
-    return float(((g - w).abs() / (atol + rtol * w.abs())).max())
+# ---------------------------------------------------------------------------------------------
+# What an autograd.Function keeps for backward: recorded by the helpers that run in the student's
+# kernel (backward.run_function, flash_attention.run_function), which report it as plain rows
 
 
-def diagnose(got: torch.Tensor, mistakes: list, rtol=1e-3, atol=1e-4) -> str:
-    """The hint of the known mistake whose output `got` matches best, or "" when none matches.
-    `mistakes` is a list of (hint, function computing that mistake's output). The best match, not
-    the first: two mistakes can both come close on one input (the tutorial LayerNorm and the
-    unbiased variance alone differ by eps), and the answer is the one it is closest to. On a tie the
-    earlier entry wins, so list single mistakes before combinations."""
-    best, best_hint = 1.0, ""
-    for hint, compute in mistakes:
-        try:
-            err = mismatch(got, compute(), rtol, atol)
-        except Exception:
-            continue
-        if err < best or (err <= 1.0 and not best_hint):
-            best, best_hint = err, hint
-    return best_hint
+def _tensors_in(value, depth=0):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 2 and isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensors_in(v, depth + 1)
+    elif depth < 2 and isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors_in(v, depth + 1)
 
 
-def with_pairs(singles: list, model: Callable) -> list:
-    """(hint, compute) for each single mistake, then for every pair of them that change different
-    things, so an answer with two bugs at once gets both named. `singles` is a list of
-    (hint, kwargs for `model`); a pair merges the kwargs when their keys differ."""
-    out = [(h, (lambda kw=kw: model(**kw))) for h, kw in singles]
-    for i, (h1, k1) in enumerate(singles):
-        for h2, k2 in singles[i + 1 :]:
-            if set(k1).isdisjoint(k2):
-                out.append((f"two mistakes at once: {h1}; and {h2}", lambda kw={**k1, **k2}: model(**kw)))
-    return out
+def apply_recording(apply: Callable, *args) -> tuple:
+    """Call `apply(*args)` and collect what it keeps for backward: (its result, the result's
+    grad_fn, [(how, tensor)]) with how "saved" (by save_for_backward), "inner" (saved by an op
+    inside forward, i.e. a graph built there) or "ctx" (an attribute of ctx)."""
+    packed: list = []
+
+    def pack(t):
+        packed.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = apply(*args)
+    node = getattr(out, "grad_fn", None)
+    try:  # what save_for_backward holds; whatever was packed before it, ops inside forward saved
+        n_saved = len(node.saved_tensors)
+    except Exception:  # noqa: BLE001 - not a custom Function's node, or nothing saved
+        n_saved = 0
+    kept = [("saved" if i >= len(packed) - n_saved else "inner", t) for i, t in enumerate(packed)]
+    for value in list(getattr(node, "__dict__", {}).values()):
+        kept += [("ctx", t) for t in _tensors_in(value)]
+    return out, node, kept
+
+
+def backward_error(out: Any, grad: torch.Tensor) -> str | None:
+    """`out.backward(grad)`; what went wrong as text (a fact to judge), None when it ran. A stub's
+    NotImplementedError goes on up: the exercise is not done."""
+    try:
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"apply returned {type(out).__name__}, not a tensor")
+        out.backward(grad)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # the answer's backward failed: a fact to judge, not a crash
+        return f"{type(exc).__name__}: {exc}"[:500]
+    return None
 
 
 def rand(*shape, dtype=torch.float32, mean=0.0, std=1.0, generator=None) -> torch.Tensor:
@@ -904,3 +849,22 @@ def rand(*shape, dtype=torch.float32, mean=0.0, std=1.0, generator=None) -> torc
 
 def gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
+
+
+def random_mask(kind: str | None, lead: tuple, lq: int, lk: int, generator: torch.Generator):
+    """An attention mask (True = may attend) of `kind`: None (no mask), "causal" (Lq, Lk),
+    "random" (..., Lq, Lk) with key 0 always allowed, "dead_row" the same with query 1 allowed no
+    key, "broadcast" (Lq, Lk) shared by the leading dims, key 0 always allowed."""
+    if kind == "causal":
+        return torch.tril(torch.ones(lq, lk, dtype=torch.bool))
+    if kind in ("random", "dead_row"):
+        mask = torch.rand(*lead, lq, lk, generator=generator) > 0.4
+        mask[..., 0] = True
+        if kind == "dead_row":
+            mask[..., 1, :] = False  # a query with no allowed key
+        return mask
+    if kind == "broadcast":
+        mask = torch.rand(lq, lk, generator=generator) > 0.3
+        mask[:, 0] = True
+        return mask
+    return None

@@ -11,21 +11,9 @@ import math
 
 import torch
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "01_attention"
 
@@ -90,17 +78,7 @@ def _sdpa_cases(hidden):
             q = rand(*bd, lq, dk, dtype=dt, mean=0.5, std=2.0, generator=g)
             k = rand(*bd, lk, dk, dtype=dt, mean=-0.3, std=1.5, generator=g)
             v = rand(*bd, lk, dv, dtype=dt, mean=1.0, std=3.0, generator=g)
-            mask = None
-            if mk == "causal":
-                mask = ref_causal_mask(lq)
-            elif mk in ("random", "dead_row"):
-                mask = torch.rand(*bd, lq, lk, generator=g) > 0.4
-                mask[..., 0] = True
-                if mk == "dead_row":
-                    mask[..., 1, :] = False  # a query with no allowed key
-            elif mk == "broadcast":
-                mask = torch.rand(lq, lk, generator=g) > 0.3
-                mask[:, 0] = True
+            mask = _core.random_mask(mk, bd, lq, lk, g)
             steps = [let("q", q), let("k", k), let("v", v)]
             if mask is None:
                 steps.append(call("out", "scaled_dot_product_attention", ref("q"), ref("k"), ref("v")))
@@ -166,7 +144,7 @@ def _sdpa_mistakes(q, k, mask):
     def kwargs(**kw):
         return {"mask": mask, **kw}
 
-    return _core.with_pairs(singles, lambda **kw: ref_weights(q, k, **kwargs(**kw)))
+    return _judge.with_pairs(singles, lambda **kw: ref_weights(q, k, **kwargs(**kw)))
 
 
 def _sdpa_judge(case, out):
@@ -202,7 +180,7 @@ def _sdpa_judge(case, out):
         "weights are right but output is not: it should be weights @ v",
     )
     for name in ("q", "k", "v", "mask"):
-        if name in out and not _core.close(out[name], f[name]):
+        if name in out and not _judge.close(out[name], f[name]):
             # the way an input is usually changed in place: scaled (q /= s), or a mask inverted
             fix = (
                 "~mask, not mask.logical_not_()"
@@ -324,7 +302,7 @@ def _split_judge(case, out):
         ],
     )
     assert_close(s, exp, "split_heads", hint)
-    if not _core.close(out["x"], x):
+    if not _judge.close(out["x"], x):
         raise CheckFailure("split_heads modified its input in place")
 
 
@@ -492,11 +470,11 @@ def _mha_judge(case, out):
             )
         ],
     )
-    if not hint and f["mask"] is not None and not _core.close(y.double(), exp, rtol=1e-4, atol=1e-4):
+    if not hint and f["mask"] is not None and not _judge.close(y.double(), exp, rtol=1e-4, atol=1e-4):
         y0 = out.get("y_nomask")
         exp0 = ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], None)
         if isinstance(y0, torch.Tensor) and y0.shape == y.shape and torch.equal(y0, y):
-            if not _core.close(exp0, exp, rtol=1e-4, atol=1e-4):
+            if not _judge.close(exp0, exp, rtol=1e-4, atol=1e-4):
                 hint = (
                     "your MultiHeadAttention ignores its mask argument: its output is the same with the mask "
                     "and without it. Pass mask on to scaled_dot_product_attention (unsqueeze a (B, Lq, Lk) mask "
@@ -516,25 +494,18 @@ def _mha_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("scaled_dot_product_attention", _sdpa_cases, _sdpa_judge),
-        Question("causal_mask", _causal_cases, _causal_judge),
-        Question("padding_mask", _padding_cases, _padding_judge),
-        Question("split_heads", _split_cases, _split_judge),
-        Question("merge_heads", _merge_cases, _merge_judge),
-        Question(
-            "MultiHeadAttention",
-            _mha_cases,
-            _mha_judge,
-            needs=("scaled_dot_product_attention", "split_heads", "merge_heads"),
-        ),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("scaled_dot_product_attention", _sdpa_cases, _sdpa_judge),
+    Question("causal_mask", _causal_cases, _causal_judge),
+    Question("padding_mask", _padding_cases, _padding_judge),
+    Question("split_heads", _split_cases, _split_judge),
+    Question("merge_heads", _merge_cases, _merge_judge),
+    Question(
+        "MultiHeadAttention",
+        _mha_cases,
+        _mha_judge,
+        needs=("scaled_dot_product_attention", "split_heads", "merge_heads"),
+    ),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
-    """Self-check: `check("causal_mask", globals())`.
-    `device` (e.g. "cuda"): the inputs are built there."""
-    _core.check(QUESTIONS, name, namespace, hidden, device)
+check = _core.lesson_check(QUESTIONS, "causal_mask")

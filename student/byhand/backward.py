@@ -22,22 +22,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    graded,
-    helper,
-    let,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, calling, gen, graded, helper, let, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "08_backward"
 HELPERS = ("run_function",)
@@ -52,19 +39,15 @@ def _tols(expected: torch.Tensor, dtype):
 def _assert_grad(got, expected, what, hint, dtype):
     rtol, atol = _tols(expected, dtype)
     got = expect_tensor(got, what, shape=expected.shape)
-    _core.expect_dtype(got, dtype, what)
+    _judge.expect_dtype(got, dtype, what)
     if torch.isnan(got).any() and not torch.isnan(expected).any():
         hint = hint or "your result contains NaN where autograd's has none"
     assert_close(got, expected.to(dtype), what, hint, rtol=rtol, atol=atol)
 
 
 def _unchanged(out, facts, names, fn_name):
-    for name in names:
-        if name in out and not _core.close(out[name], facts[name]):
-            raise CheckFailure(
-                f"{fn_name} modified its input {name} in place: a backward function must leave its "
-                "inputs as they are (use out-of-place ops)"
-            )
+    advice = "a backward function must leave its inputs as they are (use out-of-place ops)"
+    _judge.inputs_unchanged(out, facts, names, fn_name, advice)
 
 
 def _autograd(fn, inputs, grad_out):
@@ -410,25 +393,14 @@ def _ln_cases(hidden):
         w = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g)
         dy = rand(*lead, d, dtype=dt, mean=0.5, std=1.0, generator=g)
         kw = {} if eps is None else {"eps": eps}
-        steps = [
-            let("dy", dy),
-            let("x", x),
-            let("weight", w),
-            call("grads", "layer_norm_backward", ref("dy"), ref("x"), ref("weight"), **kw),
-        ]
+        steps = calling("grads", "layer_norm_backward", dict(dy=dy, x=x, weight=w), **kw)
         label = (
             f"x {tuple(x.shape)} (mean {mean}, std {std}), dy {tuple(dy.shape)}, random weight, "
             f"eps={'default' if eps is None else eps}, {dt}"
         )
-        cases.append(
-            Case(
-                label,
-                steps,
-                ["grads", "dy", "x", "weight"],
-                facts=dict(x=x, weight=w, dy=dy, eps=1e-5 if eps is None else eps),
-                size=x.numel() if lead else 10**6,  # judged last: the other cases name the usual mistakes
-            )
-        )
+        facts = dict(x=x, weight=w, dy=dy, eps=1e-5 if eps is None else eps)
+        size = x.numel() if lead else 10**6  # judged last: the other cases name the usual mistakes
+        cases.append(Case(label, steps, ["grads", "dy", "x", "weight"], facts=facts, size=size))
     return cases
 
 
@@ -647,18 +619,9 @@ def _attn_cases(hidden):
         k = rand(*lead, lk, dk, dtype=dt, mean=-0.3, std=1.5, generator=g)
         v = rand(*lead, lk, dv, dtype=dt, mean=1.0, std=2.0, generator=g)
         d_out = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
-        mask = None
-        if mk == "causal":
-            mask = torch.tril(torch.ones(lq, lk, dtype=torch.bool))
-        elif mk in ("random", "dead_row"):
-            mask = torch.rand(*lead, lq, lk, generator=g) > 0.4
-            mask[..., 0] = True
-            if mk == "dead_row":
-                mask[..., 1, :] = False  # a query with no allowed key
-        elif mk == "broadcast":
-            mask = torch.rand(lq, lk, generator=g) > 0.3
-            mask[:, 0] = True
-            mask[2, :] = False
+        mask = _core.random_mask(mk, lead, lq, lk, g)
+        if mk == "broadcast":
+            mask[2, :] = False  # and a query with no allowed key
         steps = [let("d_out", d_out), let("q", q), let("k", k), let("v", v)]
         args = [ref("d_out"), ref("q"), ref("k"), ref("v")]
         if mask is None:
@@ -711,17 +674,6 @@ def _attn_judge(case, out):
 # LayerNormFunction: the helper that runs in the student's kernel
 
 
-def _tensors_in(value, depth=0):
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif depth < 2 and isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _tensors_in(v, depth + 1)
-    elif depth < 2 and isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors_in(v, depth + 1)
-
-
 def run_function(cls, x, weight, bias, eps, dy):
     """Apply `cls` (an autograd.Function) to fresh leaves, backward with `dy`, and report raw facts:
     (y, dx, dweight, dbias, kept, backward_error). `kept` has one row per tensor kept for backward:
@@ -731,50 +683,23 @@ def run_function(cls, x, weight, bias, eps, dy):
     apply = getattr(cls, "apply", cls)  # a stub that is not a class still says "not done"
     x, weight, bias = (t.detach().clone().requires_grad_(True) for t in (x, weight, bias))
     storages: dict = {}
-    packed: list = []
 
     def storage_id(t):
         return storages.setdefault(t.untyped_storage().data_ptr(), len(storages))
 
     roles = {storage_id(t): name for name, t in (("x", x), ("weight", weight), ("bias", bias))}
-
-    def pack(t):
-        packed.append(t)
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        y = apply(x, weight, bias, eps)
+    y, node, saved = _core.apply_recording(apply, x, weight, bias, eps)
     if isinstance(y, torch.Tensor):
         roles.setdefault(storage_id(y), "y")
-    node = getattr(y, "grad_fn", None)
-    try:  # what save_for_backward holds; whatever was packed before it, ops inside forward saved
-        n_saved = len(node.saved_tensors)
-    except Exception:  # noqa: BLE001 - not a custom Function's node, or nothing saved
-        n_saved = 0
     kept = []
-
-    def row(how, t):
+    for how, t in saved:
         sid = storage_id(t)
         inner = t.grad_fn is not None and t.grad_fn is not node  # part of a graph built inside forward
         leaf = t.requires_grad and t.is_leaf and roles.get(sid) not in ("x", "weight", "bias")
         kept.append(
             [how, t.numel(), t.numel() * t.element_size(), sid, roles.get(sid, "other"), int(inner or leaf)]
         )
-
-    for i, t in enumerate(packed):
-        row("saved" if i >= len(packed) - n_saved else "inner", t)
-    for value in list(getattr(node, "__dict__", {}).values()):
-        for t in _tensors_in(value):
-            row("ctx", t)
-    error = None
-    try:
-        if not isinstance(y, torch.Tensor):
-            raise TypeError(f"apply returned {type(y).__name__}, not a tensor")
-        y.backward(dy)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # the answer's backward failed: a fact to judge, not a crash
-        error = f"{type(exc).__name__}: {exc}"[:500]
+    error = _core.backward_error(y, dy)
     return y.detach() if isinstance(y, torch.Tensor) else y, x.grad, weight.grad, bias.grad, kept, error
 
 
@@ -799,22 +724,11 @@ def _fn_cases(hidden):
         w = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g)
         b = rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g)
         dy = rand(*lead, d, dtype=dt, mean=0.5, std=1.0, generator=g)
-        steps = [
-            let("x", x),
-            let("weight", w),
-            let("bias", b),
-            let("dy", dy),
-            call(
-                "r",
-                helper("backward.run_function"),
-                graded("LayerNormFunction"),
-                ref("x"),
-                ref("weight"),
-                ref("bias"),
-                eps,
-                ref("dy"),
-            ),
-        ]
+        steps = [let("x", x), let("weight", w), let("bias", b), let("dy", dy)]
+        run = helper("backward.run_function")
+        steps.append(
+            call("r", run, graded("LayerNormFunction"), ref("x"), ref("weight"), ref("bias"), eps, ref("dy"))
+        )
         label = (
             f"LayerNormFunction.apply(x, weight, bias, eps={eps}) with x {tuple(x.shape)} (mean {mean}, "
             f"std {std}), random weight and bias, then backward with a random dy, {dt}"
@@ -872,22 +786,11 @@ def _fn_judge(case, out):
             hint = "check what forward saves and what backward reads back"
         raise CheckFailure(f"the backward pass of LayerNormFunction raised {error}\n  hint: {hint}")
     y_exp = F.layer_norm(x.double(), (x.shape[-1],), w.double(), b.double(), eps)
-    y = expect_tensor(y, "LayerNormFunction.apply(x, weight, bias, eps)", shape=y_exp.shape)
-    rtol, atol = _tols(y_exp, x.dtype)
-    assert_close(
-        y,
-        y_exp.to(y.dtype),
-        "the forward output of LayerNormFunction",
-        "forward should return layer_norm(x, weight, bias, eps), with the eps passed in",
-        rtol=rtol,
-        atol=atol,
+    expected = "forward should return layer_norm(x, weight, bias, eps), with the eps passed in"
+    grads = (("x", dx), ("weight", dw), ("bias", db))
+    _judge.function_judged(
+        "LayerNormFunction.apply(x, weight, bias, eps)", y, y_exp, expected, _tols(y_exp, x.dtype), grads
     )
-    for name, got in (("x", dx), ("weight", dw), ("bias", db)):
-        if got is None:
-            raise CheckFailure(
-                f"{name}.grad is None after backward: backward must return a gradient for {name} "
-                "(return dx, dweight, dbias, None)"
-            )
     _ln_grads_judge((dx, dw, db), x, w, b, eps, dy, "LayerNormFunction's backward")
     if info["graph"]:
         raise CheckFailure(
@@ -929,18 +832,12 @@ def _fn_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("softmax_backward", _softmax_cases, _softmax_judge),
-        Question("cross_entropy_backward", _ce_cases, _ce_judge),
-        Question("layer_norm_backward", _ln_cases, _ln_judge),
-        Question("attention_backward", _attn_cases, _attn_judge, needs=("softmax_backward",)),
-        Question("LayerNormFunction", _fn_cases, _fn_judge, needs=("layer_norm_backward",)),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("softmax_backward", _softmax_cases, _softmax_judge),
+    Question("cross_entropy_backward", _ce_cases, _ce_judge),
+    Question("layer_norm_backward", _ln_cases, _ln_judge),
+    Question("attention_backward", _attn_cases, _attn_judge, needs=("softmax_backward",)),
+    Question("LayerNormFunction", _fn_cases, _fn_judge, needs=("layer_norm_backward",)),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("softmax_backward", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+check = _core.lesson_check(QUESTIONS, "softmax_backward", devices=False)

@@ -18,23 +18,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    graded,
-    helper,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, graded, helper, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "07_decoder"
 HELPERS = ("record_generate",)
@@ -253,11 +239,8 @@ def _tol(dtype):
 
 def _check_cache(got, exp_k, exp_v, dtype, what):
     """new_cache must be (k, v), each (B, n_heads, T_total, d_head)."""
-    if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailure(f"{what} should be a pair (k, v), got {got!r}")
     b, h, tt, dh = exp_k.shape
-    for name, g, e in (("k", got[0], exp_k), ("v", got[1], exp_v)):
-        g = expect_tensor(g, f"{what}: {name}")
+    for name, g, e in _judge.cache_pair(got, exp_k, exp_v, what):
         if tuple(g.shape) != tuple(e.shape):
             layouts = {
                 (b, tt, h, dh): "(B, T, n_heads, d_head): the heads are not transposed to dim 1",
@@ -271,7 +254,7 @@ def _check_cache(got, exp_k, exp_v, dtype, what):
                 + (f"laid out as {why}; " if why else "concatenated on the wrong axis; ")
                 + "keep k and v as (B, n_heads, T, d_head) and concatenate along the time axis, dim 2"
             )
-        _core.expect_dtype(g, dtype, f"{what}: {name}")
+        _judge.expect_dtype(g, dtype, f"{what}: {name}")
         rtol, atol = _tol(dtype)
         assert_close(
             g.to(F64),
@@ -383,7 +366,7 @@ def _nan_hint(got):
 
 def _compare_y(got, exp, dt, what, mistakes, generic):
     expect_tensor(got, what, shape=exp.shape)
-    _core.expect_dtype(got, dt, what)
+    _judge.expect_dtype(got, dt, what)
     if torch.isnan(got).any():
         raise CheckFailure(f"{what} contains NaN.\n  hint: {_nan_hint(got)}")
     rtol, atol = _tol(dt)
@@ -404,7 +387,7 @@ def _attn_judge(case, out):
         exp, (ek, ev) = ref_attention(s, x, h)
         expect_tensor(y, "CausalSelfAttention output y", shape=exp.shape)
         expect_tensor(y_pert, "CausalSelfAttention output y", shape=exp.shape)
-        if not torch.isnan(y).any() and not _core.close(y_pert[:, :-1], y[:, :-1], *_tol(dt)):
+        if not torch.isnan(y).any() and not _judge.close(y_pert[:, :-1], y[:, :-1], *_tol(dt)):
             raise CheckFailure(
                 "changing only the last token changed your outputs at earlier positions: they look at "
                 "the future.\n  hint: "
@@ -417,7 +400,7 @@ def _attn_judge(case, out):
             )
         _compare_y(y, exp, dt, "CausalSelfAttention output y", _attn_mistakes(s, x, h), generic)
         _check_cache(cache, ek, ev, dt, "new_cache (no cache given)")
-        if not _core.close(out["x"], x):
+        if not _judge.close(out["x"], x):
             raise CheckFailure("CausalSelfAttention modified its input x in place")
     else:
         x_new, past = f["x_new"], f["cache"]
@@ -433,7 +416,7 @@ def _attn_judge(case, out):
         )
         _check_cache(cache, ek, ev, dt, "new_cache")
         for name, given, sent in zip("kv", out["cache"], past):
-            if not _core.close(given, sent):
+            if not _judge.close(given, sent):
                 raise CheckFailure(f"CausalSelfAttention modified the given cache's {name} in place")
 
 
@@ -634,7 +617,7 @@ def _reference_gpt(logits, dt, s, idx, h, cache=None):
     exact = ref_gpt(s, idx, h, cache)
     if isinstance(logits, torch.Tensor) and logits.shape == exact[0].shape and logits.is_floating_point():
         tanh = ref_gpt(s, idx, h, cache, act="gelu_tanh")
-        if not _core.close(logits.to(F64), exact[0], *_tol(dt)) and _core.close(
+        if not _judge.close(logits.to(F64), exact[0], *_tol(dt)) and _judge.close(
             logits.to(F64), tanh[0], *_tol(dt)
         ):
             return tanh
@@ -1222,19 +1205,13 @@ def _gen_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("shift_targets", _shift_cases, _shift_judge),
-        Question("CausalSelfAttention", _attn_cases, _attn_judge),
-        Question("GPT", _gpt_cases, _gpt_judge, needs=("CausalSelfAttention",)),
-        Question("GPT_init", _init_cases, _init_judge, needs=("GPT",)),
-        Question("sample_next", _sample_cases, _sample_judge),
-        Question("generate", _gen_cases, _gen_judge, needs=("GPT", "sample_next")),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("shift_targets", _shift_cases, _shift_judge),
+    Question("CausalSelfAttention", _attn_cases, _attn_judge),
+    Question("GPT", _gpt_cases, _gpt_judge, needs=("CausalSelfAttention",)),
+    Question("GPT_init", _init_cases, _init_judge, needs=("GPT",)),
+    Question("sample_next", _sample_cases, _sample_judge),
+    Question("generate", _gen_cases, _gen_judge, needs=("GPT", "sample_next")),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("CausalSelfAttention", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+check = _core.lesson_check(QUESTIONS, "CausalSelfAttention", devices=False)

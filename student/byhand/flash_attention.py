@@ -28,22 +28,9 @@ import math
 
 import torch
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    graded,
-    helper,
-    let,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, calling, gen, graded, helper, let, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "10_flash_attention"
 HELPERS = ("observe", "run_function")
@@ -113,17 +100,6 @@ def observe(fn, *args, **kwargs):
     return result, observer.largest, int(observer.flops), observer.ops
 
 
-def _tensors_in(value, depth=0):
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif depth < 2 and isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _tensors_in(v, depth + 1)
-    elif depth < 2 and isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors_in(v, depth + 1)
-
-
 def run_function(cls, q, k, v, is_causal, do):
     """Apply `cls` (an autograd.Function) to fresh leaves, backward with `do`, report raw facts:
     (o, dq, dk, dv, kept, backward_error). `kept`: one row per tensor kept for backward,
@@ -132,41 +108,14 @@ def run_function(cls, q, k, v, is_causal, do):
     apply = getattr(cls, "apply", cls)
     q, k, v = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
     leaves = {t.untyped_storage().data_ptr() for t in (q, k, v)}
-    packed: list = []
-
-    def pack(t):
-        packed.append(t)
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        o = apply(q, k, v, is_causal)
-    node = getattr(o, "grad_fn", None)
-    try:
-        n_saved = len(node.saved_tensors)
-    except Exception:  # noqa: BLE001 - not a custom Function's node, or nothing saved
-        n_saved = 0
+    o, node, saved = _core.apply_recording(apply, q, k, v, is_causal)
     kept = []
-
-    def row(how, t):
+    for how, t in saved:
         inner = t.grad_fn is not None and t.grad_fn is not node
         leaf = t.requires_grad and t.is_leaf and t.untyped_storage().data_ptr() not in leaves
         n = t.untyped_storage().nbytes() // max(1, t.element_size())
         kept.append([how, int(n), [int(s) for s in t.shape], int(inner or leaf)])
-
-    for i, t in enumerate(packed):
-        row("saved" if i >= len(packed) - n_saved else "inner", t)
-    for value in list(getattr(node, "__dict__", {}).values()):
-        for t in _tensors_in(value):
-            row("ctx", t)
-    error = None
-    try:
-        if not isinstance(o, torch.Tensor):
-            raise TypeError(f"apply returned {type(o).__name__}, not a tensor")
-        o.backward(do)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # the answer's backward failed: a fact to judge, not a crash
-        error = f"{type(exc).__name__}: {exc}"[:500]
+    error = _core.backward_error(o, do)
     return o.detach() if isinstance(o, torch.Tensor) else o, q.grad, k.grad, v.grad, kept, error
 
 
@@ -431,19 +380,10 @@ def _inputs(lead, lq, lk, d, dv, dtype, g):
 
 
 def _facts(q, k, v, is_causal, bq, bk, **more):
-    return dict(
-        q=q,
-        k=k,
-        v=v,
-        is_causal=is_causal,
-        bq=bq,
-        bk=bk,
-        lq=q.shape[-2],
-        lk=k.shape[-2],
-        dmax=max(q.shape[-1], v.shape[-1]),
-        heads=math.prod(q.shape[:-2]),
-        **more,
+    sizes = dict(
+        lq=q.shape[-2], lk=k.shape[-2], dmax=max(q.shape[-1], v.shape[-1]), heads=math.prod(q.shape[:-2])
     )
+    return dict(q=q, k=k, v=v, is_causal=is_causal, bq=bq, bk=bk, **sizes, **more)
 
 
 def _label(q, k, v, is_causal, bq, bk, dtype):
@@ -470,37 +410,31 @@ _FWD_HIDDEN = [
 ]
 
 
+def _observed(name: str, inputs: dict, **kwargs) -> list:
+    """Steps that bind `inputs` and call the graded `name` on them, in that order, under the
+    observer (what it allocates, the FLOPs it spends): the result comes back as "r"."""
+    return calling("r", helper("flash_attention.observe"), inputs, graded(name), **kwargs)
+
+
+def _drawn(specs: list, seed: int, step: int, hidden: bool):
+    """Each spec (leading dims, Lq, Lk, d, d_v, is_causal, block_q, block_k, dtype) with its
+    generator and the q, k, v drawn from it."""
+    for i, spec in enumerate(specs):
+        g = gen(seed + step * i + (500 if hidden else 0))
+        lead, lq, lk, d, dv, _, _, _, dt = spec
+        yield spec, g, _inputs(lead, lq, lk, d, dv, dt, g)
+
+
 def _fwd_cases(hidden):
-    specs = _FWD_HIDDEN if hidden else _FWD_SPECS
     cases = []
-    for i, (lead, lq, lk, d, dv, causal, bq, bk, dt) in enumerate(specs):
-        g = gen(10100 + 37 * i + (500 if hidden else 0))
-        q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
+    for (_, _, _, _, _, causal, bq, bk, dt), _, (q, k, v) in _drawn(
+        _FWD_HIDDEN if hidden else _FWD_SPECS, 10100, 37, hidden
+    ):
         kw = {} if bq is None else {"block_q": bq, "block_k": bk}
-        steps = [
-            let("q", q),
-            let("k", k),
-            let("v", v),
-            call(
-                "r",
-                helper("flash_attention.observe"),
-                graded("flash_attention_forward"),
-                ref("q"),
-                ref("k"),
-                ref("v"),
-                is_causal=causal,
-                **kw,
-            ),
-        ]
-        cases.append(
-            Case(
-                _label(q, k, v, causal, bq, bk, dt),
-                steps,
-                ["r", "q", "k", "v"],
-                facts=_facts(q, k, v, causal, bq or 64, bk or 64),
-                size=q.numel() + k.numel(),
-            )
-        )
+        steps = _observed("flash_attention_forward", dict(q=q, k=k, v=v), is_causal=causal, **kw)
+        facts = _facts(q, k, v, causal, bq or 64, bk or 64)
+        label = _label(q, k, v, causal, bq, bk, dt)
+        cases.append(Case(label, steps, ["r", "q", "k", "v"], facts=facts, size=q.numel() + k.numel()))
     return cases
 
 
@@ -518,9 +452,7 @@ def _pair(r, who, names):
 
 
 def _unchanged(out, facts, names, who):
-    for name in names:
-        if name in out and not _core.close(out[name], facts[name]):
-            raise CheckFailure(f"{who} modified its input {name} in place: use out-of-place ops")
+    _judge.inputs_unchanged(out, facts, names, who)
 
 
 def _ragged_rows_hint(got, exp, facts, rtol, atol):
@@ -545,7 +477,7 @@ def _fwd_judge(case, out):
     o_exp, lse_exp = ref_forward(q, k, v, causal)
     o = expect_tensor(o, "o", shape=o_exp.shape)
     lse = expect_tensor(lse, "lse", shape=lse_exp.shape)
-    _core.expect_dtype(o, q.dtype, "o")
+    _judge.expect_dtype(o, q.dtype, "o")
     hints = dict(_FWD_MISTAKES)
     models = {}
 
@@ -558,24 +490,12 @@ def _fwd_judge(case, out):
     hint = _ragged_rows_hint(o, o_exp, f, rtol, atol) or diagnose(
         o, [(hints[key], lambda key=key: model(key)[0]) for key in hints]
     )
-    assert_close(
-        o,
-        o_exp.to(o.dtype),
-        "o (the attention output)",
-        hint or "o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l",
-        rtol=rtol,
-        atol=atol,
-    )
+    expected = "o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l"
+    assert_close(o, o_exp.to(o.dtype), "o (the attention output)", hint or expected, rtol, atol)
     hint = diagnose(lse, [(hints[key], lambda key=key: model(key)[1]) for key in hints])
-    rtol, atol = _tols(lse_exp, q.dtype)
-    assert_close(
-        lse,
-        lse_exp.to(lse.dtype),
-        "lse (the log-sum-exp of each row of scaled scores)",
-        hint or "lse = m + log(l), the running max plus the log of the normaliser, per query",
-        rtol=rtol,
-        atol=atol,
-    )
+    what = "lse (the log-sum-exp of each row of scaled scores)"
+    expected = "lse = m + log(l), the running max plus the log of the normaliser, per query"
+    assert_close(lse, lse_exp.to(lse.dtype), what, hint or expected, *_tols(lse_exp, q.dtype))
     _unchanged(out, f, ("q", "k", "v"), who)
     judge_memory(f, seen, who)
     need = 2 * f["heads"] * f["lq"] * f["lk"] * (q.shape[-1] + v.shape[-1])
@@ -597,22 +517,9 @@ def _skip_cases(hidden):
     for i, (lead, L, d, bq, bk, dt) in enumerate(specs):
         g = gen(10300 + 41 * i + (500 if hidden else 0))
         q, k, v = _inputs(lead, L, L, d, d, dt, g)
-        steps = [
-            let("q", q),
-            let("k", k),
-            let("v", v),
-            call(
-                "r",
-                helper("flash_attention.observe"),
-                graded("flash_attention_forward"),
-                ref("q"),
-                ref("k"),
-                ref("v"),
-                is_causal=True,
-                block_q=bq,
-                block_k=bk,
-            ),
-        ]
+        steps = _observed(
+            "flash_attention_forward", dict(q=q, k=k, v=v), is_causal=True, block_q=bq, block_k=bk
+        )
         cases.append(
             Case(
                 _label(q, k, v, True, bq, bk, dt),
@@ -672,36 +579,15 @@ _BWD_HIDDEN = [
 
 
 def _bwd_cases(hidden):
-    specs = _BWD_HIDDEN if hidden else _BWD_SPECS
     cases = []
-    for i, (lead, lq, lk, d, dv, causal, bq, bk, dt) in enumerate(specs):
-        g = gen(10500 + 43 * i + (500 if hidden else 0))
-        q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
+    for (lead, lq, _, _, dv, causal, bq, bk, dt), g, (q, k, v) in _drawn(
+        _BWD_HIDDEN if hidden else _BWD_SPECS, 10500, 43, hidden
+    ):
         do = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
         o, lse = ref_forward(q, k, v, causal)
         o, lse = o.to(dt), lse.to(dt)
-        steps = [
-            let("q", q),
-            let("k", k),
-            let("v", v),
-            let("o", o),
-            let("lse", lse),
-            let("do", do),
-            call(
-                "r",
-                helper("flash_attention.observe"),
-                graded("flash_attention_backward"),
-                ref("q"),
-                ref("k"),
-                ref("v"),
-                ref("o"),
-                ref("lse"),
-                ref("do"),
-                is_causal=causal,
-                block_q=bq,
-                block_k=bk,
-            ),
-        ]
+        inputs = dict(q=q, k=k, v=v, o=o, lse=lse, do=do)
+        steps = _observed("flash_attention_backward", inputs, is_causal=causal, block_q=bq, block_k=bk)
         cases.append(
             Case(
                 f"{_label(q, k, v, causal, bq, bk, dt)}, o and lse of the forward, do {tuple(do.shape)} (mean 0.3)",
@@ -727,7 +613,7 @@ def _judge_grads(grads, f, who, models=None):
 
     for i, name in sorted(enumerate(("dq", "dk", "dv")), key=lambda t: -t[0]):  # dv first: it needs no dS
         got = expect_tensor(grads[i], f"{name} from {who}", shape=exp[i].shape)
-        _core.expect_dtype(got, q.dtype, f"{name} from {who}")
+        _judge.expect_dtype(got, q.dtype, f"{name} from {who}")
         hint = diagnose(got, [(hints[key], lambda key=key: model(key)[i]) for key in hints])
         rtol, atol = _tols(exp[i], q.dtype)
         assert_close(
@@ -775,22 +661,9 @@ def _fn_cases(hidden):
         g = gen(10700 + 47 * i + (500 if hidden else 0))
         q, k, v = _inputs(lead, lq, lk, d, dv, dt, g)
         do = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
-        steps = [
-            let("q", q),
-            let("k", k),
-            let("v", v),
-            let("do", do),
-            call(
-                "r",
-                helper("flash_attention.run_function"),
-                graded("FlashAttention"),
-                ref("q"),
-                ref("k"),
-                ref("v"),
-                causal,
-                ref("do"),
-            ),
-        ]
+        steps = [let("q", q), let("k", k), let("v", v), let("do", do)]
+        run = helper("flash_attention.run_function")
+        steps.append(call("r", run, graded("FlashAttention"), *map(ref, "qkv"), causal, ref("do")))
         cases.append(
             Case(
                 f"FlashAttention.apply(q, k, v, {causal}) with q {tuple(q.shape)}, k {tuple(k.shape)}, "
@@ -828,22 +701,11 @@ def _fn_judge(case, out):
             hint = "check what forward saves and what backward reads back (q, k, v, o, lse)"
         raise CheckFailure(f"the backward pass of FlashAttention raised {error}\n  hint: {hint}")
     o_exp, _ = ref_forward(q, k, v, causal)
-    o = expect_tensor(o, "FlashAttention.apply(q, k, v, is_causal)", shape=o_exp.shape)
-    rtol, atol = _tols(o_exp, q.dtype)
-    assert_close(
-        o,
-        o_exp.to(o.dtype),
-        "the forward output of FlashAttention",
-        "forward should return the o of flash_attention_forward(q, k, v, is_causal)",
-        rtol=rtol,
-        atol=atol,
+    expected = "forward should return the o of flash_attention_forward(q, k, v, is_causal)"
+    grads = (("q", dq), ("k", dk), ("v", dv))
+    _judge.function_judged(
+        "FlashAttention.apply(q, k, v, is_causal)", o, o_exp, expected, _tols(o_exp, q.dtype), grads
     )
-    for name, got in (("q", dq), ("k", dk), ("v", dv)):
-        if got is None:
-            raise CheckFailure(
-                f"{name}.grad is None after backward: backward must return a gradient for {name} "
-                "(return dq, dk, dv, None)"
-            )
     _judge_grads((dq, dk, dv), f, "FlashAttention's backward")
     if any(x[3] for x in rows) or any(x[0] == "inner" for x in rows):
         raise CheckFailure(
@@ -873,22 +735,16 @@ def _fn_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("flash_attention_forward", _fwd_cases, _fwd_judge),
-        Question("causal_skipping", _skip_cases, _skip_judge, needs=("flash_attention_forward",)),
-        Question("flash_attention_backward", _bwd_cases, _bwd_judge),
-        Question(
-            "FlashAttention",
-            _fn_cases,
-            _fn_judge,
-            needs=("flash_attention_forward", "flash_attention_backward"),
-        ),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("flash_attention_forward", _fwd_cases, _fwd_judge),
+    Question("causal_skipping", _skip_cases, _skip_judge, needs=("flash_attention_forward",)),
+    Question("flash_attention_backward", _bwd_cases, _bwd_judge),
+    Question(
+        "FlashAttention",
+        _fn_cases,
+        _fn_judge,
+        needs=("flash_attention_forward", "flash_attention_backward"),
+    ),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("flash_attention_forward", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+check = _core.lesson_check(QUESTIONS, "flash_attention_forward", devices=False)

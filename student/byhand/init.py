@@ -15,8 +15,9 @@ import math
 
 import torch
 
-from . import _core
-from ._core import Case, CheckFailure, Question, Unsupported, call, new, ref, seed
+from . import _core, _judge
+from ._core import Case, Question, Unsupported, call, new, ref, seed
+from ._judge import CheckFailure
 
 LESSON = "05_init"
 STD_RTOL = 0.03  # over 500 seeds x 8 shapes below: largest |std/target - 1| 1.2%, |kurtosis| 0.08
@@ -192,7 +193,7 @@ def _lin_judge(case, out):
             "init_linear_ should return the layer it was given (return layer), got "
             "something without a .weight (did you forget the return?)"
         )
-    _core.expect_tensor(w, "layer.weight", shape=(fo, fi))
+    _judge.expect_tensor(w, "layer.weight", shape=(fo, fi))
     if w.dtype != dt:
         raise CheckFailure(
             f"layer.weight changed dtype.\n  got:      {w.dtype}\n  expected: {dt}\n"
@@ -242,7 +243,7 @@ def _lin_judge(case, out):
         )
     if isinstance(b, torch.Tensor) and not bool((b == 0).all()):
         raise CheckFailure(
-            f"layer.bias should be all zeros.\n  got:      {_core._fmt(b)}\n  expected: zeros\n"
+            f"layer.bias should be all zeros.\n  got:      {_judge._fmt(b)}\n  expected: zeros\n"
             "  hint: nn.init.zeros_(layer.bias)"
         )
     if not isinstance(b, torch.Tensor):
@@ -256,16 +257,9 @@ def _lin_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("init_std", _std_cases, _std_judge),
-        Question("init_linear_", _lin_cases, _lin_judge, needs=("init_std",)),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("init_std", _std_cases, _std_judge),
+    Question("init_linear_", _lin_cases, _lin_judge, needs=("init_std",)),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
-    """Self-check: `check("init_std", globals())`.
-    `device` (e.g. "cuda"): the inputs are built there."""
-    _core.check(QUESTIONS, name, namespace, hidden, device)
+check = _core.lesson_check(QUESTIONS, "init_std")

@@ -15,21 +15,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, calling, gen, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "02_layernorm"
 
@@ -122,22 +110,17 @@ def _layer_norm_hint(y, x, w, b, eps):
     def model(**kw):
         return ref_layer_norm(x, w, b, eps, **kw)
 
-    candidates = _core.with_pairs(singles, model)
+    candidates = _judge.with_pairs(singles, model)
     tutorial = (_TUTORIAL, lambda: model(unbiased=True, eps_outside=True))
     candidates.insert(len(singles), tutorial)  # before the pairs: it is the pair with a name
     return diagnose(y, candidates)
 
 
 def _same_input(out, facts, names, fn_name):
-    for name in names:
-        if name in out and not _core.close(out[name], facts[name]):
-            raise CheckFailure(
-                f"{fn_name} modified its input {name} in place: use out-of-place ops "
-                "(x - mean, not x.sub_(mean))"
-            )
+    _judge.inputs_unchanged(out, facts, names, fn_name, "use out-of-place ops (x - mean, not x.sub_(mean))")
 
 
-_expect_dtype = _core.expect_dtype
+_expect_dtype = _judge.expect_dtype
 
 
 def _tol(dtype):
@@ -175,12 +158,7 @@ def _ln_cases(hidden):
         x = rand(*shape, dtype=dt, mean=mean, std=std, generator=g)
         weight, bias = _affine(shape[-1], dt, g)
         kw = {} if eps is None else {"eps": eps}
-        steps = [
-            let("x", x),
-            let("weight", weight),
-            let("bias", bias),
-            call("y", "layer_norm", ref("x"), ref("weight"), ref("bias"), **kw),
-        ]
+        steps = calling("y", "layer_norm", dict(x=x, weight=weight, bias=bias), **kw)
         label = f"x {tuple(shape)} {dt} (mean {mean}, std {std}), random weight and bias, eps={'default' if eps is None else eps}"
         cases.append(
             Case(
@@ -235,38 +213,34 @@ def _lnm_cases(hidden):
         weight, bias = (
             _affine(d, dt, g) if with_state else (torch.ones(d, dtype=dt), torch.zeros(d, dtype=dt))
         )
-        kw = {} if eps is None else {"eps": eps}
-        state = {"weight": weight, "bias": bias} if with_state else None
-        steps = [
-            new("ln", "LayerNorm", d, state=state, dtype=dt, **kw),
-            let("x", x),
-            call("y", ref("ln"), ref("x")),
-        ]
-        outputs = ["y", "x"]
-        if not with_state:
-            outputs += ["ln.weight", "ln.bias", "ln.weight.requires_grad", "ln.bias.requires_grad"]
-        label = (
-            f"LayerNorm({d}{'' if eps is None else f', eps={eps}'}), "
-            f"{'random weight and bias' if with_state else 'fresh parameters'}, x {tuple(shape)} {dt} "
-            f"(mean {mean}, std {std})"
-        )
         cases.append(
-            Case(
-                label,
-                steps,
-                outputs,
-                facts=dict(
-                    x=x,
-                    weight=weight,
-                    bias=bias,
-                    eps=1e-5 if eps is None else eps,
-                    default_eps=eps is None,
-                    fresh=not with_state,
-                ),
-                size=x.numel(),
+            _module_case(
+                "LayerNorm",
+                x,
+                eps,
+                {"weight": weight, "bias": bias} if with_state else None,
+                "random weight and bias" if with_state else "fresh parameters",
+                f"(mean {mean}, std {std})",
+                dict(weight=weight, bias=bias, eps=1e-5 if eps is None else eps),
             )
         )
     return cases
+
+
+def _module_case(cls: str, x, eps, state, params: str, stats: str, facts: dict) -> Case:
+    """`cls(d)` (or `cls(d, eps=eps)`) built in the kernel, loaded with `state` (None: its own fresh
+    parameters, which come back too), called on x."""
+    d, var = x.shape[-1], {"LayerNorm": "ln", "RMSNorm": "rn"}[cls]
+    kw = {} if eps is None else {"eps": eps}
+    steps = [new(var, cls, d, state=state, dtype=x.dtype, **kw), let("x", x), call("y", ref(var), ref("x"))]
+    names = ("weight",) if cls == "RMSNorm" else ("weight", "bias")
+    fresh = [f"{var}.{n}" for n in names] + [f"{var}.{n}.requires_grad" for n in names]
+    label = (
+        f"{cls}({d}{'' if eps is None else f', eps={eps}'}), {params}, x {tuple(x.shape)} {x.dtype} {stats}"
+    )
+    outputs = ["y", "x"] + (fresh if state is None else [])
+    facts = dict(x=x, default_eps=eps is None, fresh=state is None, **facts)
+    return Case(label, steps, outputs, facts=facts, size=x.numel())
 
 
 def _param_checks(out, prefix, d, dtype, cls, names=("weight", "bias")):
@@ -445,30 +419,15 @@ def _rmsm_cases(hidden):
         d = shape[-1]
         x = rand(*shape, dtype=dt, mean=mean, std=std, generator=g)
         weight = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g) if with_state else torch.ones(d, dtype=dt)
-        kw = {} if eps is None else {"eps": eps}
-        steps = [
-            new("rn", "RMSNorm", d, state={"weight": weight} if with_state else None, dtype=dt, **kw),
-            let("x", x),
-            call("y", ref("rn"), ref("x")),
-        ]
-        outputs = ["y", "x"] + ([] if with_state else ["rn.weight", "rn.weight.requires_grad"])
-        label = (
-            f"RMSNorm({d}{'' if eps is None else f', eps={eps}'}), "
-            f"{'random weight' if with_state else 'fresh weight'}, x {tuple(shape)} {dt} (mean {mean}, std {std})"
-        )
         cases.append(
-            Case(
-                label,
-                steps,
-                outputs,
-                facts=dict(
-                    x=x,
-                    weight=weight,
-                    eps=1e-6 if eps is None else eps,
-                    default_eps=eps is None,
-                    fresh=not with_state,
-                ),
-                size=x.numel(),
+            _module_case(
+                "RMSNorm",
+                x,
+                eps,
+                {"weight": weight} if with_state else None,
+                "random weight" if with_state else "fresh weight",
+                f"(mean {mean}, std {std})",
+                dict(weight=weight, eps=1e-6 if eps is None else eps),
             )
         )
     return cases
@@ -498,15 +457,8 @@ def _rmsm_judge(case, out):
                 for e in (1e-6, 1e-5)
             ],
         )
-    rtol, atol = _tol(x.dtype)
-    assert_close(
-        y,
-        exp.to(y.dtype),
-        "RMSNorm output",
-        hint or "the same numbers as nn.RMSNorm(d_model, eps=eps) with the same weight are expected",
-        rtol=rtol,
-        atol=atol,
-    )
+    expected = "the same numbers as nn.RMSNorm(d_model, eps=eps) with the same weight are expected"
+    assert_close(y, exp.to(y.dtype), "RMSNorm output", hint or expected, *_tol(x.dtype))
     _same_input(out, f, ("x",), "RMSNorm")
 
 
@@ -656,41 +608,25 @@ _BN_MISTAKES = [
 ]
 
 
+def _over_calls(f: dict, batch_norm, **mistake) -> tuple:
+    """(each call's output, running_mean, running_var after the last call) of the case's calls in
+    turn, computed by `batch_norm` (torch's, or the reference with a mistake)."""
+    rm, rv, ys = f["rm"], f["rv"], []
+    for x, (training, momentum, eps) in zip(f["xs"], f["calls"]):
+        momentum, eps = 0.1 if momentum is None else momentum, 1e-5 if eps is None else eps
+        y, rm, rv = batch_norm(x, rm, rv, f["w"], f["b"], training, momentum, eps, **mistake)
+        ys.append(y)
+    return ys, rm, rv
+
+
 def _bn_judge(case, out):
     f = case.facts
     calls = f["calls"]
 
     def run(**mistake):
-        rm, rv, ys = f["rm"], f["rv"], []
-        for x, (training, momentum, eps) in zip(f["xs"], calls):
-            y, rm, rv = ref_batch_norm(
-                x,
-                rm,
-                rv,
-                f["w"],
-                f["b"],
-                training,
-                0.1 if momentum is None else momentum,
-                1e-5 if eps is None else eps,
-                **mistake,
-            )
-            ys.append(y)
-        return ys, rm, rv
+        return _over_calls(f, ref_batch_norm, **mistake)
 
-    rm, rv = f["rm"], f["rv"]
-    exp_ys = []
-    for x, (training, momentum, eps) in zip(f["xs"], calls):
-        y, rm, rv = _torch_batch_norm(
-            x,
-            rm,
-            rv,
-            f["w"],
-            f["b"],
-            training,
-            0.1 if momentum is None else momentum,
-            1e-5 if eps is None else eps,
-        )
-        exp_ys.append(y)
+    exp_ys, rm, rv = _over_calls(f, _torch_batch_norm)
     dt = f["xs"][0].dtype
     rtol, atol = _tol(dt)
     mistakes = {key: run(stat_dim=1) if key == "stat_dim" else run(**{key: True}) for key, _ in _BN_MISTAKES}
@@ -699,7 +635,7 @@ def _bn_judge(case, out):
     for j, exp in enumerate(exp_ys):
         y = expect_tensor(out[f"y{j}"], f"batch_norm output (call {j + 1})", shape=exp.shape)
         _expect_dtype(y, dt, "batch_norm")
-        if not _core.close(y, exp.to(dt), rtol, atol):
+        if not _judge.close(y, exp.to(dt), rtol, atol):
             hint = diagnose(y, [(hints[k], lambda k=k: mistakes[k][0][j]) for k in hints])
             if not hint and j > 0:
                 hint = "the first call was right: check how the running buffers are updated and used"
@@ -715,7 +651,7 @@ def _bn_judge(case, out):
             )
     for name, exp, k in (("running_mean", rm, 1), ("running_var", rv, 2)):
         got = expect_tensor(out["rm" if k == 1 else "rv"], name, shape=exp.shape)
-        if not _core.close(got, exp.to(dt), rtol, atol):
+        if not _judge.close(got, exp.to(dt), rtol, atol):
             hint = diagnose(got, [(hints[m], lambda m=m: mistakes[m][k]) for m in hints])
             assert_close(
                 got,
@@ -728,7 +664,7 @@ def _bn_judge(case, out):
                 atol=atol,
             )
     for j, x in enumerate(f["xs"]):
-        if not _core.close(out[f"x{j}"], x):
+        if not _judge.close(out[f"x{j}"], x):
             raise CheckFailure(
                 "batch_norm modified its input x in place: only the running buffers may change"
             )
@@ -736,19 +672,12 @@ def _bn_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("layer_norm", _ln_cases, _ln_judge),
-        Question("LayerNorm", _lnm_cases, _lnm_judge),
-        Question("rms_norm", _rms_cases, _rms_judge),
-        Question("RMSNorm", _rmsm_cases, _rmsm_judge),
-        Question("batch_norm", _bn_cases, _bn_judge),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("layer_norm", _ln_cases, _ln_judge),
+    Question("LayerNorm", _lnm_cases, _lnm_judge),
+    Question("rms_norm", _rms_cases, _rms_judge),
+    Question("RMSNorm", _rmsm_cases, _rmsm_judge),
+    Question("batch_norm", _bn_cases, _bn_judge),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
-    """Self-check: `check("layer_norm", globals())`.
-    `device` (e.g. "cuda"): the inputs are built there."""
-    _core.check(QUESTIONS, name, namespace, hidden, device)
+check = _core.lesson_check(QUESTIONS, "layer_norm")

@@ -16,21 +16,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "09_modern_block"
 F64 = torch.float64
@@ -45,7 +33,7 @@ def _tol(dtype, expected):
 def _compare(got, exp, dt, what, mistakes, generic):
     """Shape, dtype, NaN, then the numbers; the hint names the mistake the answer equals."""
     expect_tensor(got, what, shape=exp.shape)
-    _core.expect_dtype(got, dt, what)
+    _judge.expect_dtype(got, dt, what)
     g = got.to(F64)
     if torch.isnan(g).any() and not torch.isnan(exp).any():
         raise CheckFailure(
@@ -255,19 +243,13 @@ def _swiglu_cases(hidden):
         d = shape[-1]
         s = swiglu_state(d, d_ff, g, dt)
         x = rand(*shape, dtype=dt, mean=0.3, std=2.0, generator=g)
-        cases.append(
-            Case(
-                f"SwiGLU(d_model={d}, d_ff={d_ff}) ({dt}), x {tuple(shape)}",
-                [
-                    new("ffn", "SwiGLU", d, d_ff, state=s, dtype=dt),
-                    let("x", x),
-                    call("out", ref("ffn"), ref("x")),
-                ],
-                ["out", "x"],
-                facts=dict(s=s, x=x, dt=dt),
-                size=x.numel() * d_ff,
-            )
-        )
+        steps = [
+            new("ffn", "SwiGLU", d, d_ff, state=s, dtype=dt),
+            let("x", x),
+            call("out", ref("ffn"), ref("x")),
+        ]
+        label = f"SwiGLU(d_model={d}, d_ff={d_ff}) ({dt}), x {tuple(shape)}"
+        cases.append(Case(label, steps, ["out", "x"], facts=dict(s=s, x=x, dt=dt), size=x.numel() * d_ff))
     return cases
 
 
@@ -330,7 +312,7 @@ def _repeat_judge(case, out):
             f"{tuple(exp.shape)} = (B, n_kv_heads * n_rep, L, d_head)\n  hint: "
             + layouts.get(tuple(got.shape), "each key/value head becomes n_rep heads along dim 1")
         )
-    _core.expect_dtype(got, dt, "repeat_kv output")
+    _judge.expect_dtype(got, dt, "repeat_kv output")
     tiled = x.repeat(1, n_rep, 1, 1)
     hint = (
         "your heads are tiled (x.repeat(1, n_rep, 1, 1)): query head h then reads key/value head h % n_kv_heads. "
@@ -513,50 +495,57 @@ def _gqa_cases(hidden):
         x = rand(b, t, d, dtype=dt, mean=0.3, std=2.0, generator=g)
         args = (d, h, hkv) if theta == 10000.0 else (d, h, hkv, theta)
         head = f"GroupedQueryAttention(d_model={d}, n_heads={h}, n_kv_heads={hkv}, theta={theta:g}) ({dt}), "
-        if t_past == 0:
-            pos = None
-            if pkind == "strided":
-                pos = torch.arange(t) * 3 + 2
-            elif pkind == "random":
-                pos = torch.randint(0, 500, (t,), generator=g).sort().values
-            kw = {} if pos is None else {"positions": ref("pos")}
-            steps = [new("attn", "GroupedQueryAttention", *args, state=s, dtype=dt), let("x", x)]
-            if pos is not None:
-                steps.append(let("pos", pos))
-            steps.append(call("out", ref("attn"), ref("x"), **kw))
-            cases.append(
-                Case(
-                    head
-                    + f"x {tuple(x.shape)}, no cache"
-                    + (f", positions={pos.tolist()}" if pos is not None else ""),
-                    steps,
-                    ["out", "x"],
-                    facts=dict(s=s, x=x, h=h, hkv=hkv, dt=dt, theta=theta, pos=pos),
-                    size=b * t * d,
-                )
-            )
-        else:
-            _, (pk, pv) = ref_gqa(s, x[:, :t_past], h, hkv, theta)
-            cache = (pk.to(dt), pv.to(dt))
-            x_new = x[:, t_past : t_past + t_new]
-            steps = [
+        pos = None
+        if t_past == 0 and pkind == "strided":
+            pos = torch.arange(t) * 3 + 2
+        elif t_past == 0 and pkind == "random":
+            pos = torch.randint(0, 500, (t,), generator=g).sort().values
+        cases.append(
+            _with_and_without_cache(
                 new("attn", "GroupedQueryAttention", *args, state=s, dtype=dt),
-                let("x_new", x_new),
-                let("cache", cache),
-                call("out", ref("attn"), ref("x_new"), kv_cache=ref("cache")),
-            ]
-            cases.append(
-                Case(
-                    head
-                    + f"x {tuple(x_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with kv_cache = (k, v) of "
-                    f"the first T_past={t_past}, each {tuple(pk.shape)} = (B, n_kv_heads, T_past, d_head)",
-                    steps,
-                    ["out", "cache"],
-                    facts=dict(s=s, x=x_new, cache=cache, h=h, hkv=hkv, dt=dt, theta=theta, pos=None),
-                    size=CACHED + b * t * d,
-                )
+                head,
+                x,
+                (t_past, t_new, pos),
+                lambda x_past, s=s, h=h, hkv=hkv, theta=theta: ref_gqa(s, x_past, h, hkv, theta)[1],
+                dict(s=s, h=h, hkv=hkv, dt=dt, theta=theta),
+                cache_note=" = (B, n_kv_heads, T_past, d_head)",
+                cache_out=True,
             )
+        )
     return cases
+
+
+def _with_and_without_cache(build, head, x, when, cache_of, facts, cache_note="", cache_out=False) -> Case:
+    """A case of a module that takes a KV cache (GroupedQueryAttention, LlamaBlock), built by the
+    step `build`. `when` = (T_past, T_new, positions): with T_past == 0, the module runs on all of x
+    (at `positions`, when given); else on the T_new tokens after the first T_past, with the cache of
+    those (`cache_of(x[:, :T_past])`, the reference's)."""
+    (t_past, t_new, pos), module, (b, t, d) = when, build["out"], x.shape
+    if t_past == 0:
+        steps = [build, let("x", x)]
+        if pos is None:
+            steps.append(call("out", ref(module), ref("x")))
+        else:
+            steps += [let("pos", pos), call("out", ref(module), ref("x"), positions=ref("pos"))]
+        label = (
+            head
+            + f"x {tuple(x.shape)}, no cache"
+            + (f", positions={pos.tolist()}" if pos is not None else "")
+        )
+        return Case(label, steps, ["out", "x"], facts=dict(facts, x=x, pos=pos), size=b * t * d)
+    pk, pv = cache_of(x[:, :t_past])
+    cache = (pk.to(x.dtype), pv.to(x.dtype))
+    x_new = x[:, t_past : t_past + t_new]
+    steps = [build, let("x_new", x_new), let("cache", cache)]
+    steps.append(call("out", ref(module), ref("x_new"), kv_cache=ref("cache")))
+    label = (
+        head + f"x {tuple(x_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with kv_cache = (k, v) of "
+        f"the first T_past={t_past}, each {tuple(pk.shape)}{cache_note}"
+    )
+    outputs = ["out", "cache"] if cache_out else ["out"]
+    return Case(
+        label, steps, outputs, facts=dict(facts, x=x_new, cache=cache, pos=None), size=CACHED + b * t * d
+    )
 
 
 def _pair(got, what):
@@ -567,11 +556,8 @@ def _pair(got, what):
 
 def _check_cache(got, exp_k, exp_v, dt, what, unrotated_k=None):
     """new_cache = (k, v), each (B, n_kv_heads, T_past + T, d_head), k after RoPE."""
-    if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailure(f"{what} should be a pair (k, v), got {got!r:.80}")
     b, hkv, tt, dh = exp_k.shape
-    for name, g, e in (("k", got[0], exp_k), ("v", got[1], exp_v)):
-        g = expect_tensor(g, f"{what}: {name}")
+    for name, g, e in _judge.cache_pair(got, exp_k, exp_v, what, limit=80):
         if tuple(g.shape) != tuple(e.shape):
             why = (
                 "it holds n_heads heads: cache k and v before repeat_kv, with their n_kv_heads heads (that "
@@ -583,10 +569,10 @@ def _check_cache(got, exp_k, exp_v, dt, what, unrotated_k=None):
                 f"{what}: {name} has the wrong shape.\n  got:      {tuple(g.shape)}\n  expected: "
                 f"{tuple(e.shape)} = (B, n_kv_heads, T_past + T, d_head)\n  hint: {why}"
             )
-        _core.expect_dtype(g, dt, f"{what}: {name}")
+        _judge.expect_dtype(g, dt, f"{what}: {name}")
         rtol, atol = _tol(dt, e)
         hint = "the cache holds k after RoPE and v, each (B, n_kv_heads, T, d_head), earlier positions first"
-        if name == "k" and unrotated_k is not None and _core.close(g.to(F64), unrotated_k, rtol, atol):
+        if name == "k" and unrotated_k is not None and _judge.close(g.to(F64), unrotated_k, rtol, atol):
             hint = (
                 "your cache holds the keys before RoPE: rotate k first, then cache it (as Llama does), so a "
                 "cached key is never rotated again"
@@ -766,42 +752,17 @@ def _block_cases(hidden):
             f", eps={eps})" if eps is not None else ")"
         )
         head += f" ({dt}), "
-        steps = [new("blk", "LlamaBlock", d, h, hkv, d_ff, state=s, dtype=dt, **kw)]
         pos = torch.arange(t) * 5 + 3 if hidden and i == 3 else None
-        if t_past == 0:
-            steps += [let("x", x)]
-            if pos is None:
-                steps.append(call("out", ref("blk"), ref("x")))
-            else:
-                steps += [let("pos", pos), call("out", ref("blk"), ref("x"), positions=ref("pos"))]
-            cases.append(
-                Case(
-                    head
-                    + f"x {tuple(x.shape)}, no cache"
-                    + (f", positions={pos.tolist()}" if pos is not None else ""),
-                    steps,
-                    ["out", "x"],
-                    facts=dict(s=s, x=x, h=h, hkv=hkv, eps=eps_, dt=dt, pos=pos),
-                    size=b * t * d,
-                )
+        cases.append(
+            _with_and_without_cache(
+                new("blk", "LlamaBlock", d, h, hkv, d_ff, state=s, dtype=dt, **kw),
+                head,
+                x,
+                (t_past, t_new, pos),
+                lambda x_past, s=s, h=h, hkv=hkv, eps_=eps_: ref_block(s, x_past, h, hkv, eps_)[1],
+                dict(s=s, h=h, hkv=hkv, eps=eps_, dt=dt),
             )
-        else:
-            _, (pk, pv) = ref_block(s, x[:, :t_past], h, hkv, eps_)
-            cache = (pk.to(dt), pv.to(dt))
-            x_new = x[:, t_past : t_past + t_new]
-            steps += [let("x_new", x_new), let("cache", cache)]
-            steps.append(call("out", ref("blk"), ref("x_new"), kv_cache=ref("cache")))
-            cases.append(
-                Case(
-                    head
-                    + f"x {tuple(x_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with kv_cache = "
-                    f"(k, v) of the first T_past={t_past}, each {tuple(pk.shape)}",
-                    steps,
-                    ["out"],
-                    facts=dict(s=s, x=x_new, h=h, hkv=hkv, eps=eps_, dt=dt, cache=cache),
-                    size=CACHED + b * t * d,
-                )
-            )
+        )
     return cases
 
 
@@ -827,18 +788,12 @@ def _block_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("apply_rope", _rope_cases, _rope_judge),
-        Question("SwiGLU", _swiglu_cases, _swiglu_judge),
-        Question("repeat_kv", _repeat_cases, _repeat_judge),
-        Question("GroupedQueryAttention", _gqa_cases, _gqa_judge, needs=("apply_rope", "repeat_kv")),
-        Question("LlamaBlock", _block_cases, _block_judge, needs=("GroupedQueryAttention", "SwiGLU")),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("apply_rope", _rope_cases, _rope_judge),
+    Question("SwiGLU", _swiglu_cases, _swiglu_judge),
+    Question("repeat_kv", _repeat_cases, _repeat_judge),
+    Question("GroupedQueryAttention", _gqa_cases, _gqa_judge, needs=("apply_rope", "repeat_kv")),
+    Question("LlamaBlock", _block_cases, _block_judge, needs=("GroupedQueryAttention", "SwiGLU")),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False) -> None:
-    """Self-check: `check("apply_rope", globals())`."""
-    _core.check(QUESTIONS, name, namespace, hidden)
+check = _core.lesson_check(QUESTIONS, "apply_rope", devices=False)

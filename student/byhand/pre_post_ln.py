@@ -15,21 +15,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "04_pre_post_ln"
 
@@ -153,7 +141,7 @@ def _stack_judge(case, out):
     state, depth, x, pre_ln = f["state"], f["depth"], f["x"], f["pre_ln"]
     exp = ref_forward(state, depth, x, pre_ln)
     y = expect_tensor(out["y"], "ResidualStack output", shape=exp.shape)
-    _core.expect_dtype(y, x.dtype, "ResidualStack output")
+    _judge.expect_dtype(y, x.dtype, "ResidualStack output")
     want, other = ("Pre-LN", "Post-LN") if pre_ln else ("Post-LN", "Pre-LN")
     hint = diagnose(
         y,
@@ -187,7 +175,7 @@ def _stack_judge(case, out):
         "for i = 0..depth-1, then head(h)",
         **_tol(x.dtype),
     )
-    if not _core.close(out["x"], x):
+    if not _judge.close(out["x"], x):
         raise CheckFailure("ResidualStack modified its input x in place: use out-of-place ops (h = h + ...)")
 
 
@@ -234,7 +222,7 @@ def _grad_judge(case, out):
         )
     expect_tensor(got, "block_grad_norms(stack, x)", shape=(depth,))
     fwd = ref_forward(state, depth, x, pre_ln)
-    stack_ok = isinstance(out["y"], torch.Tensor) and _core.close(out["y"].double(), fwd, **_tol(x.dtype))
+    stack_ok = isinstance(out["y"], torch.Tensor) and _judge.close(out["y"].double(), fwd, **_tol(x.dtype))
     hint = diagnose(
         got.double(),
         [
@@ -288,22 +276,15 @@ def _grad_judge(case, out):
         rtol=1e-3 if x.dtype != torch.float64 else 1e-6,
         atol=1e-6 if x.dtype != torch.float64 else 1e-10,
     )
-    if not _core.close(out["x"], x):
+    if not _judge.close(out["x"], x):
         raise CheckFailure("block_grad_norms modified its input x in place")
 
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("ResidualStack", _stack_cases, _stack_judge),
-        Question("block_grad_norms", _grad_cases, _grad_judge, needs=("ResidualStack",)),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("ResidualStack", _stack_cases, _stack_judge),
+    Question("block_grad_norms", _grad_cases, _grad_judge, needs=("ResidualStack",)),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
-    """Self-check: `check("ResidualStack", globals())`.
-    `device` (e.g. "cuda"): the inputs are built there."""
-    _core.check(QUESTIONS, name, namespace, hidden, device)
+check = _core.lesson_check(QUESTIONS, "ResidualStack")

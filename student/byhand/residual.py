@@ -17,21 +17,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "03_residual"
 
@@ -187,9 +175,9 @@ def _ffn_judge(case, out):
     drop_all = mode == "train" and p == 1.0
     exp = ref_ffn(state, x, drop_all=drop_all)
     y = expect_tensor(out["y"], "PositionwiseFeedForward output", shape=exp.shape)
-    _core.expect_dtype(y, x.dtype, "PositionwiseFeedForward output")
+    _judge.expect_dtype(y, x.dtype, "PositionwiseFeedForward output")
     rtol, atol = _tol(x.dtype)
-    if _core.close(y, exp.to(y.dtype), rtol, atol):
+    if _judge.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "PositionwiseFeedForward")
         return
     singles = [(h, dict(act=a)) for a, h in _FFN_HINTS]
@@ -211,11 +199,11 @@ def _ffn_judge(case, out):
     def model(**kw):
         return ref_ffn(state, x, **{"drop_all": drop_all, **kw})
 
-    hint = diagnose(y, _core.with_pairs(singles, model))
+    hint = diagnose(y, _judge.with_pairs(singles, model))
     again = out.get("y_again")
     # dropout is to blame only when it is on: two calls on one input then give two outputs
     random = (
-        isinstance(again, torch.Tensor) and again.shape == y.shape and not _core.close(again, y, rtol, atol)
+        isinstance(again, torch.Tensor) and again.shape == y.shape and not _judge.close(again, y, rtol, atol)
     )
     if not hint and mode == "eval" and random:
         hint = (
@@ -224,22 +212,13 @@ def _ffn_judge(case, out):
         )
     if not hint and mode == "default" and random:
         hint = "with no dropout argument, dropout should default to 0.0 (no dropout)"
-    assert_close(
-        y,
-        exp.to(y.dtype),
-        "PositionwiseFeedForward output",
-        hint or "expected w2(dropout(relu(w1(x)))) with the module's own w1 and w2",
-        rtol=rtol,
-        atol=atol,
-    )
+    expected = "expected w2(dropout(relu(w1(x)))) with the module's own w1 and w2"
+    assert_close(y, exp.to(y.dtype), "PositionwiseFeedForward output", hint or expected, rtol, atol)
 
 
 def _same_input(out, f, what):
-    if "x" in out and not _core.close(out["x"], f["x"]):
-        raise CheckFailure(
-            f"{what} modified its input x in place: use out-of-place ops "
-            "(torch.relu(h), not h.relu_(); nn.Dropout without inplace=True)"
-        )
+    advice = "use out-of-place ops (torch.relu(h), not h.relu_(); nn.Dropout without inplace=True)"
+    _judge.inputs_unchanged(out, f, ("x",), what, advice)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,43 +326,35 @@ def _around_a_sublayer(cls: str, shape, kind: str, mode: str, dt, g, **kw):
     return steps, x, norm_state, sub_state
 
 
+def _connection_case(cls, shape, kind, mode, dt, g, size, facts, **kw) -> Case:
+    """A case of the sublayer connection `cls` (arguments `kw`) around a sublayer of `kind`."""
+    steps, x, norm_state, sub_state = _around_a_sublayer(cls, shape, kind, mode, dt, g, **kw)
+    args = ", ".join([str(shape[-1])] + [f"{k}={v}" for k, v in kw.items()])
+    label = (
+        f"{cls}({args}), random norm weight and bias, "
+        f"{'eval mode' if mode == 'eval' else 'training mode'}, sublayer = {_SUB_WORDS[kind]}, "
+        f"x {tuple(shape)} {dt} (mean 1.5, std 3)"
+    )
+    facts = dict(
+        x=x, norm_state=norm_state, spec=(kind, sub_state), p=kw.get("dropout"), mode=mode, kind=kind, **facts
+    )
+    return Case(label, steps, ["y", "x"], facts=facts, size=size)
+
+
 def _sub_cases(hidden):
     specs = _SUB_HIDDEN if hidden else _SUB_VISIBLE
     cases = []
     for i, (shape, pre_norm, p, mode, kind, dt) in enumerate(specs):
         g = gen(6000 + 43 * i + (300 if hidden else 0))
-        d = shape[-1]
         kw = {}
         if p is not None:
             kw["dropout"] = p
         if pre_norm is not None:
             kw["pre_norm"] = pre_norm
-        steps, x, norm_state, sub_state = _around_a_sublayer(
-            "SublayerConnection", shape, kind, mode, dt, g, **kw
-        )
-        args = ", ".join([str(d)] + [f"{k}={v}" for k, v in kw.items()])
-        sub_words = _SUB_WORDS[kind]
-        label = (
-            f"SublayerConnection({args}), random norm weight and bias, "
-            f"{'eval mode' if mode == 'eval' else 'training mode'}, sublayer = {sub_words}, "
-            f"x {tuple(shape)} {dt} (mean 1.5, std 3)"
-        )
+        facts = dict(pre_norm=True if pre_norm is None else pre_norm, default_pre_norm=pre_norm is None)
         cases.append(
-            Case(
-                label,
-                steps,
-                ["y", "x"],
-                facts=dict(
-                    x=x,
-                    norm_state=norm_state,
-                    spec=(kind, sub_state),
-                    pre_norm=True if pre_norm is None else pre_norm,
-                    default_pre_norm=pre_norm is None,
-                    p=p,
-                    mode=mode,
-                    kind=kind,
-                ),
-                size=i + (100 if hidden else 0),
+            _connection_case(
+                "SublayerConnection", shape, kind, mode, dt, g, i + (100 if hidden else 0), facts, **kw
             )
         )
     return cases
@@ -394,16 +365,19 @@ def _sub_judge(case, out):
     x, norm_state, spec, pre_norm = f["x"], f["norm_state"], f["spec"], f["pre_norm"]
     drop_all = f["mode"] == "train" and f["p"] == 1.0
     exp = ref_sublayer_connection(x, norm_state, spec, pre_norm, drop_all=drop_all)
-    y = expect_tensor(out["y"], "SublayerConnection output", shape=exp.shape)
-    _core.expect_dtype(y, x.dtype, "SublayerConnection output")
-    rtol, atol = _tol(x.dtype)
-    if _core.close(y, exp.to(y.dtype), rtol, atol):
-        _same_input(out, f, "SublayerConnection")
-        return
 
     def model(placement, drop=drop_all):
         return ref_sublayer_connection(x, norm_state, spec, pre_norm, placement, drop)
 
+    expected = (
+        "expected x + dropout(sublayer(norm(x)))" if pre_norm else "expected norm(x + dropout(sublayer(x)))"
+    ) + " with self.norm = nn.LayerNorm(d_model)"
+    _judge_connection(out, f, exp, "SublayerConnection", lambda: _sub_mistakes(f, model), expected)
+
+
+def _sub_mistakes(f, model) -> list:
+    """(hint, output) of SublayerConnection's classic mistakes, the likeliest for this case first."""
+    pre_norm, drop_all = f["pre_norm"], f["mode"] == "train" and f["p"] == 1.0
     this, other = ("Pre-LN", "Post-LN") if pre_norm else ("Post-LN", "Pre-LN")
     zero = f["kind"] == "zero"
     mistakes = [
@@ -459,26 +433,26 @@ def _sub_judge(case, out):
                 lambda: model("drop_everything"),
             ),
         ]
-    hint = diagnose(y, mistakes)
+    return mistakes
+
+
+def _judge_connection(out, f, exp, who, mistakes, expected) -> None:
+    """The output of a sublayer connection against `exp`; on a mismatch, named after the first
+    of `mistakes()` (hint, output) it matches, else `expected`."""
+    x = f["x"]
+    y = expect_tensor(out["y"], f"{who} output", shape=exp.shape)
+    _judge.expect_dtype(y, x.dtype, f"{who} output")
+    rtol, atol = _tol(x.dtype)
+    if _judge.close(y, exp.to(y.dtype), rtol, atol):
+        _same_input(out, f, who)
+        return
+    hint = diagnose(y, mistakes())
     if not hint and f["mode"] == "eval":
         hint = (
             "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
             "F.dropout(h, p, training=self.training)"
         )
-    assert_close(
-        y,
-        exp.to(y.dtype),
-        "SublayerConnection output",
-        hint
-        or (
-            "expected x + dropout(sublayer(norm(x)))"
-            if pre_norm
-            else "expected norm(x + dropout(sublayer(x)))"
-        )
-        + " with self.norm = nn.LayerNorm(d_model)",
-        rtol=rtol,
-        atol=atol,
-    )
+    assert_close(y, exp.to(y.dtype), f"{who} output", hint or expected, rtol=rtol, atol=atol)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -504,26 +478,9 @@ def _hyb_cases(hidden):
     cases = []
     for i, (shape, p, mode, kind, dt) in enumerate(specs):
         g = gen(6800 + 47 * i + (300 if hidden else 0))
-        d = shape[-1]
         kw = {} if p is None else {"dropout": p}
-        steps, x, norm_state, sub_state = _around_a_sublayer(
-            "HybridSublayerConnection", shape, kind, mode, dt, g, **kw
-        )
-        sub_words = _SUB_WORDS[kind]
-        label = (
-            f"HybridSublayerConnection({d}{'' if p is None else f', dropout={p}'}), random norm weight and "
-            f"bias, {'eval mode' if mode == 'eval' else 'training mode'}, sublayer = {sub_words}, "
-            f"x {tuple(shape)} {dt} (mean 1.5, std 3)"
-        )
-        cases.append(
-            Case(
-                label,
-                steps,
-                ["y", "x"],
-                facts=dict(x=x, norm_state=norm_state, spec=(kind, sub_state), p=p, mode=mode, kind=kind),
-                size=i + (100 if hidden else 0),
-            )
-        )
+        size = i + (100 if hidden else 0)
+        cases.append(_connection_case("HybridSublayerConnection", shape, kind, mode, dt, g, size, {}, **kw))
     return cases
 
 
@@ -536,12 +493,14 @@ def _hyb_judge(case, out):
         return ref_sublayer_connection(x, norm_state, spec, True, placement, drop)
 
     exp = model("hybrid")
-    y = expect_tensor(out["y"], "HybridSublayerConnection output", shape=exp.shape)
-    _core.expect_dtype(y, x.dtype, "HybridSublayerConnection output")
-    rtol, atol = _tol(x.dtype)
-    if _core.close(y, exp.to(y.dtype), rtol, atol):
-        _same_input(out, f, "HybridSublayerConnection")
-        return
+    expected = "expected x + dropout(norm(sublayer(x))) with self.norm = nn.LayerNorm(d_model)"
+    _judge_connection(
+        out, f, exp, "HybridSublayerConnection", lambda: _hyb_mistakes(exp, drop_all, model), expected
+    )
+
+
+def _hyb_mistakes(exp, drop_all, model) -> list:
+    """(hint, output) of HybridSublayerConnection's classic mistakes, the likeliest for this case first."""
     mistakes = [
         (
             "that is Pre-LN, x + dropout(sublayer(norm(x))): the hybrid normalizes the sublayer's output, "
@@ -576,35 +535,15 @@ def _hyb_judge(case, out):
                 lambda: torch.zeros_like(exp),
             ),
         ]
-    hint = diagnose(y, mistakes)
-    if not hint and f["mode"] == "eval":
-        hint = (
-            "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
-            "F.dropout(h, p, training=self.training)"
-        )
-    assert_close(
-        y,
-        exp.to(y.dtype),
-        "HybridSublayerConnection output",
-        hint or "expected x + dropout(norm(sublayer(x))) with self.norm = nn.LayerNorm(d_model)",
-        rtol=rtol,
-        atol=atol,
-    )
+    return mistakes
 
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("PositionwiseFeedForward", _ffn_cases, _ffn_judge),
-        Question("SublayerConnection", _sub_cases, _sub_judge),
-        Question("HybridSublayerConnection", _hyb_cases, _hyb_judge),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("PositionwiseFeedForward", _ffn_cases, _ffn_judge),
+    Question("SublayerConnection", _sub_cases, _sub_judge),
+    Question("HybridSublayerConnection", _hyb_cases, _hyb_judge),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
-    """Self-check: `check("SublayerConnection", globals())`.
-    `device` (e.g. "cuda"): the inputs are built there."""
-    _core.check(QUESTIONS, name, namespace, hidden, device)
+check = _core.lesson_check(QUESTIONS, "SublayerConnection")

@@ -15,21 +15,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _core
-from ._core import (
-    Case,
-    CheckFailure,
-    Question,
-    assert_close,
-    call,
-    diagnose,
-    expect_tensor,
-    gen,
-    let,
-    new,
-    rand,
-    ref,
-)
+from . import _core, _judge
+from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "06_transformer_block"
 F64 = torch.float64
@@ -326,7 +314,7 @@ def _block_mistakes(state, h, x, pad, nf, block=ref_block):
     def model(norm_first=nf, **kw):
         return sel(block(state, h, x, pad, norm_first, **kw))
 
-    return _core.with_pairs(singles, model)
+    return _judge.with_pairs(singles, model)
 
 
 def _ignores_mask(out, got, what):
@@ -357,7 +345,7 @@ def _compare(what, got, exp, pad, dtype, mistakes, generic, mask_hint=""):
     """Compare at the real positions only (outputs at padding positions are not graded).
     `mask_hint`: what the answer's own with/without-mask probe says, used when no mistake matches."""
     expect_tensor(got, what, shape=exp.shape)
-    _core.expect_dtype(got, dtype, what)
+    _judge.expect_dtype(got, dtype, what)
     g, e = (got[pad], exp[pad]) if pad is not None else (got, exp)
     if torch.isnan(g).any():
         raise CheckFailure(
@@ -477,7 +465,7 @@ def _judge_eval(what, out, exp, dt):
     y, again = out["y"], out["y_again"]
     expect_tensor(y, what, shape=exp.shape)
     expect_tensor(again, what, shape=exp.shape)
-    if not _core.close(y, again, *_tol(dt)) or not _core.close(y.to(F64), exp, *_tol(dt)):
+    if not _judge.close(y, again, *_tol(dt)) or not _judge.close(y.to(F64), exp, *_tol(dt)):
         assert_close(y.to(F64), exp, f"{what} in eval mode", EVAL_HINT, *_tol(dt))
         raise CheckFailure(
             f"{what} in eval mode changed from one call to the next.\n  got:      two different outputs for "
@@ -502,7 +490,7 @@ def _block_judge(case, out):
         "linear1 -> relu -> linear2, each inside its sublayer connection",
         mask_hint=_ignores_mask(out, out["y"], "EncoderBlock"),
     )
-    if not _core.close(out["x"], x):
+    if not _judge.close(out["x"], x):
         raise CheckFailure(
             "EncoderBlock modified its input x in place: use out-of-place ops (x = x + ..., not x += ...)"
         )
@@ -644,7 +632,7 @@ def _encoder_judge(case, out):
         "(layers[0] first), each with pad_mask, and finish with self.norm when norm_first",
         mask_hint=_ignores_mask(out, out["y"], "Encoder"),
     )
-    if not _core.close(out["x"], x):
+    if not _judge.close(out["x"], x):
         raise CheckFailure("Encoder modified its input x in place")
 
 
@@ -809,23 +797,16 @@ def _model_judge(case, out):
 
 # ---------------------------------------------------------------------------------------------
 
-QUESTIONS = {
-    q.name: q
-    for q in [
-        Question("positional_encoding", _pe_cases, _pe_judge),
-        Question("EncoderBlock", _block_cases, _block_judge),
-        Question("Encoder", _encoder_cases, _encoder_judge, needs=("EncoderBlock",)),
-        Question(
-            "TinyTransformer",
-            _model_cases,
-            _model_judge,
-            needs=("Encoder", "EncoderBlock", "positional_encoding"),
-        ),
-    ]
-}
+QUESTIONS = _core.by_name(
+    Question("positional_encoding", _pe_cases, _pe_judge),
+    Question("EncoderBlock", _block_cases, _block_judge),
+    Question("Encoder", _encoder_cases, _encoder_judge, needs=("EncoderBlock",)),
+    Question(
+        "TinyTransformer",
+        _model_cases,
+        _model_judge,
+        needs=("Encoder", "EncoderBlock", "positional_encoding"),
+    ),
+)
 
-
-def check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
-    """Self-check: `check("EncoderBlock", globals())`.
-    `device` (e.g. "cuda"): the inputs are built there."""
-    _core.check(QUESTIONS, name, namespace, hidden, device)
+check = _core.lesson_check(QUESTIONS, "EncoderBlock")

@@ -1,0 +1,179 @@
+"""Judge helpers: the comparisons a check module's judges make, each failing with a message that
+says got vs expected and, when it can, which classic mistake the answer matches (`diagnose`).
+They run where the judging happens (the student's kernel for a self-check, the grader's process
+for a verdict) on results that have come back through the wire."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._core import CheckFailure, Unsupported
+
+
+def _fmt(t: torch.Tensor, limit: int = 6) -> str:
+    flat = t.detach().reshape(-1)
+    body = ", ".join(f"{v:.4g}" if t.dtype.is_floating_point else str(v) for v in flat[:limit].tolist())
+    more = ", ..." if flat.numel() > limit else ""
+    return f"[{body}{more}]"
+
+
+def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
+    missing = _missing_attribute(got)
+    if missing is not None:  # the module has no such attribute at all (self.gamma for self.weight)
+        raise CheckFailure(
+            f"{what} is missing: the module has no attribute {missing}.\n"
+            f"  got:      there is no self.{missing}\n"
+            f"  expected: self.{missing}, a tensor"
+            + (f" of shape {tuple(shape)}" if shape is not None else "")
+            + f"\n  hint: there is no self.{missing}: the exercise names it"
+        )
+    if not isinstance(got, torch.Tensor):
+        raise CheckFailure(f"{what} should be a tensor, got {got!r}")
+    if shape is not None and tuple(got.shape) != tuple(shape):
+        raise CheckFailure(
+            f"{what} has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: {tuple(shape)}"
+        )
+    if dtype is not None and got.dtype != dtype:
+        raise CheckFailure(f"{what} has the wrong dtype.\n  got:      {got.dtype}\n  expected: {dtype}")
+    return got
+
+
+def _missing_attribute(got: Any) -> str | None:
+    """The attribute name when `got` is an output that came back as a missing attribute."""
+    if isinstance(got, Unsupported) and got.type_name.startswith("missing attribute"):
+        import re
+
+        m = re.search(r"has no attribute '(\w+)'", got.type_name)
+        return m.group(1) if m else None
+    return None
+
+
+def expect_dtype(got: torch.Tensor, dtype, what: str) -> None:
+    """Graded functions keep their input's dtype (float32 in, float32 out)."""
+    if got.dtype != dtype:
+        raise CheckFailure(
+            f"{what} should keep the input dtype.\n  got:      {got.dtype}\n  expected: {dtype}"
+        )
+
+
+def close(got: torch.Tensor, expected: torch.Tensor, rtol=None, atol=None) -> bool:
+    if got.shape != expected.shape:
+        return False
+    if got.dtype == torch.bool or expected.dtype == torch.bool:
+        return bool(torch.equal(got.to(torch.bool), expected.to(torch.bool)))
+    if rtol is None:
+        rtol, atol = (1e-4, 1e-5) if expected.dtype != torch.float64 else (1e-7, 1e-9)
+    g, e = got.to(torch.float64), expected.to(torch.float64)
+    if torch.isnan(g).any() != torch.isnan(e).any():
+        return False
+    return bool(torch.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def assert_close(got: Any, expected: torch.Tensor, what: str, hint: str = "", rtol=None, atol=None):
+    got = expect_tensor(got, what, shape=expected.shape)
+    if close(got, expected, rtol, atol):
+        return
+    g, e = got.detach().to(torch.float64), expected.detach().to(torch.float64)
+    if got.dtype == torch.bool or expected.dtype == torch.bool:
+        idx = (g != e).nonzero()[0].tolist()
+        detail = f"first difference at index {tuple(idx)}"
+    else:
+        diff = (g - e).abs().nan_to_num(nan=float("inf"))
+        flat = int(diff.reshape(-1).argmax())
+        idx = np.unravel_index(flat, tuple(diff.shape)) if diff.dim() else ()
+        detail = (
+            f"largest difference {float(diff.reshape(-1)[flat]):.3g} at index "
+            f"{tuple(int(i) for i in idx)}: got {float(g.reshape(-1)[flat]):.6g}, "
+            f"expected {float(e.reshape(-1)[flat]):.6g}"
+        )
+    msg = (
+        f"{what} is not what it should be.\n  got:      {_fmt(got)}\n  expected: {_fmt(expected)}\n  {detail}"
+    )
+    if hint:
+        msg += f"\n  hint: {hint}"
+    raise CheckFailure(msg, hint=hint)
+
+
+def mismatch(got: torch.Tensor, wrong: torch.Tensor, rtol=1e-3, atol=1e-4) -> float:
+    """How far `got` is from `wrong`, in units of the tolerance (<= 1: they match); inf when the
+    shapes or the NaN positions differ."""
+    if not isinstance(wrong, torch.Tensor) or got.shape != wrong.shape:
+        return math.inf
+    g, w = got.detach().to(torch.float64), wrong.detach().to(torch.float64)
+    gn, wn = torch.isnan(g), torch.isnan(w)
+    if not torch.equal(gn, wn):
+        return math.inf
+    if g.numel() == 0 or bool(gn.all()):
+        return 0.0
+    g, w = g[~gn], w[~gn]
+    if not (torch.isfinite(g).all() and torch.isfinite(w).all()):
+        return 0.0 if torch.equal(g, w) else math.inf
+    return float(((g - w).abs() / (atol + rtol * w.abs())).max())
+
+
+def diagnose(got: torch.Tensor, mistakes: list, rtol=1e-3, atol=1e-4) -> str:
+    """The hint of the known mistake whose output `got` matches best, or "" when none matches.
+    `mistakes` is a list of (hint, function computing that mistake's output). The best match, not
+    the first: two mistakes can both come close on one input (the tutorial LayerNorm and the
+    unbiased variance alone differ by eps), and the answer is the one it is closest to. On a tie the
+    earlier entry wins, so list single mistakes before combinations."""
+    best, best_hint = 1.0, ""
+    for hint, compute in mistakes:
+        try:
+            err = mismatch(got, compute(), rtol, atol)
+        except Exception:
+            continue
+        if err < best or (err <= 1.0 and not best_hint):
+            best, best_hint = err, hint
+    return best_hint
+
+
+def with_pairs(singles: list, model: Callable) -> list:
+    """(hint, compute) for each single mistake, then for every pair of them that change different
+    things, so an answer with two bugs at once gets both named. `singles` is a list of
+    (hint, kwargs for `model`); a pair merges the kwargs when their keys differ."""
+    out = [(h, (lambda kw=kw: model(**kw))) for h, kw in singles]
+    for i, (h1, k1) in enumerate(singles):
+        for h2, k2 in singles[i + 1 :]:
+            if set(k1).isdisjoint(k2):
+                out.append((f"two mistakes at once: {h1}; and {h2}", lambda kw={**k1, **k2}: model(**kw)))
+    return out
+
+
+def inputs_unchanged(out: dict, facts: dict, names, who: str, advice: str = "use out-of-place ops") -> None:
+    """Each input of `names` that came back must be what the case sent: the answer `who` must not
+    modify its inputs in place."""
+    for name in names:
+        if name in out and not close(out[name], facts[name]):
+            raise CheckFailure(f"{who} modified its input {name} in place: {advice}")
+
+
+def function_judged(call: str, y: Any, y_exp: torch.Tensor, hint: str, tols: tuple, grads) -> None:
+    """An autograd.Function applied as `call` ("Name.apply(...)"): its forward output against
+    `y_exp` (within `tols`, rtol and atol), then a gradient for each of `grads` (name, its .grad
+    after backward), which its backward must return."""
+    y = expect_tensor(y, call, shape=y_exp.shape)
+    rtol, atol = tols
+    who = call.split(".")[0]
+    assert_close(y, y_exp.to(y.dtype), f"the forward output of {who}", hint, rtol=rtol, atol=atol)
+    returns = f"return {', '.join('d' + name for name, _ in grads)}, None"
+    for name, got in grads:
+        if got is None:
+            raise CheckFailure(
+                f"{name}.grad is None after backward: backward must return a gradient for {name} ({returns})"
+            )
+
+
+def cache_pair(got: Any, exp_k: torch.Tensor, exp_v: torch.Tensor, what: str, limit: int | None = None):
+    """(name, tensor, expected) for k, then v, of the KV cache `got`, which must be a pair (k, v);
+    `limit`: how much of a wrong `got` the message shows."""
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        shown = repr(got) if limit is None else f"{got!r:.{limit}}"
+        raise CheckFailure(f"{what} should be a pair (k, v), got {shown}")
+    for name, g, e in (("k", got[0], exp_k), ("v", got[1], exp_v)):
+        yield name, expect_tensor(g, f"{what}: {name}"), e

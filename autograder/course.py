@@ -1,4 +1,5 @@
-"""The lessons as the grader reads them: which lessons there are, their cells, their graded questions.
+"""The lessons as the grader reads them: which lessons there are, their cells, their graded questions,
+and each lesson as a student of a language received it (`lesson_text`).
 
 Two kinds of graded cells: autograded test cells (code, `grade` without `solution`), decided by
 the grader, and written answers (`grade` and `solution`, usually markdown), graded by hand in
@@ -10,6 +11,8 @@ output folder as formgrader's course root is written by record/folders.py.
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 from pathlib import Path
 
@@ -109,3 +112,36 @@ def answer_namespace(lesson: str, overrides: dict | None = None) -> dict:
             continue
         exec(compile(src, f"<{lesson}:{meta.get('grade_id', 'setup')}>", "exec"), ns)
     return ns
+
+
+@functools.cache
+def _lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
+    source = read_solution(lesson)
+    released = NOTEBOOKS / lang / f"{lesson}.ipynb"  # English is notebooks/<lesson>.ipynb: no such file
+    if not released.exists():
+        return source
+    own = {c.get("id"): c.source for c in nbformat.read(released, as_version=4).cells if _as_released(c)}
+    for cell in source.cells:
+        if _as_released(cell) and cell.get("id") in own:
+            cell.source = own[cell.get("id")]
+    return source
+
+
+def _as_released(cell) -> bool:
+    """A cell a translation changes and whose released text is the lesson's: plain code (translated
+    comments and prints) and text, locked text included (a written question); never a test cell
+    (its hidden tests are the solution's) nor an answer cell."""
+    meta = nbgrader_meta(cell)
+    if cell.cell_type == "markdown":
+        return not meta.get("solution")
+    return cell.cell_type == "code" and not meta
+
+
+def lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
+    """The lesson's source as a student of `lang` received it: the solution notebook (its test
+    cells, hidden tests and metadata) with the text and plain code cells of the release in `lang`
+    (comments and prints translated). restore and prune skip a demo or unread cell only when its
+    text is the lesson's own, and restore puts back a locked cell a student changed: compared with
+    the English, every translated demo of a Chinese notebook ran, and its written questions were
+    "changed" and restored in English."""
+    return copy.deepcopy(_lesson_text(lesson, lang))

@@ -206,13 +206,13 @@ def _filled(lesson: str, lang: str) -> nbformat.NotebookNode:
 @pytest.mark.parametrize("lesson", course.lessons())
 def test_a_chinese_notebooks_demo_cells_are_skipped_like_an_english_ones(lesson):
     """Does grading leave out the same cells of a Chinese notebook as of the English one (restore's
-    demo cells, prune's unread cells), comparing them with the Chinese release (grade.lesson_text)?
+    demo cells, prune's unread cells), comparing them with the Chinese release (course.lesson_text)?
     Compared with the English solution, its translated cells would all run."""
     from autograder.run import prune, restore
 
     skipped = {}
     for lang in ("en", LANG):
-        source = grade.lesson_text(lesson, lang)
+        source = course.lesson_text(lesson, lang)
         nb, skip, notes = restore.restore(_filled(lesson, lang), source)
         assert not notes, f"{lang}: got notes {notes} for the released notebook"
         skip |= prune.skippable(nb, skip, source, grade._check_names(lesson))

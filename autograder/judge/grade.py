@@ -8,7 +8,6 @@ submission, and is what a worker runs.
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import importlib.util
@@ -53,7 +52,7 @@ def grading_files() -> list:
     root = course.ROOT
     files = [(f"solutions/{f.name}", f) for f in sorted(course.SOLUTIONS.glob("*.ipynb"))]
     files += [(f"byhand/{f.name}", f) for f in sorted(rootfs.BYHAND.glob("*.py"))]
-    # the released translations: what a translated submission's cells are compared with (lesson_text)
+    # the released translations: what a translated submission's cells are compared with (course.lesson_text)
     files += [(f"notebooks/{f.parent.name}/{f.name}", f) for f in sorted(course.NOTEBOOKS.glob("*/*.ipynb"))]
     files += [(f"autograder/{n}", root / "autograder" / n) for n in GRADING_CODE]
     return files
@@ -98,41 +97,6 @@ def load(path: Path) -> tuple:
         if cell.cell_type not in ("code", "markdown", "raw") or not isinstance(cell.get("source", ""), str):
             return None, "the notebook has a malformed cell"
     return nb, ""
-
-
-@functools.cache
-def _lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
-    source = course.read_solution(lesson)
-    if lang == i18n.DEFAULT:
-        return source
-    released = course.NOTEBOOKS / lang / f"{lesson}.ipynb"
-    if not released.exists():
-        return source
-    own = {c.get("id"): c.source for c in nbformat.read(released, as_version=4).cells if _as_released(c)}
-    for cell in source.cells:
-        if _as_released(cell) and cell.get("id") in own:
-            cell.source = own[cell.get("id")]
-    return source
-
-
-def _as_released(cell) -> bool:
-    """A cell a translation changes and whose released text is the lesson's: plain code (translated
-    comments and prints) and text, locked text included (a written question); never a test cell
-    (its hidden tests are the solution's) nor an answer cell."""
-    meta = course.nbgrader_meta(cell)
-    if cell.cell_type == "markdown":
-        return not meta.get("solution")
-    return cell.cell_type == "code" and not meta
-
-
-def lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
-    """The lesson's source as a student of `lang` received it: the solution notebook (its test
-    cells, hidden tests and metadata) with the text and plain code cells of the release in `lang`
-    (comments and prints translated). restore and prune skip a demo or unread cell only when its
-    text is the lesson's own, and restore puts back a locked cell a student changed: compared with
-    the English, every translated demo of a Chinese notebook ran, and its written questions were
-    "changed" and restored in English."""
-    return copy.deepcopy(_lesson_text(lesson, lang))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,7 +184,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     if nb_student is None:
         return ungradable(problem, _language_of_file(sub.path))
     lang = language(nb_student)
-    source = lesson_text(sub.lesson, lang)
+    source = course.lesson_text(sub.lesson, lang)
     nb, skip, notes = restore.restore(nb_student, source)
     skip |= prune.skippable(nb, skip, source, _check_names(sub.lesson))
     if lang != i18n.DEFAULT:  # the restored notebook keeps the language it speaks

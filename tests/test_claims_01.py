@@ -11,7 +11,7 @@ import pytest
 import torch
 from lesson_code import definitions, one_thread
 
-SEEDS = range(10, 20)
+SEEDS = range(10, 30)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_scaling_brings_the_score_variance_back_to_one(seed):
     for d_k in [4, 16, 64, 256]:
         q, k = torch.randn(20_000, d_k, generator=g), torch.randn(20_000, d_k, generator=g)
         dots = (q * k).sum(-1)
-        assert abs(dots.var().item() / d_k - 1) < 0.05  # measured within 3.2 % on seeds 0-19
+        assert abs(dots.var().item() / d_k - 1) < 0.05  # measured within 3.4 % on seeds 0-29, 500-519
         assert abs((dots / math.sqrt(d_k)).var().item() - 1) < 0.05
 
 
@@ -55,8 +55,8 @@ def test_unscaled_softmax_gradient_almost_vanishes(lesson, seed):
     q, k = torch.randn(2000, 1, d_k, generator=g), torch.randn(2000, 16, d_k, generator=g)
     s = (q @ k.transpose(-2, -1)).squeeze(1)  # (2000, 16)
     unscaled, scaled = norms(s), norms(s / math.sqrt(d_k))
-    assert scaled.median() / unscaled.median() > 300  # measured 388 to 880 on seeds 0-19
-    assert (unscaled < 0.01).float().mean() > 0.5  # measured 0.62 to 0.67 on seeds 0-19
+    assert scaled.median() / unscaled.median() > 300  # measured 346 to 1189 on seeds 0-29, 500-519
+    assert (unscaled < 0.01).float().mean() > 0.5  # measured 0.61 to 0.67
     assert (scaled < 0.01).sum() == 0
 
 
@@ -70,7 +70,7 @@ def test_each_token_attends_to_its_previous_occurrence(lesson, seed):
     for i in range(1, len(tokens)):
         earlier = [j for j in range(i) if tokens[j] == tokens[i]]
         target = earlier[-1] if earlier else i - 1
-        assert w[i, target] > 0.9, (i, tokens.tolist(), w[i, : i + 1])  # measured >= 0.918 on seeds 0-19
+        assert w[i, target] > 0.9, (i, tokens.tolist(), w[i, : i + 1])  # measured >= 0.918 on seeds 0-29, 500-519
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -9,6 +9,8 @@ import pytest
 import torch
 from lesson_code import definitions, one_thread
 
+TRAIN_SEEDS = range(10, 30)  # the notebook trains seeds 0-2 (with PE) and 0-1 (without)
+
 
 @pytest.fixture(scope="module")
 def lesson():
@@ -41,29 +43,29 @@ def _weight_on_mirror(lesson, model):
     return on_mirror.permute(0, 2, 1)[pad_mask].mean().item()  # (n, L, H) -> real positions
 
 
-@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("seed", TRAIN_SEEDS)
 def test_with_positions_the_model_reverses_digits(lesson, seed):
     """With positional encoding: > 99 % of held-out tokens and > 95 % of whole sequences right, and
     block 2 puts > 60 % of its attention on each position's mirror?"""
     model = _trained(lesson, seed)
-    assert _weight_on_mirror(lesson, model) > 0.6  # notebook seeds 0-2: 0.80 to 0.81 (mean over heads)
+    assert _weight_on_mirror(lesson, model) > 0.6  # seeds 10-29: 0.76 to 0.82 (mean over heads)
     tok, seq = lesson["accuracy"](model, lesson["TEST"])
-    assert tok > 0.99 and seq > 0.95  # notebook seeds 0-2: tok 1.00, seq >= 0.999
+    assert tok > 0.99 and seq > 0.95  # seeds 10-29: tok >= 0.9996, seq >= 0.998
 
 
-@pytest.mark.parametrize("seed", [2, 3, 4])
+@pytest.mark.parametrize("seed", TRAIN_SEEDS)
 def test_without_positions_the_model_equals_the_best_position_blind_rule(lesson, seed):
     """Without positional encoding: not stuck at chance (10 %), but at the most-frequent-digit rule's
     accuracy (within 0.01), no better than the tie-breaking rule, and almost no whole sequence?"""
     model = _trained(lesson, seed, positions=False)
-    assert _weight_on_mirror(lesson, model) < 0.25  # notebook seeds 0-1: 0.13 to 0.14
+    assert _weight_on_mirror(lesson, model) < 0.25  # seeds 10-29: 0.134 to 0.135
     tok, seq = lesson["accuracy"](model, lesson["TEST"])
     mode_acc, mode_not_own_acc = lesson["position_blind_rules"](lesson["TEST"])
-    assert abs(tok - mode_acc) < 0.01  # notebook seeds 0-1: 0.299, 0.301 vs 0.300
+    assert abs(tok - mode_acc) < 0.01  # seeds 10-29: -0.003 to +0.006 (the rule: 0.298 on this set)
     assert 2.5 * 0.10 < tok < mode_not_own_acc + 0.01 and seq < 0.05
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("seed", range(20))
 def test_position_blind_rules_score_30_percent(lesson, seed):
     """On 20,000 fresh sequences: the most-frequent-digit rule gets 0.30, the tie-breaking one 0.31?"""
     batch = lesson["make_batch"](20_000, torch.Generator().manual_seed(seed))
@@ -72,13 +74,20 @@ def test_position_blind_rules_score_30_percent(lesson, seed):
     assert 0.005 < mode_not_own_acc - mode_acc < 0.015  # measured 0.008 to 0.009
 
 
-@pytest.mark.parametrize("seed", [3, 4, 5, 6])
-def test_pre_ln_stream_grows_post_ln_stays_at_one(lesson, seed):
-    """Through 12 fresh blocks: the Pre-LN stream's std grows at every block (> 1.25x), Post-LN stays 1?"""
-    with one_thread():
-        pre, post = lesson["residual_stds"](seed, True), lesson["residual_stds"](seed, False)
-    assert all(b > a for a, b in zip(pre, pre[1:])) and pre[-1] > 1.25 * pre[0]
-    assert max(abs(s - 1) for s in post) < 0.05
+def test_pre_ln_stream_grows_post_ln_stays_at_one(lesson):
+    """Through 12 fresh blocks, seeds 10-29: the Pre-LN stream's std grows > 1.3x, no block shrinks it by
+    5 % or more, and it grows at every block on at least 17 of the 20 seeds; Post-LN stays at 1?
+    (Measured over seeds 0-39 and 500-519: 1.37x to 1.64x; one block shrank it, by 0.4 % to 2.8 %, on 5
+    of the 60 seeds, two of them here.)"""
+    every_block = 0
+    for seed in range(10, 30):
+        with one_thread():
+            pre, post = lesson["residual_stds"](seed, True), lesson["residual_stds"](seed, False)
+        steps = [b / a for a, b in zip(pre, pre[1:])]
+        assert pre[-1] > 1.3 * pre[0] and min(steps) > 0.95, (seed, pre)
+        assert max(abs(s - 1) for s in post) < 0.05, (seed, post)
+        every_block += min(steps) > 1
+    assert every_block >= 17, every_block
 
 
 def test_pe_dot_product_depends_only_on_the_distance(lesson):

@@ -24,10 +24,10 @@ _one_thread = one_thread_each_test()
 
 
 def test_reference_function_passes_gradcheck(lesson):
-    """Does the reference LayerNormFunction pass torch.autograd.gradcheck in float64, seeds 10-17?"""
+    """Does the reference LayerNormFunction pass torch.autograd.gradcheck in float64, seeds 10-29?"""
     fn = lesson["LayerNormFunction"]
     shapes = [(3, 5), (2, 3, 4), (7,), (2, 2, 3, 6)]
-    for seed in range(10, 18):
+    for seed in range(10, 30):
         shape = shapes[seed % len(shapes)]
         g = torch.Generator().manual_seed(seed)
         x = (torch.randn(*shape, dtype=torch.float64, generator=g) * 2 + 1).requires_grad_(True)
@@ -38,8 +38,8 @@ def test_reference_function_passes_gradcheck(lesson):
 
 
 def test_reference_gradients_match_autograd(lesson):
-    """Do the reference backward functions equal autograd in float64 on seeds 20-27?"""
-    for seed in range(20, 28):
+    """Do the reference backward functions equal autograd in float64 on seeds 30-49?"""
+    for seed in range(30, 50):
         g = torch.Generator().manual_seed(seed)
         x = torch.randn(3, 4, 9, dtype=torch.float64, generator=g, requires_grad=True)
         dy = torch.randn(3, 4, 9, dtype=torch.float64, generator=g)

@@ -9,8 +9,9 @@ functions, classes and UPPERCASE constants of its demo cells), runs with the ref
 - grouped-query attention equals torch's scaled_dot_product_attention(enable_gqa=True) (20 seeds,
   MHA, GQA and MQA shapes); the KV cache per token at Llama 3 8B's shape is 2 N H_kv d_head bytes per
   number (H_kv 32, 8, 4, 1; bfloat16 and float32);
-- trained (seeds 10-29, the notebook's model and schedule): the Llama-style decoder below lesson 7's
-  GPT on every seed; SwiGLU and a ReLU FFN of the same size within 0.1 nats, ReLU lower on at least
+- trained (seeds 10-29, the notebook's model and schedule; the sentences also count seeds 500-519,
+  measured once with the same code): the Llama-style decoder below lesson 7's GPT on at least 19 of 20
+  and never above it by 0.01; SwiGLU and a ReLU FFN of the same size within 0.1 nats, ReLU lower on at least
   16 of 20 and SwiGLU ahead by less than 0.01 (to two decimals) on the others; RoPE below learned
   positions at positions 16-63 on every seed, by more than 0.1 on at least 19 of 20, and above its
   own loss at positions 0-15.
@@ -121,9 +122,12 @@ def trained(lesson):
 
 
 def test_llama_decoder_beats_lessons_7_gpt(trained):
-    """The Llama-style decoder's held-out loss below lesson 7's GPT's on every seed 10-29?"""
+    """The Llama-style decoder's held-out loss below lesson 7's GPT's on at least 19 of seeds 10-29, and
+    never above it by 0.01 nats or more (measured: below on all 20 here; on seeds 500-519, below on 19,
+    seed 501 above by 0.003)?"""
     diffs = {seed: r["llama"] - r["gpt"] for seed, r in trained.items()}
-    assert all(d < 0 for d in diffs.values()), diffs
+    assert sum(d < 0 for d in diffs.values()) >= 19, diffs
+    assert all(d < 0.01 for d in diffs.values()), diffs
 
 
 def test_swiglu_and_relu_ffn_are_within_a_tenth_of_a_nat(trained):

@@ -76,7 +76,12 @@ def test_lms_pattern_is_configurable(tmp_path):
     folder = tmp_path / "flat"
     folder.mkdir()
     shutil.copyfile(CLASS / "alice" / "01_attention.ipynb", folder / "01_attention--alice.ipynb")
-    subs = collect(folder, course.lessons(), pattern=r"^(?P<lesson>.+)--(?P<student>.+)\.ipynb$")
+    subs = collect(
+        folder,
+        course.lessons(),
+        pattern=r"^(?P<lesson>.+)--(?P<student>.+)\.ipynb$",
+        workdir=tmp_path / "staged",
+    )
     assert [(s.student, s.lesson) for s in subs] == [("alice", "01_attention")]
 
 

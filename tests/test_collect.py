@@ -3,6 +3,7 @@ zips, identity by LMS id, nothing dropped silently, and regrading a subset into 
 
 import csv
 import shutil
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -10,12 +11,27 @@ import pytest
 
 from autograder import course
 from autograder.classroom import grade_class
-from autograder.collect.submissions import collect, lesson_of
+from autograder.collect import submissions
+from autograder.collect.submissions import lesson_of
 from examples.build import CLASS
 
 LESSONS = course.lessons()
+_STAGING: Path  # set per test by _staging
 ALICE = CLASS / "alice" / "01_attention.ipynb"  # perfect
 BOB = CLASS / "bob" / "01_attention.ipynb"  # blank
+
+
+@pytest.fixture(autouse=True)
+def _staging(tmp_path_factory):
+    """Where collect() copies what it grades when the test names no workdir: pytest's temporary
+    folder, which pytest prunes, not a fresh folder under /tmp that nobody removes."""
+    global _STAGING
+    _STAGING = tmp_path_factory.mktemp("staged")
+
+
+def collect(source, lessons, **kw):
+    kw.setdefault("workdir", Path(tempfile.mkdtemp(dir=_STAGING)))
+    return submissions.collect(source, lessons, **kw)
 
 
 def _put(folder: Path, name: str, src: Path = ALICE) -> Path:

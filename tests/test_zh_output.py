@@ -12,7 +12,8 @@ import re
 import byhand
 import pytest
 from byhand import _core, i18n
-from zh_latin import latin_words
+from zh_latin import code_prose as _prose_of
+from zh_latin import latin_words, text_roots
 
 from autograder import course
 from autograder.judge import grade
@@ -258,8 +259,8 @@ def test_the_class_report_of_a_chinese_class_is_chinese(tmp_path):
 
 
 def _prose_nodes(tree) -> list:
-    """The string constants a reader reads as text: docstrings, what print() is given and an
-    assert's message (f-strings: their text, not the expressions they format)."""
+    """The string constants a reader reads as text: docstrings, what print() is given, an assert's
+    message and a plot's labels (f-strings: their text, not the expressions they format)."""
     import ast
 
     found = []
@@ -269,14 +270,7 @@ def _prose_nodes(tree) -> list:
             and ast.get_docstring(node) is not None
         ):
             found.append(node.body[0].value)
-        roots = []
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
-            roots = node.args + [
-                k.value for k in node.keywords if k.arg not in ("sep", "end", "file", "flush")
-            ]
-        elif isinstance(node, ast.Assert) and node.msg is not None:
-            roots = [node.msg]
-        for root in roots:
+        for root in text_roots(node):
             found += [n for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     return found
 
@@ -290,43 +284,6 @@ def _without_printed_text(source: str) -> str:
     for node in _prose_nodes(tree):
         node.value = ""
     return ast.dump(tree)
-
-
-_DIM = r"(?:[\w.+\-*/ ]|\([\w.+\-*/ ,]*\))"
-SHAPE = re.compile(rf"\({_DIM}*,(?:{_DIM}|,)*\)")  # a tuple of sizes, one level of calls inside
-
-
-def _prose_of(source: str) -> str:
-    """What a reader of a code cell reads as text: its comments, docstrings, printed strings and
-    assert messages, one per line."""
-    import ast
-    import io
-    import tokenize
-
-    comments = [  # a shape in a comment, "(B, nh, T, dh)", is code
-        SHAPE.sub(" ", t.string.lstrip("#"))
-        for t in tokenize.generate_tokens(io.StringIO(source).readline)
-        if t.type == tokenize.COMMENT
-    ]
-    strings = []
-
-    def shown(node):  # the text itself, not the arguments of a call or a key that formats it
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            strings.append(node.value)
-        elif not isinstance(node, (ast.Call, ast.Subscript)):
-            for child in ast.iter_child_nodes(node):
-                shown(child)
-
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
-            for arg in node.args + [k.value for k in node.keywords if k.arg not in ("sep", "end", "file")]:
-                shown(arg)
-        elif isinstance(node, ast.Assert) and node.msg is not None:
-            shown(node.msg)
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
-            strings.append(ast.get_docstring(node))
-    return "\n".join(comments + strings)
 
 
 @pytest.mark.parametrize("lesson", course.lessons())

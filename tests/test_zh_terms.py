@@ -25,19 +25,26 @@ def variants() -> list:
     assert VARIANTS_HEADING in text, f"docs/glossary-zh.md has no {VARIANTS_HEADING!r} section"
     out = []
     for line in text.split(VARIANTS_HEADING, 1)[1].splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        # a regex's alternatives are written \| inside the table
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
         if len(cells) < 2 or not line.startswith("|") or cells[0] in ("variant", "---"):
             continue
         written = cells[0]
         pattern = written[1:-1] if written.startswith("`") and written.endswith("`") else re.escape(written)
-        out.append((re.compile(pattern), written, cells[1]))
+        out.append((re.compile(pattern), written.replace("\\|", "|"), cells[1]))
     return out
 
 
-def _glossed(text: str, start: int) -> bool:
-    """Is position `start` inside a full-width parenthesis（…）? That is a gloss of the term before it."""
+def _glossed(text: str, start: int, use: str) -> bool:
+    """Is position `start` inside the full-width parenthesis（…）that glosses the term to use, right
+    after it: 层归一化（LayerNorm；d2l 译作“层规范化”）? A parenthesis after anything else is no gloss:
+    （Su et al., 2021）or（运行最大值）is the variant itself."""
     opened = text.rfind("（", 0, start)
-    return opened != -1 and text.rfind("）", opened, start) == -1 and "\n" not in text[opened:start]
+    if opened == -1 or text.rfind("）", opened, start) != -1 or "\n" in text[opened:start]:
+        return False
+    before = text[:opened].rstrip("*")
+    terms = [t.strip() for t in re.split(r"\s*/\s*|、", use) if t.strip()]
+    return any(before.endswith(t) for t in terms)
 
 
 CODE = re.compile(r"`[^`\n]*`|\$[^$\n]*\$")
@@ -49,7 +56,7 @@ def problems(text: str) -> list:
     found = []
     for pattern, written, use in variants():
         for m in pattern.finditer(text):
-            if not _glossed(text, m.start()):
+            if not _glossed(text, m.start(), use):
                 line = text[: m.start()].count("\n") + 1
                 found.append(f"line {line}: {m.group(0)!r} (use {use}; the variant {written})")
     return found
@@ -97,6 +104,10 @@ def test_the_lint_can_fail():
     assert problems("被遮住的分数") and problems("Vaswani et al. 2017") and problems("见第 01 课")
     assert problems("一个小的前馈网络") and not problems("前馈全连接层（逐位置前馈网络）")
     assert not problems("层归一化（LayerNorm；d2l 译作“层规范化”）") and problems("层规范化在这里")
+    # a parenthesis is a gloss only right after the term it glosses
+    assert problems("RoFormer（Su et al., 2021）") and problems("维护一个最大值（运行最大值）")
+    assert not problems("当前最大值（运行最大值）") and problems("融合内核") and not problems("融合算子")
+    assert problems("每个批、每个头") and not problems("每个批大小") and problems("位置的偏移")
 
 
 def test_the_lecture_notes_terms_are_named():

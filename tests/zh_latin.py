@@ -57,3 +57,83 @@ def latin_words(text: str) -> list:
             if len(token) > 1 and not _is_code(token) and token not in ALLOWED:
                 found.append(token)
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# what a reader of a Chinese notebook reads as text: in code, in markdown and in formulas
+
+# a plot's text: the methods that draw it (their string arguments) and the keywords that name it
+PLOT_TEXT = frozenset("set_title set_xlabel set_ylabel suptitle title xlabel ylabel text annotate figtext".split())
+PLOT_KEYWORDS = frozenset({"label", "title"})
+
+_DIM = r"(?:[\w.+\-*/ ]|\([\w.+\-*/ ,]*\))"
+SHAPE = re.compile(rf"\({_DIM}*,(?:{_DIM}|,)*\)")  # a tuple of sizes, one level of calls inside
+
+
+def text_roots(node) -> list:
+    """The expressions of one syntax node whose strings a reader reads: what print() is given, an
+    assert's message, a plot's title, axis labels, legend entries and annotations."""
+    import ast
+
+    if isinstance(node, ast.Assert) and node.msg is not None:
+        return [node.msg]
+    if not isinstance(node, ast.Call):
+        return []
+    name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+    if name == "print":
+        return node.args + [k.value for k in node.keywords if k.arg not in ("sep", "end", "file", "flush")]
+    roots = [k.value for k in node.keywords if k.arg in PLOT_KEYWORDS]
+    if isinstance(node.func, ast.Attribute) and name in PLOT_TEXT:
+        roots += [a for a in node.args if not isinstance(a, ast.Constant) or isinstance(a.value, str)]
+    return roots
+
+
+def code_prose(source: str) -> str:
+    """What a reader of a code cell reads as text: its comments, docstrings, printed strings, assert
+    messages and plot labels, one per line."""
+    import ast
+    import io
+    import tokenize
+
+    comments = [  # a shape in a comment, "(B, nh, T, dh)", is code
+        SHAPE.sub(" ", t.string.lstrip("#"))
+        for t in tokenize.generate_tokens(io.StringIO(source).readline)
+        if t.type == tokenize.COMMENT
+    ]
+    strings = []
+
+    def shown(node):  # the text itself, not the arguments of a call or a key that formats it
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.append(node.value)
+        elif not isinstance(node, (ast.Call, ast.Subscript)):
+            for child in ast.iter_child_nodes(node):
+                shown(child)
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        for root in text_roots(node):
+            shown(root)
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
+            strings.append(ast.get_docstring(node))
+    # a plot label's math is math: $\sqrt{L}$, $d_{\text{head}}$ (its \text{} is checked below)
+    return "\n".join(comments + [_without_math(s) for s in strings])
+
+
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$|\\\[.*?\\\]", re.S)
+# a \text{} that is not a subscript's or a superscript's name (d_{\text{head}}, m_\text{new} are names)
+TEXT_IN_MATH = re.compile(r"(?<![_^])(?<![_^]\{)\\(?:text|textrm|textit|textbf|mbox)\{([^{}]*)\}")
+LINK_TARGET = re.compile(r"\]\([^)]*\)|<[^>\n]*>|https?://\S+")
+
+
+def _without_math(text: str) -> str:
+    """`text` with its formulas replaced by the words of their \\text{} (a formula's words are prose)."""
+    return MATH.sub(lambda m: " " + " ".join(TEXT_IN_MATH.findall(m.group(0))) + " ", text)
+
+
+def markdown_prose(text: str) -> str:
+    """What a reader of a markdown cell reads as words: no code spans, no link targets or HTML tags,
+    formulas reduced to the words of their \\text{} outside subscripts."""
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    text = CODE_SPAN.sub(" ", text)
+    text = LINK_TARGET.sub(" ", text)
+    return _without_math(text)

@@ -74,4 +74,8 @@ def test_the_detector_reads_formulas_plot_labels_and_text():
     ]
     found = dict(prose_of_notebook(nb))
     ids = [c["id"] for c in nb.cells]
-    assert found == {ids[0]: ["bytes", "per"], ids[1]: ["in", "position", "the", "window"], ids[3]: ["claims"]}
+    assert found == {
+        ids[0]: ["bytes", "per"],
+        ids[1]: ["in", "position", "the", "window"],
+        ids[3]: ["claims"],
+    }

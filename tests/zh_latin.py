@@ -63,7 +63,9 @@ def latin_words(text: str) -> list:
 # what a reader of a Chinese notebook reads as text: in code, in markdown and in formulas
 
 # a plot's text: the methods that draw it (their string arguments) and the keywords that name it
-PLOT_TEXT = frozenset("set_title set_xlabel set_ylabel suptitle title xlabel ylabel text annotate figtext".split())
+PLOT_TEXT = frozenset(
+    "set_title set_xlabel set_ylabel suptitle title xlabel ylabel text annotate figtext".split()
+)
 PLOT_KEYWORDS = frozenset({"label", "title"})
 
 _DIM = r"(?:[\w.+\-*/ ]|\([\w.+\-*/ ,]*\))"

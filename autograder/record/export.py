@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from byhand.width import pad, width
+
 from autograder.collect import lateness, lms
 from autograder.outcomes import CONTRACT_COLUMNS, contract_row, number, summary_rows
 
@@ -103,11 +105,12 @@ def table(graded: list) -> str:
     for row in summary_rows(graded):
         mark = "!" if row["status"] == "ungradable" else ""
         cell[(row["student"], row["lesson"])] = f"{row['points']}/{row['max_points']}{mark}"
-    w = max([len(s) for s in students] + [7])
-    head = "student".ljust(w) + "  " + "  ".join(les.ljust(14) for les in lessons)
-    lines = [head, "-" * len(head)]
+    # padded by display width: a Chinese student's name takes two columns a character
+    w = max([width(s) for s in students] + [7])
+    head = pad("student", w) + "  " + "  ".join(pad(les, 14) for les in lessons)
+    lines = [head, "-" * width(head)]
     for s in students:
-        lines.append(s.ljust(w) + "  " + "  ".join(cell.get((s, les), "-").ljust(14) for les in lessons))
+        lines.append(pad(s, w) + "  " + "  ".join(pad(cell.get((s, les), "-"), 14) for les in lessons))
         if (s, "") in cell:
             lines[-1] += "  (no gradable notebook)"
     lines.append("('!' = ungradable, '-' = not submitted)")

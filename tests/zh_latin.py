@@ -26,6 +26,8 @@ ALLOWED = frozenset(
     Llama Meta Mistral Qwen Hugging Face FlashAttention Post-norm Pre-norm log-sum-exp
     Transformer PyTorch Python Jupyter Kaiming Xavier LeCun Adam AdamW Glorot Xiong Vaswani
     Frobenius Encoder Linear
+    noqa Colab NumPy numpy
+    Su Shazeer Ainslie Radford Brown Touvron Liu Bengio He Ioffe Szegedy Sennrich Zhang Press Wolf Xiong
     """.split()
 )
 

@@ -168,11 +168,18 @@ def setup_text(source: str, lang: str) -> str:
 
 def language_line(lang: str) -> str:
     """The lines a translated setup cell ends with: the self-checks speak `lang` (an older byhand without
-    messages in other languages keeps English)."""
+    messages in other languages keeps English), and a CJK language's plots use a CJK font."""
+    fonts = (  # Chinese, Japanese, Korean plot labels need a CJK font (an older byhand has no fonts)
+        "    from byhand import fonts  # the plots' labels: a CJK font when one is installed\n\n"
+        "    fonts.use_cjk_font()\n"
+        if lang.split("_")[0] in ("zh", "ja", "ko")
+        else ""
+    )
     return (
         f"try:  # the self-checks speak {lang}\n"
         f"    from byhand import i18n\n\n"
         f"    i18n.language({lang!r})\n"
+        f"{fonts}"
         f"except ImportError:\n"
         f"    pass"
     )

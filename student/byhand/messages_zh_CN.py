@@ -2825,6 +2825,37 @@ SETUP = [
         "print(f'{name}：自检未开启（要开启它：pip install \"{BYHAND}\"）')",
     ),
     ("  # the self-checks speak zh_CN", "  # 自检用中文输出"),
+    ("  # the plots' labels: a CJK font when one is installed", "  # 图里的中文标签：装有中文字体时就用它"),
+    # the lessons' own setup lines: why one thread, what a helper of an earlier lesson does
+    (
+        "# tiny tensors: one thread is faster, and the same on every machine",
+        "# 张量很小：单线程更快，而且在每台机器上结果都一样",
+    ),
+    (
+        "# small tensors: one thread is faster, and the same on every machine",
+        "# 张量很小：单线程更快，而且在每台机器上结果都一样",
+    ),
+    (
+        "# small tensors: one thread is fastest here, and repeatable",
+        "# 张量很小：这里单线程最快，结果也可复现",
+    ),
+    (
+        "# the models here are tiny: one thread is the fastest, and bit-reproducible",
+        "# 这里的模型很小：单线程最快，而且结果逐位可复现",
+    ),
+    ("# noqa: F401 - for the answers: positional encodings use it", "# noqa: F401 - 答案里的位置编码要用它"),
+    (
+        '"""LayerNorm of lesson 2 from primitive ops: x (..., d) -> (..., d)."""',
+        '"""第 2 课的基本运算版 LayerNorm：x (..., d) -> (..., d)。"""',
+    ),
+    (
+        '"""Attention of lesson 1: softmax(q k^T / sqrt(d_k), masked) v; a fully masked row gives 0."""',
+        '"""第 1 课的注意力：softmax(q k^T / sqrt(d_k), 加掩码) v；全被掩码的行输出 0。"""',
+    ),
+    (
+        '"""Attention of lesson 1 (scale 1/sqrt(d)): builds the whole (..., Lq, Lk) score matrix."""',
+        '"""第 1 课的注意力（缩放因子 1/sqrt(d)）：会构造整个 (..., Lq, Lk) 分数矩阵。"""',
+    ),
 ]
 
 # added under each written question (the answer cell keeps nbgrader's placeholder, which must go)

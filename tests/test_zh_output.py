@@ -328,7 +328,7 @@ def test_the_code_comparison_can_fail():
 def test_chinese_code_cells_say_no_english(lesson):
     """Do the Chinese notebook's worked examples and demos comment and print in Chinese: no English
     word (tests/zh_latin.py) in a comment, a docstring, a printed string or an assert's message?
-    (Plot labels may stay English; code and identifiers are code.)"""
+    A plot's title, axis labels and legend are text too; code and identifiers are code."""
     from autograder.tooling import student
 
     english = []
@@ -348,7 +348,13 @@ def test_the_code_prose_detector_reads_comments_and_prints_only():
     source = 'x = "plain words"  # a comment here (seeds, T)\nprint(f"seed {s}: done", x)\nassert x, "wrong answer"\n'
     assert sorted(latin_words(_prose_of(source))) == ["answer", "comment", "done", "here", "seed", "wrong"]
     assert latin_words(_prose_of("x = 1  # (seeds, len(n_list)) per seed")) == ["per", "seed"]
-    assert latin_words(_prose_of('ax.set_title("Loss curve")  # (B, T, d)\nprint("损失", loss)')) == []
+    assert latin_words(_prose_of('ax.set_title("Loss curve")  # (B, T, d)\nprint("损失", loss)')) == [
+        "Loss",
+        "curve",
+    ]
+    assert (
+        latin_words(_prose_of('ax.plot(x, label=f"{name}：峰值")  # (B, T, d)\nax.set_xlabel("损失")')) == []
+    )
     assert latin_words(
         _prose_of("print(f\"{init_std('kaiming', 3, 4)} {d['xavier']} {'是' if a else 'no'}\")")
     ) == ["no"]

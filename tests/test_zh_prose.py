@@ -28,7 +28,8 @@ def glossary_words() -> frozenset:
     chinese = " ".join(
         line.split("|")[2] for line in table.splitlines() if line.startswith("|") and line.count("|") >= 4
     )
-    return frozenset(re.findall(r"[A-Za-z][A-Za-z-]*[A-Za-z]", chinese))
+    words = re.findall(r"[A-Za-z][A-Za-z_-]*[A-Za-z]", chinese)
+    return frozenset(w for w in words if "_" not in w)  # fan_in is code, not the word "in"
 
 
 def english_in(text: str) -> list:

@@ -101,10 +101,10 @@ LINES = [
         r"replace the stub in its answer cell with your code\.",
         "{q}：尚未完成。它仍然抛出 NotImplementedError：请把答案单元格里的占位代码换成你的实现。",
     ),
-    (r"(?P<q>\S+): all (?P<n>\d+) visible cases pass\.", "{q}：全部 {n} 个可见用例通过。"),
+    (r"(?P<q>\S+): all (?P<n>\d+) visible cases pass\.", "{q}：{n} 个可见用例全部通过。"),
     (
         r"(?P<q>\S+): all (?P<n>\d+) cases, hidden ones included, pass\.",
-        "{q}：全部 {n} 个用例（含隐藏用例）通过。",
+        "{q}：{n} 个用例（含隐藏用例）全部通过。",
     ),
     (r"(?P<q>\S+): no value came back for (?P<n>\S+)", "{q}：{n} 没有返回任何值"),
     (r"on input: (?P<label>.*)", "输入：{label}"),
@@ -206,7 +206,7 @@ LINES = [
     (
         r"expected: at most (?P<n>\d+) elements per tensor \(one \(block_q, block_k\) block of scores or an "
         r"\(L, d\) tensor, per batch-and-head\)",
-        "期望结果：每个张量最多 {n} 个元素（每个批与头一个 (block_q, block_k) 分数块，或一个 (L, d) 张量）",
+        "期望结果：每个张量最多 {n} 个元素（每个样本、每个头一个 (block_q, block_k) 分数块，或一个 (L, d) 张量）",
     ),
     (
         r"got: *(?P<n>\d+) matmul FLOPs through torch",
@@ -700,18 +700,18 @@ PIECES = STRUCTURE + [
             "the running max is not used to rescale the accumulated output: when a block raises the max from m "
             "to m_new, multiply the output accumulated so far by exp(m - m_new), as the normaliser l is"
         ),
-        "没有用运行最大值去重新缩放累加的输出：当某个块把最大值从 m 提高到 m_new 时，要像归一化因子 l 那样，"
-        "把到目前为止累加的输出乘以 exp(m - m_new)",
+        "累加的输出没有按当前最大值重新缩放：某个块把最大值从 m 提高到 m_new 时，已累加的输出要和累加和 l 一样，"
+        "乘以 exp(m - m_new)",
     ),
     (
         E(
             "the normaliser l is rescaled twice: l_new = exp(m - m_new) * l + rowsum(p), one factor exp(m - m_new)"
         ),
-        "归一化因子 l 被重新缩放了两次：l_new = exp(m - m_new) * l + rowsum(p)，只乘一个因子 exp(m - m_new)",
+        "累加和 l 被重新缩放了两次：l_new = exp(m - m_new) * l + rowsum(p)，因子 exp(m - m_new) 只乘一次",
     ),
     (
         E("lse is returned without the max: the running sum l holds exp(s - m), so lse = m + log(l)"),
-        "返回的 lse 漏了最大值：运行和 l 存的是 exp(s - m)，所以 lse = m + log(l)",
+        "返回的 lse 漏了最大值：累加和 l 存的是 exp(s - m) 之和，所以 lse = m + log(l)",
     ),
     (
         E(
@@ -719,21 +719,21 @@ PIECES = STRUCTURE + [
             "query i sees (its own key included); process them with the entries above the diagonal masked"
         ),
         "因果注意力的对角块被跳过了：跨过对角线的块里有查询 i 能看到的键 0..i（包括它自己的键）；"
-        "要处理这些块，只把其中对角线上方的元素遮住",
+        "这些块要照常计算，只对其中对角线上方的元素加掩码",
     ),
     (
         E(
             "the causal diagonal block is fully masked on its diagonal: query i sees key i too, mask key > query, "
             "not key >= query"
         ),
-        "因果注意力的对角块连对角线也被掩码了：查询 i 也能看到键 i，要遮住的是 key > query，而不是 key >= query",
+        "因果注意力的对角块连对角线也被掩码了：查询 i 也能看到键 i，应当对 key > query 加掩码，而不是 key >= query",
     ),
     (
         E(
             "the causal diagonal block is not masked: a block that crosses the diagonal holds keys after the "
             "query; mask the entries with key position > query position inside it"
         ),
-        "因果注意力的对角块没有加掩码：跨过对角线的块里有位于查询之后的键；要在块内遮住键位置 > 查询位置的元素",
+        "因果注意力的对角块没有加掩码：跨过对角线的块里有位于查询之后的键，要在块内对键位置 > 查询位置的元素加掩码",
     ),
     (
         E("the scores miss the scale 1/sqrt(d): s = q k^T / sqrt(d)"),
@@ -760,19 +760,19 @@ PIECES = STRUCTURE + [
     ),
     (
         E("o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l"),
-        "o = softmax(q k^T / sqrt(d)) v，用运行最大值 m 和归一化因子 l 计算",
+        "o = softmax(q k^T / sqrt(d)) v，借助当前最大值 m 和累加和 l 计算",
     ),
     (
         E("lse = m + log(l), the running max plus the log of the normaliser, per query"),
-        "lse = m + log(l)：每个查询的运行最大值加上归一化因子的对数",
+        "lse = m + log(l)：每个查询的当前最大值加上累加和的对数",
     ),
     (
         E(
             "your answer builds the whole score (or probability) matrix, (Lq, Lk) per batch-and-head: compute "
             "q_i k_j^T one (block_q, block_k) block at a time, never q @ k^T for all queries and keys"
         ),
-        "你的答案构造了整个注意力分数（或概率）矩阵，每个批与头 (Lq, Lk)：每次只算一个 (block_q, block_k) 块的 "
-        "q_i k_j^T，绝不对所有查询和键一次算 q @ k^T",
+        "你的答案构造了整个注意力分数（或概率）矩阵，每个样本、每个头都是 (Lq, Lk)：每次只算一个 (block_q, block_k) 块的 "
+        "q_i k_j^T，不要对所有查询和键一次算出 q @ k^T",
     ),
     (
         E(
@@ -787,14 +787,14 @@ PIECES = STRUCTURE + [
             "blocks too, keeping only the running max, normaliser and output per query"
         ),
         "你的答案构造了一整行块，它随 L 增长（每个头 block x L 个分数）：也要对键分块循环，"
-        "每个查询只保留运行最大值、归一化因子和输出",
+        "每个查询只保留当前最大值、累加和与输出",
     ),
     (
         E(
             "your answer builds a tensor larger than a (block_q, block_k) block of scores or an (L, d) tensor "
             "per batch-and-head"
         ),
-        "你的答案构造了一个张量，比每个批与头的一个 (block_q, block_k) 分数块或一个 (L, d) 张量都大",
+        "你的答案构造的某个张量，比每个样本、每个头的一个 (block_q, block_k) 分数块或一个 (L, d) 张量都大",
     ),
     (
         E(
@@ -810,7 +810,7 @@ PIECES = STRUCTURE + [
             "stop the key loop at key i1 - 1 (range(0, i1, block_k)), and mask only the blocks that cross the "
             "diagonal"
         ),
-        "答案把对角线上方的块算出来再遮住，而不是跳过它们：对查询块 [i0, i1)，键的循环到键 i1 - 1 为止"
+        "你的答案先把对角线上方的块算出来再加掩码，而没有直接跳过：对查询块 [i0, i1)，键的循环到键 i1 - 1 为止"
         "（range(0, i1, block_k)），只对跨过对角线的块加掩码",
     ),
     (
@@ -818,7 +818,7 @@ PIECES = STRUCTURE + [
             "the backward pass masks the blocks above the diagonal instead of skipping them: for key block "
             "[j0, j1), start the query loop at the block that holds query j0"
         ),
-        "反向传播把对角线上方的块算出来再遮住，而不是跳过它们：对键块 [j0, j1)，查询的循环从包含查询 j0 的块开始",
+        "你的反向传播先把对角线上方的块算出来再加掩码，而没有直接跳过：对键块 [j0, j1)，查询的循环从包含查询 j0 的块开始",
     ),
     (
         E("the causal output is wrong: fix flash_attention_forward's causal case first"),
@@ -856,7 +856,7 @@ PIECES = STRUCTURE + [
             "the causal mask is missing in the backward pass: the diagonal blocks must mask key > query when P "
             "is rebuilt, as the forward did"
         ),
-        "反向传播里漏了因果掩码：重建 P 时，对角块必须像前向那样遮住 key > query",
+        "反向传播漏了因果掩码：重算 P 时，对角块必须像前向传播那样对 key > query 加掩码",
     ),
     (
         E(
@@ -1503,7 +1503,7 @@ PIECES = STRUCTURE + [
             "0 has no key left and its softmax is 0/0. The query at t may attend to keys 0..t, its own included: "
             "mask[t, j] = j <= t"
         ),
-        "只有第一个位置是 NaN：你的掩码把对角线也遮住了（键 j < t），所以位置 0 的查询一个键都没有剩下，"
+        "只有第一个位置是 NaN：你的掩码把对角线也掩码了（只留下键 j < t），所以位置 0 的查询一个键都没有剩下，"
         "它的 softmax 成了 0/0。位置 t 的查询可以关注键 0..t，包括它自己：mask[t, j] = j <= t",
     ),
     (
@@ -1512,7 +1512,7 @@ PIECES = STRUCTURE + [
             "the last query has no key left. True on and below the diagonal means 'may attend': mask[t, j] = "
             "j <= t"
         ),
-        "只有最后一个位置是 NaN：你的因果掩码反了，而且遮住了对角线（键 j > t），所以最后一个查询一个键都没有"
+        "只有最后一个位置是 NaN：你的因果掩码反了，而且连对角线也掩码了（只留下键 j > t），所以最后一个查询一个键都没有"
         "剩下。对角线及其下方为 True，表示“可以关注”：mask[t, j] = j <= t",
     ),
     (
@@ -1537,7 +1537,7 @@ PIECES = STRUCTURE + [
             "your mask also hides the diagonal (keys j < t): the query at t may attend to its own key, keys 0..t "
             "(mask[t, j] = j <= t; torch.tril keeps the diagonal)"
         ),
-        "你的掩码把对角线也遮住了（键 j < t）：位置 t 的查询可以关注它自己的键，即键 0..t"
+        "你的掩码把对角线也掩码了（只留下键 j < t）：位置 t 的查询可以关注它自己的键，即键 0..t"
         "（mask[t, j] = j <= t；torch.tril 保留对角线）",
     ),
     (
@@ -1551,8 +1551,8 @@ PIECES = STRUCTURE + [
     (
         r"your top-k keeps only k - 1 = (?P<k>\d+) logits: the k-th largest must stay too\. Mask the logits "
         r"strictly below the k-th largest \(logits < kth, not <=\)",
-        "你的 top-k 只保留了 k - 1 = {k} 个 logits：第 k 大的那个也必须留下。只把严格小于第 k 大值的 logits "
-        "遮掉（logits < 第 k 大的值，而不是 <=）",
+        "你的 top-k 只保留了 k - 1 = {k} 个 logits：第 k 大的那个也必须留下。只对严格小于第 k 大值的 logits "
+        "加掩码（logits < 第 k 大的值，而不是 <=）",
     ),
     (
         r"your fresh GPT predicts the token it just read at (?P<p>\d+%) of the positions: that token's own logit "
@@ -2733,7 +2733,7 @@ PIECES = STRUCTURE + [
             "your block is Post-norm: the Llama block normalizes inside each branch, h = x + attn(attn_norm(x)); "
             "y = h + ffn(ffn_norm(h))"
         ),
-        "你的块是后置归一化（Post-norm）：Llama 块在每个分支内部归一化，h = x + attn(attn_norm(x))；"
+        "你的块是 Post-LN 接法：Llama 块在每个分支内部归一化，h = x + attn(attn_norm(x))；"
         "y = h + ffn(ffn_norm(h))",
     ),
     (

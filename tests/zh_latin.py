@@ -26,7 +26,7 @@ ALLOWED = frozenset(
     Llama Meta Mistral Qwen Hugging Face FlashAttention Post-norm Pre-norm log-sum-exp
     Transformer PyTorch Python Jupyter Kaiming Xavier LeCun Adam AdamW Glorot Xiong Vaswani
     Frobenius Encoder Linear
-    noqa Colab NumPy numpy
+    noqa Colab NumPy numpy Function Softmax Dropout Swin output causal attn embed len argmax
     Su Shazeer Ainslie Radford Brown Touvron Liu Bengio He Ioffe Szegedy Sennrich Zhang Press Wolf Xiong
     """.split()
 )
@@ -123,9 +123,10 @@ def code_prose(source: str) -> str:
     return "\n".join(comments + [_without_math(s) for s in strings])
 
 
-MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$|\\\[.*?\\\]", re.S)
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$|\\\[.*?\\\]", re.S)  # inline math may wrap a line
 # a \text{} that is not a subscript's or a superscript's name (d_{\text{head}}, m_\text{new} are names)
 TEXT_IN_MATH = re.compile(r"(?<![_^])(?<![_^]\{)\\(?:text|textrm|textit|textbf|mbox)\{([^{}]*)\}")
+GLOSS = re.compile(r"([\u4e00-\u9fff]\**)（[A-Za-z][A-Za-z .'/-]*）")
 LINK_TARGET = re.compile(r"\]\([^)]*\)|<[^>\n]*>|https?://\S+")
 
 
@@ -136,8 +137,13 @@ def _without_math(text: str) -> str:
 
 def markdown_prose(text: str) -> str:
     """What a reader of a markdown cell reads as words: no code spans, no link targets or HTML tags,
+    no titles of papers and books (in 《》),
     formulas reduced to the words of their \\text{} outside subscripts."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     text = CODE_SPAN.sub(" ", text)
     text = LINK_TARGET.sub(" ", text)
+    text = re.sub(r"《[^》\n]*》", " ", text)  # a title, kept in its language: 《Attention Is All You Need》
+    # the English of a term the first time a lesson uses it, right after the Chinese term (the
+    # glossary's convention): 编码器（encoder）, **贪心**解码（greedy decoding）
+    text = GLOSS.sub(lambda m: m.group(1), text)
     return _without_math(text)

@@ -73,7 +73,9 @@ def test_the_detector_reads_formulas_plot_labels_and_text():
         nbformat.v4.new_markdown_cell("见 `apply_rope`，claims 测试和 [链接](https://x.org/a-b-c)"),
         nbformat.v4.new_markdown_cell(r"每个 token 的 logits，$m_\text{new}$ 与 $d_{\text{ff}}$"),
         # a gloss right after its Chinese term is the glossary's convention; after anything else it is prose
-        nbformat.v4.new_markdown_cell("**解码器**（decoder）读《Attention Is All You Need》，GPT（the decoder）不读"),
+        nbformat.v4.new_markdown_cell(
+            "**解码器**（decoder）读《Attention Is All You Need》，GPT（the decoder）不读"
+        ),
     ]
     found = dict(prose_of_notebook(nb))
     ids = [c["id"] for c in nb.cells]

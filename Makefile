@@ -11,7 +11,7 @@ DB_URL  ?=
 # where handed-out notebooks install the checks from (the site's wheel URL, an index name, a git URL)
 export BYHAND_SOURCE
 
-.PHONY: postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
+.PHONY: review-zh postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -26,6 +26,7 @@ help:
 	@echo "make handout                                 build/handout/*.zip: the student notebooks for an LMS"
 	@echo "make exchange                                nbgrader release_assignment of every lesson (exchange)"
 	@echo "make formgrader [OUT=dir]                    nbgrader's formgrader on a grading output folder"
+	@echo "make review-zh [LESSON=09_modern_block]      build/review/NN.html: English and Chinese side by side, stale cells flagged"
 	@echo "make wheel                                   the student package (byhand) as a wheel in build/wheel/"
 	@echo "make bench                                   grading benchmark table"
 
@@ -42,6 +43,9 @@ venv: $(STAMP)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+review-zh: $(STAMP)
+	$(BIN)/python -m autograder review --lang zh_CN $(LESSON)
 
 release: $(STAMP)
 	$(BIN)/python -m autograder release

@@ -169,6 +169,9 @@ def main(argv=None) -> int:
     t = sub.add_parser("translations", help="how current each lesson's translation is")
     t.add_argument("--lang", default="zh_CN")
     t.add_argument("--update", action="store_true", help="add TODO entries for new and changed cells")
+    rv = sub.add_parser("review", help="a lesson and its translation side by side (build/review/NN.html)")
+    rv.add_argument("lessons", nargs="*")
+    rv.add_argument("--lang", default="zh_CN")
     w = sub.add_parser("wheel", help="build the student package's wheel")
     w.add_argument("--out", type=Path, default=course.BUILD / "wheel")
     s = sub.add_parser("setup-cells", help="rewrite the lessons' setup cells (checks import block)")
@@ -223,6 +226,13 @@ def main(argv=None) -> int:
             for lesson in course.lessons():
                 print(f"wrote {translations.update_skeleton(lesson, args.lang).relative_to(course.ROOT)}")
         print(translations.report(args.lang))
+        return 0
+    if args.cmd == "review":
+        from autograder.tooling import review
+
+        for lesson in args.lessons or course.lessons():
+            path = review.write(lesson, args.lang)
+            print(f"wrote {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "wheel":
         from autograder.tooling.student import build_wheel

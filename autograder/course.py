@@ -120,11 +120,36 @@ def _lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
     released = NOTEBOOKS / lang / f"{lesson}.ipynb"  # English is notebooks/<lesson>.ipynb: no such file
     if not released.exists():
         return source
-    own = {c.get("id"): c.source for c in nbformat.read(released, as_version=4).cells if _as_released(c)}
+    translated = {c.get("id"): c.source for c in nbformat.read(released, as_version=4).cells}
+    english = NOTEBOOKS / f"{lesson}.ipynb"
+    english = (
+        {c.get("id"): c.source for c in nbformat.read(english, as_version=4).cells}
+        if english.exists()
+        else {}
+    )
     for cell in source.cells:
-        if _as_released(cell) and cell.get("id") in own:
-            cell.source = own[cell.get("id")]
+        cid = cell.get("id")
+        if _as_released(cell) and cid in translated:
+            cell.source = translated[cid]
+        elif _is_test(cell) and cid in translated and cid in english:
+            cell.source = _with_translated_lines(cell.source, english[cid], translated[cid])
     return source
+
+
+def _is_test(cell) -> bool:
+    meta = nbgrader_meta(cell)
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def _with_translated_lines(source: str, english: str, translated: str) -> str:
+    """A test cell's source (hidden tests included) with the lines its translation changed (its
+    comments) as the translated release has them; unchanged when the two releases do not pair up
+    line by line (the grader then restores the English, as for any changed locked cell)."""
+    en_lines, zh_lines = english.split("\n"), translated.split("\n")
+    if len(en_lines) != len(zh_lines):
+        return source
+    lines = dict(zip(en_lines, zh_lines, strict=True))
+    return "\n".join(lines.get(line, line) for line in source.split("\n"))
 
 
 def _as_released(cell) -> bool:
@@ -140,7 +165,7 @@ def _as_released(cell) -> bool:
 def lesson_text(lesson: str, lang: str) -> nbformat.NotebookNode:
     """The lesson's source as a student of `lang` received it: the solution notebook (its test
     cells, hidden tests and metadata) with the text and plain code cells of the release in `lang`
-    (comments and prints translated). restore and prune skip a demo or unread cell only when its
+    (comments and prints translated), and its test cells' translated comments. restore and prune skip a demo or unread cell only when its
     text is the lesson's own, and restore puts back a locked cell a student changed: compared with
     the English, every translated demo of a Chinese notebook ran, and its written questions were
     "changed" and restored in English."""

@@ -3,9 +3,9 @@ comments, docstrings, printed text and plot labels of its worked examples and de
 cell. Code, identifiers, math symbols, proper names and the English terms the glossary keeps
 (token, batch, logits, ...) stay; tests/zh_latin.py is the detector.
 
-Not read yet: the comments of the self-check cells and the docstrings of the answer cells. They are
-graded cells: the grader puts the English source's version back, so they stay English until the
-translation tooling translates graded cells too (docs/glossary-zh.md, "what is left")."""
+The comments of the self-check cells and the docstrings of the answer cells are read too, except in
+the lessons of PENDING, whose graded cells were being rewritten in English when this test was
+written (their translation follows; a test fails once they have one, so the list only shrinks)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ from autograder import course
 from autograder.tooling import student
 
 GLOSSARY = course.ROOT / "docs" / "glossary-zh.md"
+# lessons whose self-check and answer cells are not translated yet, and why
+PENDING = {
+    "03_residual": "self-check cells rewritten by issue 38 at the time: translate after it",
+    "09_modern_block": "self-check cells rewritten by issue 38 at the time: translate after it",
+    "10_flash_attention": "self-check cells rewritten by issue 38 at the time: translate after it",
+}
 
 
 def glossary_words() -> frozenset:
@@ -37,14 +43,15 @@ def english_in(text: str) -> list:
     return [w for w in latin_words(text) if w not in allowed]
 
 
-def prose_of_notebook(nb) -> list:
-    """(cell id, English words) of every cell of a Chinese notebook that has some."""
+def prose_of_notebook(nb, graded: bool = True) -> list:
+    """(cell id, English words) of every cell of a Chinese notebook that has some (`graded`: the
+    self-check and answer cells too)."""
     found = []
     for cell in nb.cells:
         meta = course.nbgrader_meta(cell)
         if cell.cell_type == "markdown" and not meta.get("solution"):
             words = english_in(markdown_prose(cell.source))
-        elif cell.cell_type == "code" and (not meta or student.is_setup(cell)):
+        elif cell.cell_type == "code" and (graded or not meta or student.is_setup(cell)):
             words = english_in(code_prose(cell.source))
         else:
             continue
@@ -53,10 +60,13 @@ def prose_of_notebook(nb) -> list:
     return found
 
 
+def _zh(lesson: str):
+    return nbformat.read(course.NOTEBOOKS / "zh_CN" / f"{lesson}.ipynb", as_version=4)
+
+
 @pytest.mark.parametrize("lesson", course.lessons())
 def test_a_chinese_notebook_says_no_english(lesson):
-    nb = nbformat.read(course.NOTEBOOKS / "zh_CN" / f"{lesson}.ipynb", as_version=4)
-    found = prose_of_notebook(nb)
+    found = prose_of_notebook(_zh(lesson), graded=lesson not in PENDING)
     assert not found, (
         f"got English prose in notebooks/zh_CN/{lesson}.ipynb, expected Chinese (translations/zh_CN/"
         f"{lesson}.md for text, translations/zh_CN/code/{lesson}.md for code cells):\n"
@@ -85,3 +95,29 @@ def test_the_detector_reads_formulas_plot_labels_and_text():
         ids[3]: ["claims"],
         ids[5]: ["decoder", "the"],
     }
+
+
+@pytest.mark.parametrize("lesson", sorted(PENDING))
+def test_a_pending_lesson_still_has_english_graded_cells(lesson):
+    """Remove a lesson from PENDING once its graded cells are translated."""
+    assert prose_of_notebook(_zh(lesson)), f"{lesson}'s graded cells say no English: drop it from PENDING"
+
+
+@pytest.mark.parametrize("lesson", [les for les in course.lessons() if les not in PENDING])
+def test_translated_self_checks_are_not_reported_as_changed(lesson):
+    """The grader restores a locked cell a student changed and says so: a Chinese student's untouched
+    self-check cells (their comments translated) are not "changed", and a real change still is."""
+    import copy
+
+    from autograder.run import restore
+
+    nb = _zh(lesson)
+    _, _, notes = restore.restore(nb, course.lesson_text(lesson, "zh_CN"))
+    assert not [n for n in notes if "changed" in n], notes
+    tests = [c for c in nb.cells if course._is_test(c) and re.search(r"[\u4e00-\u9fff]", c.source)]
+    assert tests, f"{lesson}: no self-check cell with a Chinese comment"
+    forged = copy.deepcopy(nb)
+    cell = next(c for c in forged.cells if c.get("id") == tests[0].get("id"))
+    cell.source = cell.source.replace("# 自检", "# 我改的自检", 1) + "\nassert True"
+    _, _, notes = restore.restore(forged, course.lesson_text(lesson, "zh_CN"))
+    assert any(f"'{course.nbgrader_meta(cell)['grade_id']}' was changed" in n for n in notes), notes

@@ -6,7 +6,9 @@ the English on the left and the translation on the right, in notebook order. A r
 - **stale** when the English changed under its translation (the entry's hash no longer matches the
   cell: the old translation is shown, with the English it no longer follows);
 - **missing** when a text cell has no translation;
-- **graded** for self-check and answer cells, which both editions share.
+- **graded** for a self-check or answer cell whose comments have no translation (the two editions
+  share it as it is); a translated one is shown as the student notebook has it, hidden tests and
+  solution left out.
 
 It reads the same files `python -m autograder translations` does, so what it flags is what that
 report counts; nothing is executed.
@@ -26,7 +28,7 @@ LABELS = {
     CURRENT: "",
     STALE: "stale: the English changed since this translation",
     MISSING: "missing: no translation",
-    GRADED: "graded cell: the same in both editions",
+    GRADED: "graded cell, not translated: the same in both editions",
     SAME: "the same code in both editions (no text to translate)",
 }
 
@@ -52,6 +54,7 @@ def rows(lesson: str, lang: str) -> list:
         if code_path.exists()
         else {}
     )
+    released = {c.get("id"): c.source for c in translations.released_code_cells(lesson)}
     out = []
     for cell in course.read_solution(lesson).cells:
         cid, src, meta = cell.get("id", ""), cell.source, course.nbgrader_meta(cell)
@@ -66,8 +69,15 @@ def rows(lesson: str, lang: str) -> list:
             else:
                 out.append(Row(cid, "markdown", src, "", MISSING))
         elif cell.cell_type == "code":
-            if meta:
-                out.append(Row(cid, "code", src, "", GRADED))
+            if meta:  # a self-check or an answer stub, as the student notebook has it
+                src = released.get(cid, src)
+                h = translations.en_hash(src)
+                if h in code:
+                    out.append(Row(cid, "code", src, code[h], CURRENT))
+                elif cid in code_by_cell:
+                    out.append(Row(cid, "code", src, code_by_cell[cid].text, STALE))
+                else:
+                    out.append(Row(cid, "code", src, "", GRADED))
             elif student.is_setup(cell):
                 text = translations.setup_text(
                     src.rstrip("\n") + "\n" + translations.language_line(lang), lang

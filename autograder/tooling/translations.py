@@ -131,8 +131,10 @@ def translate(nb: nbformat.NotebookNode, lesson: str, lang: str) -> nbformat.Not
     out = copy.deepcopy(nb)
     catalogue = _catalogue(lang)
     for i, cell in enumerate(out.cells):
-        if cell.cell_type == "code" and en_hash(cell.source) in code and not course.nbgrader_meta(cell):
-            cell.source = code[en_hash(cell.source)]  # the same code, its comments and prints translated
+        if cell.cell_type == "code" and en_hash(cell.source) in code:
+            # the same code, its comments, docstrings and prints translated; a graded cell (a
+            # self-check, an answer's stub) is matched as released, hidden tests and solution gone
+            cell.source = code[en_hash(cell.source)]
             continue
         if cell.cell_type == "markdown" and not course.nbgrader_meta(cell).get("solution"):
             cell.source = by_hash[en_hash(cell.source)]
@@ -186,10 +188,12 @@ def language_line(lang: str) -> str:
 
 
 def code_path(lesson: str, lang: str) -> Path:
-    """The translated comments and printed text of a lesson's worked-example and demo code cells: one
-    entry per cell, the whole cell, under `<!-- <cell id> en=<hash of the English cell> -->`. Only the
-    comments and the text printed may differ (tests/test_zh_output.py compares the code); a cell
-    whose English changed matches no entry and stays English until its translation is redone."""
+    """The translated comments, docstrings, printed text and plot labels of a lesson's code cells:
+    one entry per cell, the whole cell, under `<!-- <cell id> en=<hash of the English cell> -->`.
+    Worked examples and demos are matched as in `solutions/`; self-check cells and answer stubs as the
+    English student notebook has them (`released_code_cells`). Only that text may differ
+    (tests/test_zh_output.py compares the code); a cell whose English changed matches no entry and
+    stays English until its translation is redone."""
     return TRANSLATIONS / lang / "code" / f"{lesson}.md"
 
 
@@ -199,6 +203,17 @@ def code_translations(lesson: str, lang: str) -> dict:
     return {e.en: e.text for e in parse(path.read_text(encoding="utf-8"))} if path.exists() else {}
 
 
+def released_code_cells(lesson: str) -> list:
+    """The lesson's code cells as a translation matches them: plain cells as in `solutions/`, graded
+    ones (self-checks, answer stubs) as the English student notebook has them (`make release`)."""
+    cells = [c for c in course.read_solution(lesson).cells if c.cell_type == "code"]
+    released = course.NOTEBOOKS / f"{lesson}.ipynb"
+    if released.exists():
+        student_cells = {c.get("id"): c for c in nbformat.read(released, as_version=4).cells}
+        cells = [student_cells.get(c.get("id"), c) if course.nbgrader_meta(c) else c for c in cells]
+    return cells
+
+
 def stale_code(lesson: str, lang: str) -> list:
     """(cell id, English source now) of each code translation whose English cell changed: no code
     cell has the hash it was written for, so the cell is released in English until it is redone
@@ -206,7 +221,7 @@ def stale_code(lesson: str, lang: str) -> list:
     path = code_path(lesson, lang)
     if not path.exists():
         return []
-    cells = [c for c in course.read_solution(lesson).cells if c.cell_type == "code"]
+    cells = released_code_cells(lesson)
     current = {en_hash(c.source) for c in cells}
     by_id = {c.get("id"): c.source for c in cells}
     return [

@@ -121,3 +121,14 @@ def test_translated_self_checks_are_not_reported_as_changed(lesson):
     cell.source = cell.source.replace("# 自检", "# 我改的自检", 1) + "\nassert True"
     _, _, notes = restore.restore(forged, course.lesson_text(lesson, "zh_CN"))
     assert any(f"'{course.nbgrader_meta(cell)['grade_id']}' was changed" in n for n in notes), notes
+
+
+def test_a_chinese_feedback_page_has_no_english_prompt():
+    """The feedback page shows code cells with a prompt: "In [3]:" on an English page, "[3]:" (as
+    JupyterLab shows it in any language) on a Chinese one."""
+    from autograder.record import feedback
+
+    cell = nbformat.v4.new_code_cell("x = 1", id="c1", execution_count=3)
+    assert "In&nbsp;[3]:" in feedback._cell_html(cell, "en", frozenset())
+    zh = feedback._cell_html(cell, "zh_CN", frozenset())
+    assert "[3]:" in zh and "In&nbsp;" not in zh

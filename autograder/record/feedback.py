@@ -246,8 +246,11 @@ def _cell_html(cell, lang: str | None, trusted: frozenset) -> str:
         return f"<div class='tbb-cell tbb-md' id='{cid}'>{body}</div>"
     count = cell.get("execution_count")
     prompt = f"[{count}]:" if count is not None else "[ ]:"
+    # JupyterLab's own prompt is "[1]:"; the classic "In" stays for English pages only
+    if (lang or "en") == "en":
+        prompt = f"In&nbsp;{prompt}"
     parts = [
-        f"<div class='tbb-cell' id='{cid}'><div class='tbb-in'><div class='tbb-prompt'>In&nbsp;{prompt}</div>"
+        f"<div class='tbb-cell' id='{cid}'><div class='tbb-in'><div class='tbb-prompt'>{prompt}</div>"
         f"<div class='tbb-src'>{_highlighted(cell.source)}</div></div>"
     ]
     outs = "".join(_output_html(o, lang) for o in cell.get("outputs", []))

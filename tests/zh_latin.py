@@ -66,7 +66,8 @@ def latin_words(text: str) -> list:
 
 # a plot's text: the methods that draw it (their string arguments) and the keywords that name it
 PLOT_TEXT = frozenset(
-    "set_title set_xlabel set_ylabel suptitle title xlabel ylabel text annotate figtext".split()
+    "set_title set_xlabel set_ylabel suptitle title xlabel ylabel text annotate figtext"
+    " set_xticks set_yticks set_xticklabels set_yticklabels xticks yticks".split()
 )
 PLOT_KEYWORDS = frozenset({"label", "title"})
 

@@ -101,10 +101,10 @@ LINES = [
         r"replace the stub in its answer cell with your code\.",
         "{q}：尚未完成。它仍然抛出 NotImplementedError：请把答案单元格里的占位代码换成你的实现。",
     ),
-    (r"(?P<q>\S+): all (?P<n>\d+) visible cases pass\.", "{q}：{n} 个可见用例全部通过。"),
+    (r"(?P<q>\S+): all (?P<n>\d+) visible cases pass\.", "{q}：可见用例全部通过（共 {n} 个）。"),
     (
         r"(?P<q>\S+): all (?P<n>\d+) cases, hidden ones included, pass\.",
-        "{q}：{n} 个用例（含隐藏用例）全部通过。",
+        "{q}：全部用例都已通过（共 {n} 个，含隐藏用例）。",
     ),
     (r"(?P<q>\S+): no value came back for (?P<n>\S+)", "{q}：{n} 没有返回任何值"),
     (r"on input: (?P<label>.*)", "输入：{label}"),

@@ -19,18 +19,21 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from autograder import course
 from autograder.tooling import student, translations
 
 CURRENT, STALE, MISSING, GRADED, SAME = "current", "stale", "missing", "graded", "same"
-LABELS = {
-    CURRENT: "",
-    STALE: "stale: the English changed since this translation",
-    MISSING: "missing: no translation",
-    GRADED: "graded cell, not translated: the same in both editions",
-    SAME: "the same code in both editions (no text to translate)",
-}
+LABELS = MappingProxyType(
+    {
+        CURRENT: "",
+        STALE: "stale: the English changed since this translation",
+        MISSING: "missing: no translation",
+        GRADED: "graded cell, not translated: the same in both editions",
+        SAME: "the same code in both editions (no text to translate)",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -54,11 +54,7 @@ def _padded_literals(source: str) -> list:
 def test_chinese_table_headers_take_the_width_of_the_english_ones(lesson):
     """Each padded header of a Chinese code cell takes as many columns as the English one, so it
     sits over its numbers (the numbers' own format is the English cell's)."""
-    english = {
-        translations.en_hash(c.source): c.source
-        for c in course.read_solution(lesson).cells
-        if c.cell_type == "code"
-    }
+    english = {translations.en_hash(c.source): c.source for c in translations.released_code_cells(lesson)}
     bad = []
     for h, zh in translations.code_translations(lesson, "zh_CN").items():
         en_cols = [w for _, w in _padded_literals(english[h])]

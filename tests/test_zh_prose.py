@@ -132,3 +132,33 @@ def test_a_chinese_feedback_page_has_no_english_prompt():
     assert "In&nbsp;[3]:" in feedback._cell_html(cell, "en", frozenset())
     zh = feedback._cell_html(cell, "zh_CN", frozenset())
     assert "[3]:" in zh and "In&nbsp;" not in zh
+
+
+ASCII_PUNCT_IN_CHINESE = re.compile(r"[\u4e00-\u9fff]\s*[,;:]\s*[\u4e00-\u9fff]")
+
+
+def ascii_punctuation(text: str) -> list:
+    """ASCII commas, semicolons and colons between Chinese words (a tuple in ASCII parentheses,
+    `(单复数, 下一个下标)`, is code's notation and stays)."""
+    return ASCII_PUNCT_IN_CHINESE.findall(re.sub(r"\([^()\n]*\)", " ", text))
+
+
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_chinese_text_uses_chinese_punctuation(lesson):
+    found = []
+    for cell in _zh(lesson).cells:
+        meta = course.nbgrader_meta(cell)
+        if cell.cell_type == "markdown" and not meta.get("solution"):
+            found += [(cell.get("id"), p) for p in ascii_punctuation(markdown_prose(cell.source))]
+        elif cell.cell_type == "code":
+            found += [(cell.get("id"), p) for p in ascii_punctuation(code_prose(cell.source))]
+    assert not found, f"notebooks/zh_CN/{lesson}.ipynb: ASCII punctuation inside Chinese: {found}"
+
+
+def test_the_punctuation_check_can_fail():
+    assert ascii_punctuation("朴素版 12.3 毫秒, 分块版") == [] and ascii_punctuation("朴素版, 分块版") == [
+        "版, 分"
+    ]
+    assert ascii_punctuation("返回 (单复数, 下一个下标)") == [] and ascii_punctuation("输入:一个张量") == [
+        "入:一"
+    ]

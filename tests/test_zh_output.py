@@ -359,6 +359,16 @@ def test_the_code_prose_detector_reads_comments_and_prints_only():
     assert latin_words(
         _prose_of("print(f\"{init_std('kaiming', 3, 4)} {d['xavier']} {'是' if a else 'no'}\")")
     ) == ["no"]
+    # a plot's text may come from a literal the loop walks
+    looped = (
+        'for ax, t in [(a, "BatchNorm: one feature"), (b, "层归一化")]:\n    ax.set_title(t, fontsize=9)\n'
+    )
+    assert latin_words(_prose_of(looped)) == ["one", "feature"]
+    assert _without_printed_text(looped) == _without_printed_text(looped.replace("one feature", "一个特征"))
+    assert _without_printed_text(looped) != _without_printed_text(looped.replace("(b,", "(c,"))
+    as_code = 'for p in ["hybrid"]:\n    ax.plot(run(p), label=p)\n'
+    assert latin_words(_prose_of(as_code)) == []
+    assert _without_printed_text(as_code) != _without_printed_text(as_code.replace("hybrid", "混合式"))
 
 
 @pytest.mark.parametrize(

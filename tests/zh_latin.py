@@ -82,6 +82,8 @@ def text_roots(node) -> list:
 
     if isinstance(node, ast.Assert) and node.msg is not None:
         return [node.msg]
+    if isinstance(node, ast.For):
+        return _looped_plot_text(node)
     if not isinstance(node, ast.Call):
         return []
     name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
@@ -90,6 +92,34 @@ def text_roots(node) -> list:
     roots = [k.value for k in node.keywords if k.arg in PLOT_KEYWORDS]
     if isinstance(node.func, ast.Attribute) and name in PLOT_TEXT:
         roots += [a for a in node.args if not isinstance(a, ast.Constant) or isinstance(a.value, str)]
+    return roots
+
+
+def _looped_plot_text(loop) -> list:
+    """The items of a literal a `for` loop walks whose loop variable is only a plot's text:
+    `for ax, title in [(a, "BatchNorm"), ...]: ax.set_title(title)` reads "BatchNorm" (a variable
+    the loop also passes to code, `stream_scale(placement)`, is code)."""
+    import ast
+
+    if not isinstance(loop.iter, (ast.List, ast.Tuple)):
+        return []
+    targets = loop.target.elts if isinstance(loop.target, ast.Tuple) else [loop.target]
+    as_text, loads = [], []
+    for node in ast.walk(loop):
+        if node is not loop and isinstance(node, ast.Call):
+            as_text += [r for r in text_roots(node) if isinstance(r, ast.Name)]
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads.append(node)
+    # only a variable the loop uses as text and nothing else: `stream_scale(placement)` is code
+    shown = {n.id for n in as_text if all(m in as_text for m in loads if m.id == n.id)}
+    roots = []
+    for i, target in enumerate(targets):
+        if isinstance(target, ast.Name) and target.id in shown:
+            for item in loop.iter.elts:
+                if len(targets) == 1:
+                    roots.append(item)
+                elif isinstance(item, (ast.Tuple, ast.List)) and len(item.elts) == len(targets):
+                    roots.append(item.elts[i])
     return roots
 
 

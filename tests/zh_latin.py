@@ -67,7 +67,8 @@ def latin_words(text: str) -> list:
 # a plot's text: the methods that draw it (their string arguments) and the keywords that name it
 PLOT_TEXT = frozenset(
     "set_title set_xlabel set_ylabel suptitle title xlabel ylabel text annotate figtext"
-    " set_xticks set_yticks set_xticklabels set_yticklabels xticks yticks".split()
+    " set_xticks set_yticks set_xticklabels set_yticklabels xticks yticks supxlabel supylabel set_label"
+    " colorbar".split()
 )
 PLOT_KEYWORDS = frozenset({"label", "title"})
 

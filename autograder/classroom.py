@@ -193,7 +193,7 @@ def grade_class(
 
 def _nothing_to_grade(sub: Submission) -> Graded:
     """An ungradable row for a submission with no file to grade (refused, or no known lesson)."""
-    total = sum(course.questions(sub.lesson).values()) if sub.lesson else 0
+    total = course.max_points(sub.lesson) if sub.lesson else 0
     return Graded(
         sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, total, Status.UNGRADABLE, sub.note)]
     )

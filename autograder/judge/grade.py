@@ -153,8 +153,9 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
 
 def grader_fault(sub: Submission, exc: BaseException) -> Graded:
     """The row for a submission the grader itself failed on (a crashed worker, a lost result)."""
+    total = course.max_points(sub.lesson) if sub.lesson else 0
     row = Row(
-        sub.student, sub.lesson, "", 0, 0, Status.UNGRADABLE, f"grader fault: {type(exc).__name__}: {exc}"
+        sub.student, sub.lesson, "", 0, total, Status.UNGRADABLE, f"grader fault: {type(exc).__name__}: {exc}"
     )
     row.fault = True
     return Graded(sub.student, sub.lesson, [row])

@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from byhand import i18n  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from autograder.course import lesson_max  # noqa: E402
 from autograder.outcomes import Status, safe_name  # noqa: E402
 from autograder.record.feedback import CSP  # noqa: E402
 
@@ -72,9 +73,8 @@ def numbers(graded: list) -> dict:
         if any(r.status == "ungradable" for r in g.rows):
             ungradable.append((g.student, g.lesson, g.rows[0].message))
         status = Status.of_lesson(r.status for r in g.rows)
-        scores[g.lesson].append(
-            (g.student, sum(r.points for r in g.rows), sum(r.max_points for r in g.rows), status)
-        )
+        mx = lesson_max(g.lesson, sum(r.max_points for r in g.rows))  # every question, written too
+        scores[g.lesson].append((g.student, sum(r.points for r in g.rows), mx, status))
         for r in g.rows:
             if r.question:
                 passes[(g.lesson, r.question)][1] += 1
@@ -253,6 +253,7 @@ def write_report(out: Path, graded: list) -> Path:
         )
     # one row per student, a link to each feedback page
     cell = {(s, le): (p, m, st) for le in lessons for s, p, m, st in n["scores"][le]}
+    lesson_max_of = {le: max(m for _, _, m, _ in n["scores"][le]) for le in lessons}
     parts.append(
         f"<h2>{t('Students')}</h2><p class='muted'>{t('Points per lesson; each links to the student' + chr(39) + 's feedback page.')} "
         f"<i>{t('needs grading')}</i>{colon.strip() if zh else ':'} {t('written answers not graded yet.')}</p>"
@@ -264,11 +265,12 @@ def write_report(out: Path, graded: list) -> Path:
         row = [f"<tr><td>{esc(s)}</td>"]
         tp = tm = 0.0
         for le in lessons:
+            tm += lesson_max_of[le]  # a lesson not submitted counts 0 of its points: totals compare
             if (s, le) not in cell:
                 row.append("<td class='muted'>-</td>")
                 continue
             p, m, st = cell[(s, le)]
-            tp, tm = tp + p, tm + m
+            tp = tp + p
             href = esc(f"../feedback/{quote(safe_name(s))}/{quote(le)}.html", quote=True)
             mark = "" if st in ("passed", "failed") else f" <i>{t(st)}</i>"
             row.append(

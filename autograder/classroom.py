@@ -18,6 +18,7 @@ from autograder.collect.submissions import (
     MAX_ZIP_MB,
     Submission,
     collect,
+    read_lesson_map,
 )
 from autograder.collect.tree import CollectError
 from autograder.judge.grade import fingerprint, grade_one, grading_version
@@ -75,7 +76,9 @@ class ClassRun:
         self.gradebook = None
         self.progress: Progress | None = None
 
-    def collect(self, source: Path, tmp: Path, pattern: str, only, max_file_mb: int, max_zip_mb: int) -> list:
+    def collect(
+        self, source: Path, tmp: Path, pattern: str, only, max_file_mb: int, max_zip_mb: int, lesson_map=None
+    ) -> list:
         subs = collect(
             source,
             course.lessons(),
@@ -83,6 +86,7 @@ class ClassRun:
             workdir=tmp / "unzipped",
             max_file_mb=max_file_mb,
             max_zip_mb=max_zip_mb,
+            lesson_map=read_lesson_map(lesson_map, course.lessons()),
         )
         subs = lms.apply_roster(subs, lms.read_roster(self.cfg))
         if only:
@@ -135,6 +139,7 @@ def grade_class(
     max_file_mb: int = MAX_FILE_MB,
     max_zip_mb: int = MAX_ZIP_MB,
     report: bool = True,
+    lesson_map: list | None = None,
 ) -> dict:
     """Grade every submission under `source` (or those of the students in `only`) into `out`.
 
@@ -149,7 +154,7 @@ def grade_class(
     run = ClassRun(out, limits, quiet, resume, config)
     # the run's folder is removed at the end, also after Ctrl-C; a killed run's by the next run
     with workdirs.grading_dir() as tmp:
-        subs = run.collect(Path(source), tmp, pattern, only, max_file_mb, max_zip_mb)
+        subs = run.collect(Path(source), tmp, pattern, only, max_file_mb, max_zip_mb, lesson_map)
         source_dir = Path(source).resolve()
         hide = sandbox.secret_paths(
             [run.out, source_dir if source_dir.is_dir() else source_dir.parent, tmp / "unzipped"]

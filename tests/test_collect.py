@@ -247,3 +247,52 @@ def test_regrading_one_student_keeps_the_class(tmp_path):
 
     page = write_report(out, result["graded"]).read_text()
     assert "2 students" in page or "2 student" in page, page[:500]
+
+
+def test_the_newest_attempt_is_graded_by_the_lms_s_evidence(tmp_path):
+    """The trial's Canvas export: a blank first upload and the re-upload Canvas saved as
+    `..._01_attention-1.ipynb` with a newer attachment id (and a zip whose entry times say nothing).
+    Is the re-upload graded, whatever the order of the files, and are both attempts listed?"""
+    _put(tmp_path, "doejohn_3333_9001_01_attention.ipynb", BOB)  # blank, older
+    _put(tmp_path, "doejohn_3333_9087_01_attention-1.ipynb")  # the re-upload
+    _put(tmp_path, "leebo_4444_9200_01_attention-1.ipynb", BOB)  # a newer attachment beats the suffix
+    _put(tmp_path, "leebo_4444_9300_01_attention.ipynb")
+    _put(tmp_path / "browser", "01_attention.ipynb", BOB)  # no LMS: the browser's re-download
+    _put(tmp_path / "browser", "01_attention (2).ipynb")
+    subs = _by(collect(tmp_path, LESSONS))
+    john = subs[("doejohn_3333", "01_attention")]
+    assert john.path.read_bytes() == ALICE.read_bytes(), f"graded {john.file}, expected the re-upload"
+    assert john.attachment_id == "9087"
+    assert john.attempts == (
+        "01_attention-1.ipynb (attachment 9087) (graded); 01_attention.ipynb (attachment 9001)"
+    ), john.attempts
+    assert "the newest by its attachment id" in john.note
+    bo = subs[("leebo_4444", "01_attention")]
+    assert (bo.attachment_id, bo.path.read_bytes() == ALICE.read_bytes()) == ("9300", True)
+    browser = subs[("browser", "01_attention")]
+    assert browser.path.read_bytes() == ALICE.read_bytes() and "re-upload number" in browser.note
+
+
+def test_a_map_says_which_lesson_a_file_is(tmp_path):
+    """Moodle's `layernorm_final.ipynb` names no lesson: `--map layernorm_final.ipynb=02_layernorm`
+    (or `--map 02_layernorm` for a whole per-assignment export, or a CSV) says it; a wrong lesson is an
+    error, not a guess."""
+    folder = tmp_path / "moodle"
+    _put(folder, "Bo Lee_4502_assignsubmission_file/layernorm_final.ipynb")
+    _put(folder, "Ann Wu_4503_assignsubmission_file/my work.ipynb")
+    assert {s.lesson for s in collect(folder, LESSONS)} == {""}  # no name says it
+    mapped = submissions.read_lesson_map(["layernorm_final.ipynb=02_layernorm"], LESSONS)
+    got = {(s.student, s.lesson) for s in collect(folder, LESSONS, lesson_map=mapped)}
+    assert got == {("Bo Lee_4502", "02_layernorm"), ("Ann Wu_4503", "")}, got
+    whole = submissions.read_lesson_map(["02_layernorm"], LESSONS)
+    got = {(s.student, s.lesson) for s in collect(folder, LESSONS, lesson_map=whole)}
+    assert got == {("Bo Lee_4502", "02_layernorm"), ("Ann Wu_4503", "02_layernorm")}, got
+    table = tmp_path / "map.csv"
+    table.write_text("file,lesson\nAnn Wu_4503_assignsubmission_file/my work.ipynb,03_residual.ipynb\n")
+    got = {
+        (s.student, s.lesson)
+        for s in collect(folder, LESSONS, lesson_map=submissions.read_lesson_map([str(table)], LESSONS))
+    }
+    assert got == {("Bo Lee_4502", ""), ("Ann Wu_4503", "03_residual")}, got
+    with pytest.raises(ValueError, match="not a lesson"):
+        submissions.read_lesson_map(["x.ipynb=02_layernrom"], LESSONS)

@@ -30,6 +30,7 @@ SUBMISSION_COLUMNS = (
     "max_points",
     "status",
     "note",
+    "attempts",
 )
 
 

@@ -591,6 +591,18 @@ LINES = [
     (E("the notebook has a malformed cell"), "notebook 里有一个格式错误的单元格"),
     (r"the notebook could not be run: (?P<t_w>.+)", "notebook 无法运行：{t_w}"),
     (r"graded (?P<a>.+) as (?P<l>\S+)", "已把 {a} 作为 {l} 评分"),
+    (
+        r"also found (?P<o>.+): graded (?P<a>.+), the newest by its submission time",
+        "还找到了 {o}：评分的是最新的 {a}（按提交时间）",
+    ),
+    (
+        r"also found (?P<o>.+): graded (?P<a>.+), the newest by its attachment id",
+        "还找到了 {o}：评分的是最新的 {a}（按附件编号）",
+    ),
+    (
+        r"also found (?P<o>.+): graded (?P<a>.+), the newest by its re-upload number",
+        "还找到了 {o}：评分的是最新的 {a}（按重新上传的编号）",
+    ),
     (r"also found (?P<o>.+): graded (?P<a>.+)", "还找到了 {o}：评分的是 {a}"),
     # the written answers' rows of grades.csv (autograder/judge/grade.py) and the hand grades and
     # comments entered in formgrader (autograder/record/gradebook.py); a comment is the instructor's own

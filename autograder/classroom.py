@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from autograder import course, state
-from autograder.collect import lms
+from autograder.collect import lateness, lms
 from autograder.collect.submissions import (
     DEFAULT_LMS_PATTERN,
     MAX_FILE_MB,
@@ -89,6 +89,7 @@ class ClassRun:
             lesson_map=read_lesson_map(lesson_map, course.lessons()),
         )
         subs = lms.apply_roster(subs, lms.read_roster(self.cfg))
+        subs = lateness.apply_times(subs, self.cfg)
         if only:
             wanted = set(only)
             subs = [s for s in subs if wanted & {s.student, s.lms_id, s.name}]

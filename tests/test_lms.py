@@ -2,6 +2,7 @@
 (wide CSV, Canvas gradebook import, Moodle worksheet and gradebook import, feedback zips)."""
 
 import csv
+import dataclasses
 import zipfile
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from autograder.collect import lateness
 from autograder.outcomes import CONTRACT_COLUMNS, Graded, Row, safe_name
 from autograder.record import gradebook
 from autograder.record.export import SUMMARY_COLUMNS, export
+from autograder.record.feedback import SCORES_BEGIN, SCORES_END
 from autograder.state import course_config as _course_config
 
 CONFIG = """
@@ -108,10 +110,10 @@ def meta(**kw):
         (
             meta(submitted_at="2026-03-05T12:00:00+00:00", time_source="file mtime"),
             "01_attention",
-            "yes",
+            "",
             "0",
-            "84.02",
-        ),
+            "",
+        ),  # a file's time: noted, neither late nor penalised
         (meta(lms_late=True), "01_attention", "yes (LMS)", "10", ""),
     ],
 )
@@ -349,3 +351,75 @@ def test_maxima_hold_every_question_for_every_student_and_nobody_exceeds_them(tm
             f"<tr><td>{student}</td>" in page
             and total in page.split(f"<tr><td>{student}</td>")[1].split("</tr>")[0]
         )
+
+
+def test_lateness_from_the_lms_s_times_reaches_the_student(tmp_path):
+    """The trial's Canvas export: `_LATE_` files, no time in the names, file times from copying.
+    With the LMS's submission times given (`[lms] times`), is a `_LATE_` file charged its real days
+    (not always one), a file with no known time one day with a note, and an on-time file with a late
+    copy time not late at all; and do summary.csv, the student's feedback page (in their language)
+    and the report say so, only for the late rows?"""
+    (tmp_path / "times.csv").write_text(
+        "student,lesson,submitted_at\n3333,01_attention,2026-03-04 08:00\n4444,01_attention,2026-03-01 20:00\n"
+    )
+    (tmp_path / "course.toml").write_text(
+        'deadline = "2026-03-01 23:59"\n[late_policy]\npercent_per_day = 10\nmax_percent = 50\n'
+        '[lms]\ntimes = "times.csv"\n'
+    )
+    cfg = lateness.load(tmp_path / "course.toml")
+    from autograder.collect.submissions import Submission
+
+    subs = [
+        Submission("doejohn_3333", "01_attention", None, lms="canvas", lms_id="3333", lms_late=True),
+        Submission("leebo_4444", "01_attention", None, lms="canvas", lms_id="4444"),
+        Submission("wuann_5555", "01_attention", None, lms="canvas", lms_id="5555", lms_late=True),
+        Submission(
+            "kimpark_6666",
+            "01_attention",
+            None,
+            lms="canvas",
+            lms_id="6666",
+            submitted_at="2026-03-06T10:00:00+00:00",  # a copy's mtime, days late
+            time_source="file mtime",
+        ),
+    ]
+    subs = lateness.apply_times(subs, cfg)
+    assert [(s.submitted_at, s.time_source) for s in subs[:2]] == [
+        ("2026-03-04T08:00:00+00:00", "lms"),
+        ("2026-03-01T20:00:00+00:00", "lms"),
+    ]
+    out = tmp_path / "out"
+    out.mkdir()
+    graded = [dataclasses.replace(_graded(s.student, s.lesson, 10, 10, "passed"), lang="en") for s in subs]
+    graded[2] = dataclasses.replace(graded[2], lang="zh_CN")  # the class report stays English
+    for g in graded:
+        page = out / "feedback" / safe_name(g.student) / f"{g.lesson}.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(
+            f"<html lang='en'><body>{SCORES_BEGIN}10 / 13{SCORES_END}<p>notebook</p></body></html>"
+        )
+    export(out, graded, [{**s.meta(), "student": s.student} for s in subs], cfg)
+    summary = {r["student"]: r for r in _dicts(out / "summary.csv")}
+    got = {k: (r["late"], r["penalty_percent"], r["points_after_penalty"]) for k, r in summary.items()}
+    assert got == {
+        "doejohn_3333": ("yes (LMS)", "30", "7"),  # 2 days 8 hours: three started days
+        "leebo_4444": ("no", "0", "10"),
+        "wuann_5555": ("yes (LMS)", "10", "9"),  # no time known: one day, said so
+        "kimpark_6666": ("", "0", "10"),  # a file time is no submission time
+    }, got
+    page = lambda s: (out / "feedback" / s / "01_attention.html").read_text()  # noqa: E731
+    assert "Submitted late: 56.02 hours after the deadline" in page("doejohn_3333")
+    assert "Late penalty 30%: 10 points count as 7." in page("doejohn_3333")
+    assert "迟交" in page("wuann_5555") and "学习平台标记为迟交" in page("wuann_5555")
+    assert "late" not in page("leebo_4444").lower() and "late" not in page("kimpark_6666").lower()
+    report = (out / "report" / "index.html").read_text()
+    section = report.split("Late submissions")[1]
+    assert "doejohn_3333" in section and "wuann_5555" in section
+    assert "leebo_4444" not in section and "kimpark_6666" not in section
+    export(
+        out,
+        graded,
+        [{**s.meta(), "student": s.student, "lms_late": False, "submitted_at": ""} for s in subs],
+        cfg,
+    )
+    assert "Submitted late" not in page("doejohn_3333"), "a notice that no longer holds is taken off"

@@ -161,7 +161,8 @@ def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: 
         stale.unlink()
 
 
-def write_report(out: Path, graded: list) -> Path:
+def write_report(out: Path, graded: list, submissions: list | None = None) -> Path:
+    """`submissions`: OUT/submissions.csv's rows (lateness, penalty), when there are any."""
     folder = Path(out) / "report"
     folder.mkdir(parents=True, exist_ok=True)
     n = numbers(graded)
@@ -252,6 +253,9 @@ def write_report(out: Path, graded: list) -> Path:
             f"<h2>{t('Score distribution')}</h2><img src='scores.png' alt='{t('Score distribution')}'>"
         )
     # one row per student, a link to each feedback page
+    late = {
+        (r["student"], r["lesson"]): r for r in submissions or [] if str(r.get("late", "")).startswith("yes")
+    }
     cell = {(s, le): (p, m, st) for le in lessons for s, p, m, st in n["scores"][le]}
     lesson_max_of = {le: max(m for _, _, m, _ in n["scores"][le]) for le in lessons}
     parts.append(
@@ -273,6 +277,8 @@ def write_report(out: Path, graded: list) -> Path:
             tp = tp + p
             href = esc(f"../feedback/{quote(safe_name(s))}/{quote(le)}.html", quote=True)
             mark = "" if st in ("passed", "failed") else f" <i>{t(st)}</i>"
+            if (s, le) in late:
+                mark += f" <i class='late'>{t('late')}</i>"
             row.append(
                 f"<td class='num {esc(st.replace(' ', '-'), quote=True)}'><a href=\"{href}\">{p:g} / {m:g}</a>{mark}</td>"
             )
@@ -313,6 +319,20 @@ def write_report(out: Path, graded: list) -> Path:
             )
             + "</table>"
         )
+    if late:
+        parts.append(
+            f"<h2>{t('Late submissions')}</h2><table><tr><th>{t('student')}</th><th>{t('lesson')}</th>"
+            f"<th>{t('hours after the deadline')}</th><th>{t('penalty')}</th><th>{t('points')}</th>"
+            f"<th>{t('after the penalty')}</th></tr>"
+        )
+        parts += [
+            f"<tr><td>{esc(r['student'])}</td><td>{esc(r['lesson'])}</td>"
+            f"<td class='num'>{esc(r['late_by_hours'] or t('unknown (marked late by the LMS)'))}</td>"
+            f"<td class='num'>{esc(str(r['penalty_percent'] or 0))}%</td><td class='num'>{esc(str(r['points']))}</td>"
+            f"<td class='num'>{esc(str(r['points_after_penalty']))}</td></tr>"
+            for _, r in sorted(late.items())
+        ]
+        parts.append("</table>")
     if n["ungradable"]:
         parts.append(
             f"<h2>{t('Could not be graded')}</h2><table><tr><th>{t('student')}</th><th>{t('lesson')}</th>"

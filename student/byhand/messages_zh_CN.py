@@ -2950,4 +2950,14 @@ PAGE = {
     "Could not be graded": "无法评分",
     "why": "原因",
     "not done": "尚未完成",
+    # lateness: the feedback page and the class report
+    "Submitted late: {hours} hours after the deadline ({deadline}).": "迟交：比截止时间（{deadline}）晚了 {hours} 小时。",
+    "Marked late by the LMS (the submission time is not in the export).": "学习平台标记为迟交（导出文件里没有提交时间）。",
+    "Late penalty {percent}%: {points} points count as {after}.": "迟交扣分 {percent}%：{points} 分按 {after} 分计。",
+    "late": "迟交",
+    "Late submissions": "迟交的作业",
+    "hours after the deadline": "超过截止时间（小时）",
+    "penalty": "扣分",
+    "after the penalty": "扣分后",
+    "unknown (marked late by the LMS)": "未知（学习平台标记为迟交）",
 }

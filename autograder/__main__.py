@@ -202,7 +202,11 @@ def main(argv=None) -> int:
             print(f"wrote {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "handout":
-        print(f"wrote {handout.handout(Path(args.out) if args.out else None)}")
+        try:
+            print(f"wrote {handout.handout(Path(args.out) if args.out else None)}")
+        except handout.HandoutError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         return 0
     if args.cmd == "exchange":
         for line in nbgrader_course.release_to_exchange(args.lessons or None):

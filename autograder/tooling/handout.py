@@ -69,7 +69,9 @@ def handout(dest: Path | None = None, selected: list[str] | None = None) -> Path
     names = selected or lessons()
     given = install_source()
     if "<org>" in os.environ.get("BYHAND_SOURCE", ""):
-        raise HandoutError(f"BYHAND_SOURCE={given} is the placeholder: give the course's wheel URL or index name")
+        raise HandoutError(
+            f"BYHAND_SOURCE={given} is the placeholder: give the course's wheel URL or index name"
+        )
     with tempfile.TemporaryDirectory(prefix="tbb-handout-") as tmp:
         wheel = build_wheel(Path(tmp))
         source = given if given != GIT_URL else wheel.name  # never the placeholder

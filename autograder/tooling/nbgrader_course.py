@@ -90,7 +90,9 @@ def release_to_exchange(selected: list[str] | None = None, course: Path | None =
                 raise RuntimeError(f"nbgrader {' '.join(step)} failed:\n{proc.stdout}\n{proc.stderr}")
             if step[0] == "generate_assignment":  # the first cell installs from BYHAND_SOURCE, if set
                 released = course / "release" / lesson / f"{lesson}.ipynb"
-                released.write_text(with_install_source(released.read_text(encoding="utf-8")), encoding="utf-8")
+                released.write_text(
+                    with_install_source(released.read_text(encoding="utf-8")), encoding="utf-8"
+                )
         done.append(f"released {lesson} (course {COURSE_ID}) from {course}")
     if "<org>" in install_source():
         done.append(

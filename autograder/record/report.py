@@ -333,6 +333,7 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
             for _, r in sorted(late.items())
         ]
         parts.append("</table>")
+    parts += _similarity_section(out, folder, graded, t)
     if n["ungradable"]:
         parts.append(
             f"<h2>{t('Could not be graded')}</h2><table><tr><th>{t('student')}</th><th>{t('lesson')}</th>"
@@ -345,3 +346,45 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
     parts.append("</body></html>")
     (folder / "index.html").write_text("\n".join(parts), encoding="utf-8")
     return folder / "index.html"
+
+
+def _similarity_section(out: Path, folder: Path, graded: list, t) -> list:
+    """Pairs of students whose code answers are alike beyond what the exercise forces
+    (similarity.py), each with a side-by-side page; for the instructor (this report) only."""
+    from autograder.record import similarity
+
+    pages = folder / "similarity"
+    if pages.exists():
+        for stale in pages.glob("*.html"):
+            stale.unlink()
+    pairs = similarity.class_pairs(out, graded)
+    _write_csv(
+        folder / "similarity.csv",
+        ["lesson", "student_a", "student_b", "likeness"],
+        [[p.lesson, p.a, p.b, f"{p.likeness:.2f}"] for p in pairs],
+    )
+    esc = html.escape
+    why = (
+        "Pairs whose code answers are alike beyond what the exercise forces (names, order of lines, "
+        "the skeleton, the reference and the idioms most students write discounted): a reason to "
+        "look, not a verdict. Only in this report, never on a student's page."
+    )
+    parts = [f"<h2>{t('Similar answers')}</h2><p class='muted'>{t(why)}</p>"]
+    if not pairs:
+        parts.append(f"<p>{t('No pair above the threshold.')}</p>")
+        return parts
+    pages.mkdir(exist_ok=True)
+    parts.append(
+        f"<table><tr><th>{t('lesson')}</th><th>{t('student')}</th><th>{t('student')}</th>"
+        f"<th>{t('likeness')}</th></tr>"
+    )
+    for p in pairs:
+        name = f"{safe_name(p.lesson)}__{safe_name(p.a)}__{safe_name(p.b)}.html"
+        (pages / name).write_text(similarity.side_by_side(p), encoding="utf-8")
+        href = esc(f"similarity/{quote(name)}", quote=True)
+        parts.append(
+            f"<tr><td>{esc(p.lesson)}</td><td>{esc(p.a)}</td><td>{esc(p.b)}</td>"
+            f"<td class='num'><a href=\"{href}\">{p.likeness:.2f}</a></td></tr>"
+        )
+    parts.append("</table>")
+    return parts

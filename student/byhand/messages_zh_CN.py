@@ -2960,4 +2960,11 @@ PAGE = {
     "penalty": "扣分",
     "after the penalty": "扣分后",
     "unknown (marked late by the LMS)": "未知（学习平台标记为迟交）",
+    # the similarity section of the class report
+    "Similar answers": "相似的答案",
+    "Pairs whose code answers are alike beyond what the exercise forces (names, order of lines, "
+    "the skeleton, the reference and the idioms most students write discounted): a reason to "
+    "look, not a verdict. Only in this report, never on a student's page.": "代码答案相似程度超出题目本身所要求的学生对（变量名、语句顺序、给定的框架、参考答案以及大多数学生都会写的惯用写法都已扣除）：这是值得查看的理由，不是结论。只出现在这份报告里，绝不出现在学生的页面上。",
+    "No pair above the threshold.": "没有超过阈值的学生对。",
+    "likeness": "相似度",
 }

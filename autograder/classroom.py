@@ -21,7 +21,13 @@ from autograder.collect.submissions import (
     read_lesson_map,
 )
 from autograder.collect.tree import CollectError
-from autograder.judge.grade import fingerprint, grade_one, grading_version
+from autograder.judge.grade import (
+    changed_because,
+    fingerprint_of,
+    fingerprint_parts,
+    grade_one,
+    lesson_version,
+)
 from autograder.outcomes import Graded, Row, Status
 from autograder.record import folders, gradebook
 from autograder.record.export import export
@@ -73,6 +79,8 @@ class ClassRun:
         self.cfg = state.course_config(self.state, config)
         self.results: dict = {}
         self.fresh: set = set()  # (student, lesson) graded in this run
+        self.parts: dict = {}  # submission key -> its fingerprint parts
+        self.reasons: dict = {}  # why saved grades were not reused -> how many
         self.gradebook = None
         self.progress: Progress | None = None
 
@@ -99,16 +107,29 @@ class ClassRun:
 
     def plan(self, subs: list) -> list:
         """[(submission, fingerprint, state path)] to grade; the rest are reused from OUT/.state.
-        A changed check, grader module, lesson source or limit changes the fingerprint: a regrade."""
-        version = grading_version()
+        A changed file, lesson source, check of that lesson, grader module or limit changes the
+        fingerprint: a regrade of what it decides, and `reasons` says why (printed unless quiet)."""
+        versions: dict = {}
         todo = []
         for sub in subs:
-            fp = fingerprint(sub, version, self.limits)
+            if sub.lesson and sub.lesson not in versions:
+                versions[sub.lesson] = lesson_version(sub.lesson)
+            parts = fingerprint_parts(sub, versions.get(sub.lesson, {}), self.limits)
+            fp = fingerprint_of(parts)
+            self.parts[sub.key] = parts
             saved = self.resume and state.reuse(self.state, sub, fp)
             if saved:
                 self.results[sub.key] = saved
-            else:
-                todo.append((sub, fp, state.saved_path(self.state, sub)))
+                continue
+            todo.append((sub, fp, state.saved_path(self.state, sub)))
+            before = state.saved_parts(self.state, sub) if self.resume else None
+            if before is not None:  # graded before: say what changed
+                for why in changed_because(before, parts):
+                    key = f"{why} ({sub.lesson})" if sub.lesson else why
+                    self.reasons[key] = self.reasons.get(key, 0) + 1
+        if self.reasons and not self.quiet:
+            said = "; ".join(f"{n} because {why}" for why, n in sorted(self.reasons.items()))
+            sys.stderr.write(f"grading again: {said}\n")
         self.progress = Progress(len(subs), stream=open(os.devnull, "w") if self.quiet else sys.stderr)
         for g in self.results.values():
             self.progress.update(g, resumed=True)
@@ -121,7 +142,7 @@ class ClassRun:
         gradebook.record(self.gradebook, [g], {(g.student, g.lesson): stamp} if stamp else None)
         folders.write_feedback(self.out, g)
         if not any(r.fault for r in g.rows):  # faults are retried next run
-            state.save(saved, fp, g, sub)
+            state.save(saved, fp, g, sub, self.parts.get(sub.key))
         self.progress.update(g)
 
 
@@ -194,6 +215,7 @@ def grade_class(
             "this_run": graded,
             "seconds": time.monotonic() - t0,
             "db_url": db_url,
+            "regraded_because": dict(run.reasons),
         }
 
 

@@ -68,6 +68,80 @@ def grading_version() -> str:
     return h.hexdigest()[:16]
 
 
+# What a saved grade of one submission depends on, part by part: a change names its reason, and
+# a change to one lesson's checks regrades that lesson only (classroom.plan, state.py).
+REASONS = {
+    "submission": "its file changed",
+    "lesson": "the lesson's notebook changed",
+    "checks": "the lesson's checks changed",
+    "grader": "the grader changed",
+    "limits": "the limits changed",
+}
+
+
+def _sha(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _check_modules(lesson: str) -> list:
+    """The checks package's files a lesson's checks read: its own module, the other lessons'
+    modules it imports, and every shared module (the judge, the messages, ...)."""
+    import byhand
+
+    topics = set(byhand.LESSONS.values())
+    mine, todo = set(), [byhand.LESSONS[lesson]] if lesson in byhand.LESSONS else []
+    while todo:
+        name = todo.pop()
+        if name in mine:
+            continue
+        mine.add(name)
+        text = (rootfs.BYHAND / f"{name}.py").read_text(encoding="utf-8")
+        used = set(re.findall(r"^from \.(\w+) import", text, re.M))
+        for group in re.findall(r"^from \. import ([\w, ]+)", text, re.M):
+            used |= {n.strip() for n in group.split(",")}
+        todo += [n for n in used if n in topics]
+    return [f for f in sorted(rootfs.BYHAND.glob("*.py")) if f.stem not in topics or f.stem in mine]
+
+
+def lesson_version(lesson: str) -> dict:
+    """{"checks", "lesson", "grader"}: hashes of what a grade of `lesson` depends on besides the
+    submission and the limits."""
+    grader = [GRADER_VERSION.encode()] + [
+        n.encode() + b"\0" + (course.ROOT / "autograder" / n).read_bytes() for n in GRADING_CODE
+    ]
+    checks_ = [f.name.encode() + b"\0" + f.read_bytes() for f in _check_modules(lesson)]
+    sources = [course.SOLUTIONS / f"{lesson}.ipynb", *sorted(course.NOTEBOOKS.glob(f"*/{lesson}.ipynb"))]
+    notebooks = [
+        str(p.relative_to(course.ROOT)).encode() + b"\0" + p.read_bytes() for p in sources if p.exists()
+    ]
+    return {"checks": _sha(*checks_), "lesson": _sha(*notebooks), "grader": _sha(*grader)}
+
+
+def fingerprint_parts(sub: Submission, version: dict, limits=None) -> dict:
+    """The parts of `fingerprint`: `version` from `lesson_version(sub.lesson)` ({} for no lesson)."""
+    data = sub.path.read_bytes() if sub.path is not None and sub.path.exists() else b""
+    return {
+        **{k: version.get(k, "") for k in ("checks", "lesson", "grader")},
+        "limits": _sha(repr(limits).encode()),
+        "submission": _sha(sub.key.encode(), sub.note.encode(), data),
+    }
+
+
+def fingerprint_of(parts: dict) -> str:
+    return _sha(*(f"{k}={parts[k]}".encode() for k in sorted(parts)))
+
+
+def changed_because(old: dict, new: dict) -> list:
+    """Why a saved grade is not reused: the REASONS of the parts that differ (all of them for a
+    grade saved before the parts were kept)."""
+    if not old:
+        return ["it was saved by an older grader"]
+    return [REASONS[k] for k in REASONS if old.get(k) != new.get(k)]
+
+
 # ---------------------------------------------------------------------------------------------
 # load
 
@@ -376,17 +450,3 @@ def _redact(text: str) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # class level: ordering, resuming, exporting
-
-
-def fingerprint(sub: Submission, version: str, limits=None) -> str:
-    """What a saved grade of `sub` must match to be reused: the submission, the grader's and the
-    checks' code and the lesson (`version`, from `grading_version()`), and the limits it ran under."""
-    h = hashlib.sha256(GRADER_VERSION.encode())
-    h.update(version.encode() + b"\0" + repr(limits).encode() + b"\0")
-    h.update(sub.key.encode())
-    h.update(sub.note.encode())
-    if sub.path is not None and sub.path.exists():
-        h.update(sub.path.read_bytes())
-    if sub.lesson:
-        h.update((course.SOLUTIONS / f"{sub.lesson}.ipynb").read_bytes())
-    return h.hexdigest()

@@ -82,3 +82,49 @@ def test_a_changed_file_is_named_as_the_reason(tmp_path):
         "the limits changed (01_attention)": 2,
         "the limits changed (02_layernorm)": 2,
     }, run.reasons
+
+
+def test_an_older_notebook_is_told_so_in_its_language():
+    """A notebook downloaded before an exercise was added has neither its answer nor its test cell:
+    the grader names that exercise and says to take the current notebook (in the notebook's
+    language); a notebook that only lost a test cell is not "older"; an outdated checks package says
+    it is older than the notebook instead of a KeyError."""
+    import nbformat
+    import pytest
+    from byhand import _core, attention, i18n
+
+    nb = nbformat.read(course.NOTEBOOKS / "01_attention.ipynb", as_version=4)
+    assert grade.older_version_questions(nb, "01_attention") == set()
+    old = nbformat.from_dict(nb)
+    old.cells = [
+        c
+        for c in nb.cells
+        if course.nbgrader_meta(c).get("grade_id") not in ("MultiHeadAttention_answer", "MultiHeadAttention")
+    ]
+    assert grade.older_version_questions(old, "01_attention") == {"MultiHeadAttention"}
+    edited = nbformat.from_dict(nb)
+    edited.cells = [c for c in nb.cells if course.nbgrader_meta(c).get("grade_id") != "MultiHeadAttention"]
+    assert grade.older_version_questions(edited, "01_attention") == set()
+    zh = grade.localized(grade.OLDER_NOTEBOOK.format(name="MultiHeadAttention"), "zh_CN")
+    assert "旧版本" in zh and "MultiHeadAttention" in zh, zh
+    with pytest.raises(_core.OutdatedChecks, match="newer than your byhand checks"):
+        attention.check("a_question_added_later", {})
+    with i18n.using("zh_CN") if hasattr(i18n, "using") else _lang("zh_CN"):
+        with pytest.raises(_core.OutdatedChecks, match="更新"):
+            attention.check("a_question_added_later", {})
+
+
+class _lang:
+    def __init__(self, lang):
+        self.lang = lang
+
+    def __enter__(self):
+        from byhand import i18n
+
+        self.before = i18n._current[0]
+        i18n.language(self.lang)
+
+    def __exit__(self, *exc):
+        from byhand import i18n
+
+        i18n.language(self.before)

@@ -307,6 +307,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
         if course.nbgrader_meta(c).get("grade")
     }
     rows, hints = [], []
+    older = older_version_questions(nb_student, sub.lesson)
     for name, max_points in maxes.items():
         probe_error = result.probe_errors.get(name, "")
         if result.probe is None:
@@ -340,6 +341,8 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                 f"\n  note: {name} uses your {', '.join(failing_needs)}, which "
                 f"{'fails its' if len(failing_needs) == 1 else 'fail their'} own check: fix that first"
             )
+        if name in older:  # not the NameError its absence causes: what the student can act on
+            message, hint = OLDER_NOTEBOOK.format(name=name), ""  # not a mistake in the report
         if hint:
             hints.append((name, hint))
         if deaths and status != Status.PASSED:  # translated apart: a line's frame must match it whole
@@ -370,6 +373,26 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     notebook = nbformat.writes(result.nb)
     clock.lap("notebook")
     return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, notebook, lang, steps)
+
+
+OLDER_NOTEBOOK = (
+    "your notebook is an older version of this lesson: it has no exercise {name}. Download the "
+    "current notebook and copy your answers into it"
+)
+
+
+def older_version_questions(nb, lesson: str) -> set:
+    """The autograded questions a submitted notebook has neither the test cell nor any answer cell
+    of: an exercise added to the lesson after the student downloaded it (a student who deletes a
+    locked test cell keeps its answer cell)."""
+    have = {course.nbgrader_meta(c).get("grade_id") for c in nb.cells}
+    targets = course.comment_targets(lesson)
+    older = set()
+    for name in course.questions(lesson):
+        answers = [gid for gid, q in targets.items() if q == name and gid != name]
+        if name not in have and not any(gid in have for gid in answers):
+            older.add(name)
+    return older
 
 
 NOT_ANSWERED = "not done yet: write your answer in the cell below the question"

@@ -590,6 +590,16 @@ LINES = [
     (r"the notebook format could not be read \((?P<e>.*)\)", "无法读取 notebook 的格式（{e}）"),
     (E("the notebook has a malformed cell"), "notebook 里有一个格式错误的单元格"),
     (r"the notebook could not be run: (?P<t_w>.+)", "notebook 无法运行：{t_w}"),
+    (
+        r"your notebook is an older version of this lesson: it has no exercise (?P<q>\S+)\. Download the "
+        r"current notebook and copy your answers into it",
+        "你的 notebook 是本课的旧版本：里面没有练习 {q}。请下载最新的 notebook，把你的答案复制进去",
+    ),
+    (
+        r"(?P<q>\S+): this exercise is newer than your byhand checks \(version (?P<v>\S+)\): update them "
+        r"\(pip install -U with the course's install line\) and restart the kernel",
+        "{q}：这道练习比你安装的 byhand 自检包（版本 {v}）更新：请更新它（用课程给的安装命令加上 pip install -U），然后重启内核",
+    ),
     (r"graded (?P<a>.+) as (?P<l>\S+)", "已把 {a} 作为 {l} 评分"),
     (
         r"also found (?P<o>.+): graded (?P<a>.+), the newest by its submission time",
@@ -2893,6 +2903,9 @@ PIECES += [
 # The fixed text of the grader's pages, by its English (a template with {named} values): the class
 # report (autograder/record/report.py) and the feedback page (autograder/record/feedback.py). Read
 # through byhand.i18n.page(english, lang, **values).
+# the note a Chinese notebook carries while its translation is behind the English lesson
+STALE_EDITION = "**这份中文版落后于英文版**：有 {n} 处文字还没有翻译，暂时显示英文原文。"
+
 PAGE = {
     # statuses, as grades.csv spells them
     "passed": "通过",

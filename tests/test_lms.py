@@ -423,3 +423,22 @@ def test_lateness_from_the_lms_s_times_reaches_the_student(tmp_path):
         cfg,
     )
     assert "Submitted late" not in page("doejohn_3333"), "a notice that no longer holds is taken off"
+
+
+def test_the_mistakes_chart_keeps_every_label_whole(tmp_path):
+    """A long hint is wrapped on the chart, never cut, and the saved chart is wide enough for it."""
+    from PIL import Image
+
+    from autograder.record import report
+
+    hint = (
+        "the scores are divided by d_k instead of sqrt(d_k): the softmax is far too flat for large "
+        "heads and the weights barely depend on the keys, which the hidden case with d_k = 64 shows; "
+        "compare the scale with the equation above the code"
+    )
+    label = report.mistake_label(["01_attention", "scaled_dot_product_attention", hint, 3])
+    assert " ".join(label.split()) == f"scaled_dot_product_attention: {hint}"
+    n = {"scores": {}, "mistakes": {}}
+    report._plots(tmp_path, n, [], [], [["01_attention", "scaled_dot_product_attention", hint, 3]])
+    width, height = Image.open(tmp_path / "mistakes.png").size
+    assert width > 600 and height > 100, (width, height)

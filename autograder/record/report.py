@@ -145,9 +145,9 @@ def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: 
     top = mistake_rows[:12]
     stale = folder / "mistakes.png"
     if top:
-        labels = ["\n".join(textwrap.wrap(f"{row[1]}: {row[2]}", 70)[:3]) for row in top]
-        height = 0.45 * sum(label.count("\n") + 1 for label in labels) + 1.0
-        fig, ax = plt.subplots(figsize=(10, height))
+        labels = [mistake_label(row) for row in top]
+        height = 0.3 * sum(label.count("\n") + 1 for label in labels) + 1.2
+        fig, ax = plt.subplots(figsize=(11, height))
         ax.barh(range(len(top)), [row[3] for row in top], color="#dd8452")
         ax.set_yticks(range(len(top)), labels, fontsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -155,10 +155,15 @@ def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: 
         ax.set_xlabel("submissions")
         ax.set_title("Most common mistakes (knock-on failures not counted)", fontsize=10)
         fig.tight_layout()
-        fig.savefig(stale, dpi=90)
+        fig.savefig(stale, dpi=90, bbox_inches="tight")  # the labels whole, however long
         plt.close(fig)
     elif stale.exists():
         stale.unlink()
+
+
+def mistake_label(row) -> str:
+    """A mistake's label on the chart: the question and the whole hint, wrapped (never cut)."""
+    return "\n".join(textwrap.wrap(f"{row[1]}: {row[2]}", 60, break_long_words=True))
 
 
 def write_report(out: Path, graded: list, submissions: list | None = None) -> Path:

@@ -16,6 +16,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from types import MappingProxyType
 
 import byhand as checks
 import nbformat
@@ -70,13 +71,15 @@ def grading_version() -> str:
 
 # What a saved grade of one submission depends on, part by part: a change names its reason, and
 # a change to one lesson's checks regrades that lesson only (classroom.plan, state.py).
-REASONS = {
-    "submission": "its file changed",
-    "lesson": "the lesson's notebook changed",
-    "checks": "the lesson's checks changed",
-    "grader": "the grader changed",
-    "limits": "the limits changed",
-}
+REASONS = MappingProxyType(
+    {
+        "submission": "its file changed",
+        "lesson": "the lesson's notebook changed",
+        "checks": "the lesson's checks changed",
+        "grader": "the grader changed",
+        "limits": "the limits changed",
+    }
+)
 
 
 def _sha(*parts: bytes) -> str:

@@ -39,7 +39,7 @@ from pathlib import Path
 K = 5  # tokens per fingerprint
 THRESHOLD = 0.85  # likeness at which a pair is listed (measured: docs/grading.md)
 MIN_WEIGHT = 8.0  # a pair must share at least this much weight: a few rare tokens are no evidence
-OUTSIDE = set(dir(builtins)) | {"torch", "nn", "F", "math", "np", "self", "super"}
+OUTSIDE = frozenset(dir(builtins)) | {"torch", "nn", "F", "math", "np", "self", "super"}
 
 
 def statements(source: str) -> list[tuple]:

@@ -131,7 +131,7 @@ def test_a_hand_grade_is_set_aside_when_the_answer_it_graded_changes(tmp_path):
     )
     assert _flags(db_url, "ann", lesson) == {"written_sqrt_dk"}, "only the changed answer is flagged"
     assert _flags(db_url, "ben", lesson) == set()
-    history = json.loads((out / ".state" / "hand_history.json").read_text())
+    history = json.loads((out / ".state" / "hand" / "history.json").read_text())
     assert [(h["student"], h["question"], h["manual_score"], h["comments"]) for h in history] == [
         ("ann", "written_sqrt_dk", 2.0, {"written_sqrt_dk": "good, ann"})
     ]

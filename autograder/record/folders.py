@@ -230,19 +230,15 @@ def set_aside_stale(out: Path, graded: list, entered: dict, db_url: str) -> dict
     """`entered` without the hand grades (and comments) whose answer changed since they were given.
 
     A hand grade is tied to the answer formgrader showed when it was given: the answers of the last
-    run (OUT/.state/answers.json), or, first seen with no last run, the answer now. When the
+    run (OUT/.state/hand/answers.json), or, first seen with no last run, the answer now. When the
     submitted answer no longer has that digest, the grade and the comment on that answer are moved
-    to OUT/.state/hand_history.json, cleared in the gradebook (formgrader flags that answer, and only
+    to OUT/.state/hand/history.json, cleared in the gradebook (formgrader flags that answer, and only
     that one, again) and the row goes back to the grader's: "needs grading" for a written answer."""
     import datetime as dt
 
-    state = out / ".state"
+    state = out / ".state" / "hand"  # a folder of its own: .state/*.json are the saved grades
     state.mkdir(parents=True, exist_ok=True)
-    memo, ties_path, history_path = (
-        state / "answers.json",
-        state / "hand_ties.json",
-        state / "hand_history.json",
-    )
+    memo, ties_path, history_path = state / "answers.json", state / "ties.json", state / "history.json"
     before = json.loads(memo.read_text()) if memo.exists() else {}
     ties = json.loads(ties_path.read_text()) if ties_path.exists() else {}
     history = json.loads(history_path.read_text()) if history_path.exists() else []

@@ -167,7 +167,7 @@ def apply_manual_grades(out: Path, graded: list, db_url: str, fresh: set) -> lis
     from autograder.record.feedback import update_scores
 
     entered = gradebook.manual(db_url)
-    entered = set_aside_stale(out, graded, entered, db_url)
+    entered = set_aside_stale(out, graded, entered, db_url, fresh)
     merged = gradebook.overlay(graded, entered)
     memo = out / ".state" / "manual.json"
     before = json.loads(memo.read_text()) if memo.exists() else {}
@@ -226,7 +226,7 @@ def _submitted_answers(out: Path, student: str, lesson: str) -> dict:
         return {}
 
 
-def set_aside_stale(out: Path, graded: list, entered: dict, db_url: str) -> dict:
+def set_aside_stale(out: Path, graded: list, entered: dict, db_url: str, fresh: set | None = None) -> dict:
     """`entered` without the hand grades (and comments) whose answer changed since they were given.
 
     A hand grade is tied to the answer formgrader showed when it was given: the answers of the last
@@ -243,8 +243,12 @@ def set_aside_stale(out: Path, graded: list, entered: dict, db_url: str) -> dict
     ties = json.loads(ties_path.read_text()) if ties_path.exists() else {}
     history = json.loads(history_path.read_text()) if history_path.exists() else []
     now = dict(before)
+    known = {tuple(k.split("/")[:2]) for k in before}
     for g in graded:
-        if g.lesson:
+        # a submission's file in submitted/ changes only when it is graded (`fresh`, None: all)
+        if g.lesson and (
+            fresh is None or (g.student, g.lesson) in fresh or (g.student, g.lesson) not in known
+        ):
             for question, digest in _submitted_answers(out, g.student, g.lesson).items():
                 now[f"{g.student}/{g.lesson}/{question}"] = digest
     kept = {}

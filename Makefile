@@ -57,7 +57,7 @@ exchange: $(STAMP)
 # formgrader on a graded class: JupyterLab in OUT (Nbgrader menu > Formgrader, or /formgrader)
 formgrader: $(STAMP)
 	@test -f $(OUT)/nbgrader_config.py || { echo "no $(OUT)/nbgrader_config.py: run make grade OUT=$(OUT) first"; exit 2; }
-	cd $(OUT) && PATH="$(abspath $(BIN)):$$PATH" $(abspath $(BIN))/jupyter lab --notebook-dir=. $(if $(filter 0,$(shell id -u)),--allow-root,)
+	cd $(OUT) && PATH="$(abspath $(BIN)):$$PATH" JUPYTER_PATH="$(abspath $(OUT))/formgrader_assets/share:$$JUPYTER_PATH" $(abspath $(BIN))/jupyter lab --notebook-dir=. $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 execute: $(STAMP)
 	$(BIN)/python -m autograder execute

@@ -19,7 +19,8 @@ from autograder.tooling.nbgrader_course import exchange_root
 GRADING_CONFIG = """\
 # Written by `make grade`: this output folder is an nbgrader course root, so formgrader started
 # here (`make formgrader OUT=...`, or `jupyter lab` in this folder, then Nbgrader > Formgrader)
-# shows every graded submission. Manual grades and comments given there are read back by the next
+# shows every graded submission (with JUPYTER_PATH=<this folder>/formgrader_assets/share, as
+# `make formgrader` sets it, its math is typeset offline). Manual grades and comments given there are read back by the next
 # `make grade` into grades.csv, summary.csv and the feedback pages (without re-running notebooks).
 # Edit freely: `make grade` writes this file only when it is missing.
 import os
@@ -81,9 +82,10 @@ def write_feedback(out: Path, g: Graded) -> None:
 
 
 def install_feedback_assets(out: Path) -> None:
-    from autograder.record.assets import install_assets
+    from autograder.record.assets import install_assets, install_formgrader_assets
 
     install_assets(out / "feedback")
+    install_formgrader_assets(out)
 
 
 def _nbgrader_id_ok(student: str) -> bool:

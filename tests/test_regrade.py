@@ -128,3 +128,14 @@ class _lang:
         from byhand import i18n
 
         i18n.language(self.before)
+
+
+def test_the_checks_package_says_one_version():
+    """The wheel's version (student/pyproject.toml) is the one the package reports and the one its
+    "newer than your byhand checks (version V)" message names."""
+    import re
+
+    import byhand
+
+    text = (course.ROOT / "student" / "pyproject.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', text, re.M).group(1) == byhand.__version__

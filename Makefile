@@ -21,7 +21,7 @@ help:
 	@echo "make test-oldest-torch                       the student notebooks in a clean venv with torch 2.4.1"
 	@echo "make test-catalogue                          every catalogued mistake graded in sandboxed kernels"
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
-	@echo "make book                                    the rendered course site (self-learners)"
+	@echo "make book [ANSWERS=0]                        the rendered course site (self-learners; ANSWERS=0: a graded class)"
 	@echo "make release                                 regenerate notebooks/ from solutions/"
 	@echo "make handout                                 build/handout/*.zip: the student notebooks for an LMS"
 	@echo "make exchange                                nbgrader release_assignment of every lesson (exchange)"
@@ -54,13 +54,14 @@ handout: $(STAMP)
 	$(BIN)/python -m autograder handout
 
 # nbgrader's exchange: NBGRADER_EXCHANGE=/srv/nbgrader/exchange on a JupyterHub (default build/course/exchange)
+# nbgrader runs `alembic` from PATH when it creates a gradebook: the venv's bin first
 exchange: $(STAMP)
-	$(BIN)/python -m autograder exchange
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder exchange
 
 # formgrader on a graded class: JupyterLab in OUT (Nbgrader menu > Formgrader, or /formgrader)
 formgrader: $(STAMP)
 	@test -f $(OUT)/nbgrader_config.py || { echo "no $(OUT)/nbgrader_config.py: run make grade OUT=$(OUT) first"; exit 2; }
-	cd $(OUT) && $(abspath $(BIN))/jupyter lab --notebook-dir=. $(if $(filter 0,$(shell id -u)),--allow-root,)
+	cd $(OUT) && PATH="$(abspath $(BIN)):$$PATH" JUPYTER_PATH="$(abspath $(OUT))/formgrader_assets/share:$$JUPYTER_PATH" $(abspath $(BIN))/jupyter lab --notebook-dir=. $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 execute: $(STAMP)
 	$(BIN)/python -m autograder execute
@@ -71,7 +72,7 @@ examples: $(STAMP)
 grade: $(STAMP)
 	$(BIN)/python -m autograder grade $(SUBMISSIONS) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),) \
 		$(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(if $(DB_URL),--db-url '$(DB_URL)',) \
-		$(if $(CONFIG),--config '$(CONFIG)',) $(if $(ONLY),--only $(ONLY),)
+		$(if $(CONFIG),--config '$(CONFIG)',) $(if $(ONLY),--only $(ONLY),) $(foreach m,$(MAP),--map '$(m)')
 
 # nbval re-executes every solution notebook and compares its stored outputs
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
@@ -158,8 +159,10 @@ bench: $(STAMP)
 wheel: $(STAMP)
 	$(BIN)/python -m autograder wheel --out build/wheel
 
+# ANSWERS=0: a graded class's site, no reference answers (the default keeps them for self-learners)
+ANSWERS ?= 1
 book: $(STAMP)
-	$(BIN)/python site/build.py
+	$(BIN)/python site/build.py $(if $(filter 0,$(ANSWERS)),--no-answers,)
 	@echo "open build/site/index.html"
 
 clean:

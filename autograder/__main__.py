@@ -64,8 +64,9 @@ def _grade(args) -> int:
             config=args.config,
             max_file_mb=args.max_submission_mb,
             max_zip_mb=args.max_zip_mb,
+            lesson_map=args.map,
         )
-    except (CollectError, ConfigError) as exc:  # unreadable submissions or course config: say so
+    except (CollectError, ConfigError, ValueError) as exc:  # unreadable submissions or course config: say so
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except GradingStopped as exc:  # a lost scheduler or mismatched workers: say so, no traceback
@@ -113,6 +114,14 @@ def main(argv=None) -> int:
         default=None,
         metavar="TOML",
         help="course config: deadlines, extensions, late policy, LMS columns and roster (autograder/collect/lateness.py)",
+    )
+    g.add_argument(
+        "--map",
+        action="append",
+        default=None,
+        metavar="FILE=LESSON",
+        help="the lesson of a file whose name does not say (a name or path, wildcards allowed), "
+        "LESSON alone for a whole export of one assignment, or a CSV with file,lesson columns; repeatable",
     )
     g.add_argument(
         "--max-submission-mb",
@@ -196,7 +205,11 @@ def main(argv=None) -> int:
             print(f"wrote {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "handout":
-        print(f"wrote {handout.handout(Path(args.out) if args.out else None)}")
+        try:
+            print(f"wrote {handout.handout(Path(args.out) if args.out else None)}")
+        except handout.HandoutError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         return 0
     if args.cmd == "exchange":
         for line in nbgrader_course.release_to_exchange(args.lessons or None):

@@ -11,16 +11,23 @@ import time
 from pathlib import Path
 
 from autograder import course, state
-from autograder.collect import lms
+from autograder.collect import lateness, lms
 from autograder.collect.submissions import (
     DEFAULT_LMS_PATTERN,
     MAX_FILE_MB,
     MAX_ZIP_MB,
     Submission,
     collect,
+    read_lesson_map,
 )
 from autograder.collect.tree import CollectError
-from autograder.judge.grade import fingerprint, grade_one, grading_version
+from autograder.judge.grade import (
+    changed_because,
+    fingerprint_of,
+    fingerprint_parts,
+    grade_one,
+    lesson_version,
+)
 from autograder.outcomes import Graded, Row, Status
 from autograder.record import folders, gradebook
 from autograder.record.export import export
@@ -72,10 +79,14 @@ class ClassRun:
         self.cfg = state.course_config(self.state, config)
         self.results: dict = {}
         self.fresh: set = set()  # (student, lesson) graded in this run
+        self.parts: dict = {}  # submission key -> its fingerprint parts
+        self.reasons: dict = {}  # why saved grades were not reused -> how many
         self.gradebook = None
         self.progress: Progress | None = None
 
-    def collect(self, source: Path, tmp: Path, pattern: str, only, max_file_mb: int, max_zip_mb: int) -> list:
+    def collect(
+        self, source: Path, tmp: Path, pattern: str, only, max_file_mb: int, max_zip_mb: int, lesson_map=None
+    ) -> list:
         subs = collect(
             source,
             course.lessons(),
@@ -83,8 +94,10 @@ class ClassRun:
             workdir=tmp / "unzipped",
             max_file_mb=max_file_mb,
             max_zip_mb=max_zip_mb,
+            lesson_map=read_lesson_map(lesson_map, course.lessons()),
         )
         subs = lms.apply_roster(subs, lms.read_roster(self.cfg))
+        subs = lateness.apply_times(subs, self.cfg)
         if only:
             wanted = set(only)
             subs = [s for s in subs if wanted & {s.student, s.lms_id, s.name}]
@@ -94,16 +107,29 @@ class ClassRun:
 
     def plan(self, subs: list) -> list:
         """[(submission, fingerprint, state path)] to grade; the rest are reused from OUT/.state.
-        A changed check, grader module, lesson source or limit changes the fingerprint: a regrade."""
-        version = grading_version()
+        A changed file, lesson source, check of that lesson, grader module or limit changes the
+        fingerprint: a regrade of what it decides, and `reasons` says why (printed unless quiet)."""
+        versions: dict = {}
         todo = []
         for sub in subs:
-            fp = fingerprint(sub, version, self.limits)
+            if sub.lesson and sub.lesson not in versions:
+                versions[sub.lesson] = lesson_version(sub.lesson)
+            parts = fingerprint_parts(sub, versions.get(sub.lesson, {}), self.limits)
+            fp = fingerprint_of(parts)
+            self.parts[sub.key] = parts
             saved = self.resume and state.reuse(self.state, sub, fp)
             if saved:
                 self.results[sub.key] = saved
-            else:
-                todo.append((sub, fp, state.saved_path(self.state, sub)))
+                continue
+            todo.append((sub, fp, state.saved_path(self.state, sub)))
+            before = state.saved_parts(self.state, sub) if self.resume else None
+            if before is not None:  # graded before: say what changed
+                for why in changed_because(before, parts):
+                    key = f"{why} ({sub.lesson})" if sub.lesson else why
+                    self.reasons[key] = self.reasons.get(key, 0) + 1
+        if self.reasons and not self.quiet:
+            said = "; ".join(f"{n} because {why}" for why, n in sorted(self.reasons.items()))
+            sys.stderr.write(f"grading again: {said}\n")
         self.progress = Progress(len(subs), stream=open(os.devnull, "w") if self.quiet else sys.stderr)
         for g in self.results.values():
             self.progress.update(g, resumed=True)
@@ -116,7 +142,7 @@ class ClassRun:
         gradebook.record(self.gradebook, [g], {(g.student, g.lesson): stamp} if stamp else None)
         folders.write_feedback(self.out, g)
         if not any(r.fault for r in g.rows):  # faults are retried next run
-            state.save(saved, fp, g, sub)
+            state.save(saved, fp, g, sub, self.parts.get(sub.key))
         self.progress.update(g)
 
 
@@ -135,6 +161,7 @@ def grade_class(
     max_file_mb: int = MAX_FILE_MB,
     max_zip_mb: int = MAX_ZIP_MB,
     report: bool = True,
+    lesson_map: list | None = None,
 ) -> dict:
     """Grade every submission under `source` (or those of the students in `only`) into `out`.
 
@@ -149,7 +176,7 @@ def grade_class(
     run = ClassRun(out, limits, quiet, resume, config)
     # the run's folder is removed at the end, also after Ctrl-C; a killed run's by the next run
     with workdirs.grading_dir() as tmp:
-        subs = run.collect(Path(source), tmp, pattern, only, max_file_mb, max_zip_mb)
+        subs = run.collect(Path(source), tmp, pattern, only, max_file_mb, max_zip_mb, lesson_map)
         source_dir = Path(source).resolve()
         hide = sandbox.secret_paths(
             [run.out, source_dir if source_dir.is_dir() else source_dir.parent, tmp / "unzipped"]
@@ -188,12 +215,13 @@ def grade_class(
             "this_run": graded,
             "seconds": time.monotonic() - t0,
             "db_url": db_url,
+            "regraded_because": dict(run.reasons),
         }
 
 
 def _nothing_to_grade(sub: Submission) -> Graded:
     """An ungradable row for a submission with no file to grade (refused, or no known lesson)."""
-    total = sum(course.questions(sub.lesson).values()) if sub.lesson else 0
+    total = course.max_points(sub.lesson) if sub.lesson else 0
     return Graded(
         sub.student, sub.lesson, [Row(sub.student, sub.lesson, "", 0, total, Status.UNGRADABLE, sub.note)]
     )

@@ -75,6 +75,27 @@ def manual_questions(lesson: str) -> dict:
     }
 
 
+@functools.cache
+def _max_points(lesson: str, stamp: tuple) -> float:
+    return sum(questions(lesson).values()) + sum(manual_questions(lesson).values())
+
+
+def max_points(lesson: str) -> float:
+    """Every point a lesson gives: its autograded questions and its written answers together, the
+    same for every student whatever they submitted (what an LMS's "points possible" must say)."""
+    path = SOLUTIONS / f"{lesson}.ipynb"
+    st = path.stat()
+    return _max_points(lesson, (st.st_mtime_ns, st.st_size))
+
+
+def lesson_max(lesson: str, rows_max: float) -> float:
+    """`max_points(lesson)` for a lesson of this course; `rows_max` (what the rows say) for a name
+    that is none (a refused file's row, a test's made-up lesson)."""
+    if lesson and (SOLUTIONS / f"{lesson}.ipynb").is_file():
+        return max_points(lesson)
+    return rows_max
+
+
 def comment_targets(lesson: str) -> dict:
     """The question a comment on a cell belongs to: formgrader keeps comments on answer cells, and an
     answer cell's question is itself (a written answer) or the first test cell after it."""

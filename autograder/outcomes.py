@@ -120,10 +120,14 @@ class Graded:
 
 
 def summary_rows(graded: list) -> list:
+    from autograder.course import lesson_max
+
     out = []
     for g in graded:
         pts = sum(r.points for r in g.rows)
-        mx = sum(r.max_points for r in g.rows)
+        # the lesson's every point, whatever rows this submission produced (an ungradable file, a
+        # grade saved before a question was added): totals compare across students
+        mx = lesson_max(g.lesson, sum(r.max_points for r in g.rows))
         status = Status.of_lesson(r.status for r in g.rows)
         out.append(
             {

@@ -16,6 +16,18 @@ def saved_path(state: Path, sub) -> Path:
     return state / f"{safe_name(sub.student)}__{safe_name(sub.lesson)}.json"
 
 
+def saved_parts(state: Path, sub) -> dict | None:
+    """The fingerprint parts the saved grade of `sub` was made under ({} when it kept none; None
+    when there is no saved grade)."""
+    saved = saved_path(state, sub)
+    if not saved.exists():
+        return None
+    try:
+        return json.loads(saved.read_text()).get("parts", {})
+    except ValueError:
+        return {}
+
+
 def reuse(state: Path, sub, fp: str):
     """The saved grade of `sub` when its fingerprint is `fp` (nothing that decides it changed), else None."""
     saved = saved_path(state, sub)
@@ -29,8 +41,10 @@ def reuse(state: Path, sub, fp: str):
     return from_json(data)
 
 
-def save(saved: Path, fp: str, g: Graded, sub) -> None:
-    saved.write_text(json.dumps({"fingerprint": fp, **to_json(g), "submission": sub.meta()}))
+def save(saved: Path, fp: str, g: Graded, sub, parts: dict | None = None) -> None:
+    saved.write_text(
+        json.dumps({"fingerprint": fp, **to_json(g), "submission": sub.meta(), "parts": parts or {}})
+    )
 
 
 def course_config(state: Path, config) -> lateness.Config | None:

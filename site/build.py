@@ -13,6 +13,7 @@ One step per function:
     sphinx()           sphinx-build with site/conf.py into build/site/ (stored outputs: no execution)
 
     .venv/bin/python site/build.py [--out build/site]     then open build/site/index.html
+    .venv/bin/python site/build.py --no-answers           a graded class's site: no reference answers
 """
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ MATHJAX = SITE / "node_modules" / "mathjax"
 
 COURSE_TITLE = "Transformer building blocks, by hand"
 SHOW, HIDE = "Show solution", "Hide solution"
+# False for a graded class's site (`make book ANSWERS=0`, --no-answers): every reference answer is
+# replaced by the student's blank cell, and the test cells' outputs (computed from the reference
+# answers) are dropped; the self-learners' site (the default) keeps the answers behind a toggle.
+ANSWERS = True
+GRADED_NOTE = (
+    "This site is for a graded class: the reference answers are not on it. Download the student "
+    "notebook and work through it in Jupyter or Colab."
+)
 
 # What the site says in each translated edition (the lesson text itself is in translations/<lang>/)
 EDITIONS = {
@@ -63,6 +72,7 @@ EDITIONS = {
         "try": "下面每个参考答案都藏在 **{show}** 按钮后面：先自己做练习。",
         "english": "English edition: [{title}]({href})",
         "other": "本课有简体中文版：[{title}]({href})",
+        "graded": "这个网站供计分的课程使用：上面没有参考答案。请下载学生版 notebook，在 Jupyter 或 Colab 里自己做。",
     }
 }
 HIDDEN_TESTS = re.compile(
@@ -117,14 +127,20 @@ def download_note(lesson: str, lang: str = "", other: str = "") -> nbformat.Note
         text = (
             f"Download the student notebook {{download}}`{lesson}.ipynb </downloads/{lesson}.ipynb>` "
             "(the exercises blank, the self-checks included) and run it in Jupyter or Colab. "
-            f"{install_line()} Each reference answer below is behind a "
-            f"**{SHOW}** toggle: try the exercise first."
+            f"{install_line()} "
+            + (
+                f"Each reference answer below is behind a **{SHOW}** toggle: try the exercise first."
+                if ANSWERS
+                else GRADED_NOTE
+            )
         )
         title = "Work through it yourself"
     else:
         ed = EDITIONS[lang]
         nb = f"{{download}}`{lesson}.ipynb </downloads/{lang}/{lesson}.ipynb>`"
-        text = f"{ed['download'].format(nb=nb)}{install_line(lang)}{ed['try'].format(show=SHOW)}"
+        text = f"{ed['download'].format(nb=nb)}{install_line(lang)}" + (
+            ed["try"].format(show=SHOW) if ANSWERS else ed["graded"]
+        )
         title = ed["work"]
     body = f":::{{admonition}} {title}\n:class: tip\n{text}\n:::"
     if other:
@@ -138,8 +154,10 @@ def site_notebook(
     """A copy of a solution notebook as the site shows it (stored outputs kept as they are); `lang`
     for a translated edition's page, `other` a line linking the same lesson in the other edition."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    if not ANSWERS:
+        nb = without_answers(nb, lesson, lang)
     for cell in nb.cells:
-        is_solution = bool(cell.metadata.get("nbgrader", {}).get("solution"))
+        is_solution = bool(cell.metadata.get("nbgrader", {}).get("solution")) and ANSWERS
         if cell.cell_type == "code":
             cell.source = strip_hidden_tests(cell.source)
             if is_solution:
@@ -153,6 +171,28 @@ def site_notebook(
             cell.source = f'<details class="solution">\n<summary>{SHOW}</summary>\n\n{body}\n\n</details>'
     if student_notebook:
         nb.cells.insert(1, download_note(lesson, lang, other))
+    return nb
+
+
+def without_answers(nb: nbformat.NotebookNode, lesson: str, lang: str = "") -> nbformat.NotebookNode:
+    """A solution notebook with every reference answer replaced by the student notebook's cell (the
+    blank stub; by cell id, notebooks/<lang>/ for an edition) and no output that a reference answer
+    or a test cell printed."""
+    student = NOTEBOOKS / lang / f"{lesson}.ipynb"
+    blank = {}
+    if student.exists():
+        blank = {c.get("id"): c.source for c in nbformat.read(student, as_version=4).cells}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution"):
+            stub = (
+                "YOUR ANSWER HERE"
+                if cell.cell_type == "markdown"
+                else "# YOUR CODE HERE\nraise NotImplementedError()"
+            )
+            cell.source = blank.get(cell.get("id"), stub)
+        if cell.cell_type == "code" and (meta.get("solution") or meta.get("grade")):
+            cell.outputs, cell.execution_count = [], None
     return nb
 
 
@@ -190,8 +230,13 @@ def index_page(entries: list[tuple[str, str, str, bool]], editions: list[str] = 
         "explains an idea, shows the equation right above the code that computes it, measures "
         "what it claims, and ends each idea with an exercise and its self-check.",
         "",
-        "Read the lessons here (every reference answer is behind a **Show solution** toggle), "
-        "or download a student notebook and work through it in Jupyter or Colab. " + install_line(),
+        (
+            "Read the lessons here (every reference answer is behind a **Show solution** toggle), "
+            "or download a student notebook and work through it in Jupyter or Colab. "
+            if ANSWERS
+            else GRADED_NOTE + " "
+        )
+        + install_line(),
         "",
         "## Lessons",
         "",
@@ -217,7 +262,7 @@ def edition_index(lang: str, entries: list[tuple[str, str, str, bool]]) -> str:
         "",
         ed["intro"],
         "",
-        ed["read"].format(show=SHOW) + install_line(lang),
+        (ed["read"].format(show=SHOW) if ANSWERS else ed["graded"]) + install_line(lang),
         "",
         f"## {ed['lessons']}",
         "",
@@ -399,7 +444,14 @@ def build(out: Path = BUILD / "site", work: Path | None = None) -> Path:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=BUILD / "site", help="output folder (default build/site)")
+    parser.add_argument(
+        "--no-answers",
+        action="store_true",
+        help="a graded class's site: no reference answers (default: the self-learners' site, with them)",
+    )
     args = parser.parse_args(argv)
+    global ANSWERS
+    ANSWERS = not args.no_answers
     index = build(args.out.resolve())
     print(f"site: {index}")
 

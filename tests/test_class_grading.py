@@ -316,7 +316,10 @@ def test_a_changed_check_grader_or_limit_grades_again(tmp_path, monkeypatch):
 
     first = run()
     assert run() == first, "got the unchanged submission graded again, expected its saved grade reused"
-    monkeypatch.setattr(classroom, "grading_version", lambda: "a changed check")
+    real = classroom.lesson_version
+    monkeypatch.setattr(
+        classroom, "lesson_version", lambda lesson: {**real(lesson), "checks": "a changed check"}
+    )
     changed = run()
     assert changed[0] != first[0] and changed[1] != first[1], "got the old grade reused after a check changed"
     other_limits = run(sandbox.Limits(cell_timeout=30))

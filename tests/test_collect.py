@@ -247,3 +247,132 @@ def test_regrading_one_student_keeps_the_class(tmp_path):
 
     page = write_report(out, result["graded"]).read_text()
     assert "2 students" in page or "2 student" in page, page[:500]
+
+
+def test_the_newest_attempt_is_graded_by_the_lms_s_evidence(tmp_path):
+    """The trial's Canvas export: a blank first upload and the re-upload Canvas saved as
+    `..._01_attention-1.ipynb` with a newer attachment id (and a zip whose entry times say nothing).
+    Is the re-upload graded, whatever the order of the files, and are both attempts listed?"""
+    _put(tmp_path, "doejohn_3333_9001_01_attention.ipynb", BOB)  # blank, older
+    _put(tmp_path, "doejohn_3333_9087_01_attention-1.ipynb")  # the re-upload
+    _put(tmp_path, "leebo_4444_9200_01_attention-1.ipynb", BOB)  # a newer attachment beats the suffix
+    _put(tmp_path, "leebo_4444_9300_01_attention.ipynb")
+    _put(tmp_path / "browser", "01_attention.ipynb", BOB)  # no LMS: the browser's re-download
+    _put(tmp_path / "browser", "01_attention (2).ipynb")
+    subs = _by(collect(tmp_path, LESSONS))
+    john = subs[("doejohn_3333", "01_attention")]
+    assert john.path.read_bytes() == ALICE.read_bytes(), f"graded {john.file}, expected the re-upload"
+    assert john.attachment_id == "9087"
+    assert john.attempts == (
+        "01_attention-1.ipynb (attachment 9087) (graded); 01_attention.ipynb (attachment 9001)"
+    ), john.attempts
+    assert "the newest by its attachment id" in john.note
+    bo = subs[("leebo_4444", "01_attention")]
+    assert (bo.attachment_id, bo.path.read_bytes() == ALICE.read_bytes()) == ("9300", True)
+    browser = subs[("browser", "01_attention")]
+    assert browser.path.read_bytes() == ALICE.read_bytes() and "re-upload number" in browser.note
+
+
+def test_a_map_says_which_lesson_a_file_is(tmp_path):
+    """Moodle's `layernorm_final.ipynb` names no lesson: `--map layernorm_final.ipynb=02_layernorm`
+    (or `--map 02_layernorm` for a whole per-assignment export, or a CSV) says it; a wrong lesson is an
+    error, not a guess."""
+    folder = tmp_path / "moodle"
+    _put(folder, "Bo Lee_4502_assignsubmission_file/layernorm_final.ipynb")
+    _put(folder, "Ann Wu_4503_assignsubmission_file/my work.ipynb")
+    assert {s.lesson for s in collect(folder, LESSONS)} == {""}  # no name says it
+    mapped = submissions.read_lesson_map(["layernorm_final.ipynb=02_layernorm"], LESSONS)
+    got = {(s.student, s.lesson) for s in collect(folder, LESSONS, lesson_map=mapped)}
+    assert got == {("Bo Lee_4502", "02_layernorm"), ("Ann Wu_4503", "")}, got
+    whole = submissions.read_lesson_map(["02_layernorm"], LESSONS)
+    got = {(s.student, s.lesson) for s in collect(folder, LESSONS, lesson_map=whole)}
+    assert got == {("Bo Lee_4502", "02_layernorm"), ("Ann Wu_4503", "02_layernorm")}, got
+    table = tmp_path / "map.csv"
+    table.write_text("file,lesson\nAnn Wu_4503_assignsubmission_file/my work.ipynb,03_residual.ipynb\n")
+    got = {
+        (s.student, s.lesson)
+        for s in collect(folder, LESSONS, lesson_map=submissions.read_lesson_map([str(table)], LESSONS))
+    }
+    assert got == {("Bo Lee_4502", ""), ("Ann Wu_4503", "03_residual")}, got
+    with pytest.raises(ValueError, match="not a lesson"):
+        submissions.read_lesson_map(["x.ipynb=02_layernrom"], LESSONS)
+
+
+def _with_answer(src: Path, dst: Path, question: str, text: str) -> None:
+    import nbformat
+
+    nb = nbformat.read(src, as_version=4)
+    for cell in nb.cells:
+        if course.nbgrader_meta(cell).get("grade_id") == question:
+            cell.source = text
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, dst)
+
+
+@pytest.mark.e2e
+@pytest.mark.full  # three grading runs of four notebooks: about 2 minutes on 2 cores
+def test_a_term_as_the_trial_built_it(tmp_path):
+    """The trial's class, graded for real: a Canvas export with a blank first upload and its
+    re-upload (`-1`, newer attachment id), a `_LATE_` file whose time the LMS gives, a Moodle folder
+    whose file names no lesson (`--map`); written answers graded by hand, then one changed and the
+    class regraded. Do totals add up (every question counted, the same maximum for all, nobody over
+    100%), is the newest attempt graded, and is the changed answer's hand grade set aside while the
+    other stays?"""
+    from autograder.record import gradebook
+
+    src = tmp_path / "export"
+    _put(src, "doejohn_3333_9001_01_attention.ipynb", BOB)
+    _put(src, "doejohn_3333_9087_01_attention-1.ipynb")
+    late = src / "leebo_LATE_4444_9100_01_attention.ipynb"
+    _with_answer(ALICE, late, "written_sqrt_dk", "Softmax saturates when d_k is large.")
+    _put(src, "Ann Wu_4502_assignsubmission_file/attention_final.ipynb")
+    (tmp_path / "times.csv").write_text("student,lesson,submitted_at\n4444,01_attention,2026-03-03 10:00\n")
+    (tmp_path / "course.toml").write_text(
+        'deadline = "2026-03-01 23:59"\n[late_policy]\npercent_per_day = 10\n[lms]\ntimes = "times.csv"\n'
+    )
+    out = tmp_path / "out"
+    kw = dict(
+        workers=1,
+        quiet=True,
+        config=tmp_path / "course.toml",
+        lesson_map=["attention_final.ipynb=01_attention"],
+    )
+    grade_class(src, out, **kw)
+    summary = {r["student"]: r for r in _rows(out / "summary.csv")}
+    assert {s: (r["points"], r["max_points"]) for s, r in summary.items()} == {
+        "doejohn_3333": ("10", "13"),  # the re-upload, not the blank first file
+        "leebo_4444": ("10", "13"),
+        "Ann Wu_4502": ("10", "13"),
+    }, summary
+    assert (summary["leebo_4444"]["late"], summary["leebo_4444"]["penalty_percent"]) == ("yes (LMS)", "20")
+    assert summary["doejohn_3333"]["late"] == ""  # a copy's file time is no submission time
+    canvas = list(csv.reader(open(out / "lms" / "canvas_gradebook.csv")))
+    assert canvas[1][5] == "13"
+    db_url = gradebook.default_url(out)
+    with gradebook.open_gradebook(db_url) as gb:  # the instructor grades both, as formgrader's API does
+        for student in ("doejohn_3333", "leebo_4444"):
+            for question, score in (("written_sqrt_dk", 2.0), ("written_masked_row", 1.0)):
+                grade = gb.find_grade(question, "01_attention", "01_attention", student)
+                grade.manual_score, grade.needs_manual_grade = score, False
+        gb.db.commit()
+    grade_class(src, out, **kw)  # nothing changed: hand grades in, nothing flagged
+    summary = {r["student"]: r for r in _rows(out / "summary.csv")}
+    assert (summary["doejohn_3333"]["points"], summary["leebo_4444"]["points"]) == ("13", "13")
+    wide = {r["student"]: r for r in _rows(out / "lms" / "grades_wide.csv")}
+    assert {w["max_total"] for w in wide.values()} == {"13"}
+    assert all(float(w["total"]) <= 13 for w in wide.values())
+    _with_answer(ALICE, late, "written_sqrt_dk", "Because of the learning rate.")  # a resubmission
+    grade_class(src, out, **kw)
+    rows = {(r["student"], r["question"]): r for r in _rows(out / "grades.csv")}
+    changed = rows[("leebo_4444", "written_sqrt_dk")]
+    assert (changed["points"], changed["status"]) == ("0", "needs grading"), changed
+    assert rows[("leebo_4444", "written_masked_row")]["points"] == "1"
+    assert rows[("doejohn_3333", "written_sqrt_dk")]["points"] == "2"
+    with gradebook.open_gradebook(db_url) as gb:
+        flagged = {
+            (s, g.name)
+            for s in ("doejohn_3333", "leebo_4444")
+            for g in gb.find_submission_notebook("01_attention", "01_attention", s).grades
+            if g.needs_manual_grade
+        }
+    assert flagged == {("leebo_4444", "written_sqrt_dk")}, flagged

@@ -124,6 +124,7 @@ def formgrader(graded):
         JUPYTER_RUNTIME_DIR=str(work / "runtime"),
         JUPYTER_CONFIG_DIR=str(work / "config"),
         JUPYTER_DATA_DIR=str(work / "data"),
+        JUPYTER_PATH=str(out / "formgrader_assets" / "share"),  # as `make formgrader` sets it
     )
     cmd = [
         str(JUPYTER),
@@ -322,6 +323,32 @@ def test_feedback_pages_typeset_math_offline(graded, chromium):
     assert not log.external and not log.failed, (log.external, log.failed)
     plain = (out / "feedback" / "bob" / f"{LESSON}.html").read_text(encoding="utf-8")
     assert "tbb-summary" in plain
+
+
+def test_formgrader_typesets_math_offline(graded, formgrader, chromium):
+    """Does formgrader's submission page (started as `make formgrader` starts it) typeset the
+    lesson's math with the MathJax 2 in the output folder, nothing fetched from outside?"""
+    _, out = graded
+    base, token = formgrader
+    page = chromium.new_page()
+    log = NetworkLog.attach(page)
+    try:
+        page.goto(f"{base}/formgrader?token={token}")
+        page.wait_for_url("**/formgrader/manage_assignments*")
+        subs = {
+            s["student"]: s
+            for s in _api(page, base, f"/formgrader/api/submitted_notebooks/{LESSON}/{LESSON}")
+        }
+        page.goto(f"{base}/formgrader/submissions/{subs['alice']['id']}/")
+        page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.loaded", timeout=60_000)
+        page.wait_for_function(
+            "() => document.querySelectorAll('.MJXc-display, .mjx-chtml').length > 20", timeout=60_000
+        )
+        typeset = page.locator(".mjx-chtml").count()
+    finally:
+        page.close()
+    assert typeset > 20, f"only {typeset} formulas typeset"
+    assert not log.external, log.external
 
 
 def test_ungradable_page_is_styled(tmp_path, chromium):

@@ -2,14 +2,18 @@
 (wide CSV, Canvas gradebook import, Moodle worksheet and gradebook import, feedback zips)."""
 
 import csv
+import dataclasses
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from autograder import course
 from autograder.collect import lateness
 from autograder.outcomes import CONTRACT_COLUMNS, Graded, Row, safe_name
+from autograder.record import gradebook
 from autograder.record.export import SUMMARY_COLUMNS, export
+from autograder.record.feedback import SCORES_BEGIN, SCORES_END
 from autograder.state import course_config as _course_config
 
 CONFIG = """
@@ -106,10 +110,10 @@ def meta(**kw):
         (
             meta(submitted_at="2026-03-05T12:00:00+00:00", time_source="file mtime"),
             "01_attention",
-            "yes",
+            "",
             "0",
-            "84.02",
-        ),
+            "",
+        ),  # a file's time: noted, neither late nor penalised
         (meta(lms_late=True), "01_attention", "yes (LMS)", "10", ""),
     ],
 )
@@ -223,7 +227,9 @@ def test_exports_for_canvas_moodle_and_the_contract(tmp_path, cfg):
 
     wide = {r["student"]: r for r in _dicts(out / "lms" / "grades_wide.csv")}
     assert (wide["smithjane_1111"]["01_attention"], wide["smithjane_1111"]["02_layernorm"]) == ("10", "6")
-    assert (wide["smithjane_1111"]["total"], wide["smithjane_1111"]["max_total"]) == ("16", "18")
+    # every question of both lessons (written answers too), for every student alike
+    assert (wide["smithjane_1111"]["total"], wide["smithjane_1111"]["max_total"]) == ("16", "23")
+    assert {w["max_total"] for w in wide.values()} == {"23"}
     assert wide["alice"]["02_layernorm"] == ""  # not submitted: empty, not 0
     assert wide["Bo Lee_4502"]["email"] == "bo.lee@example.edu"
 
@@ -238,14 +244,14 @@ def test_exports_for_canvas_moodle_and_the_contract(tmp_path, cfg):
         "02_layernorm",
         "Final Points",
     ]
-    assert canvas[1][0] == "Points Possible" and canvas[1][5:7] == ["10", "8"]
+    assert canvas[1][0] == "Points Possible" and canvas[1][5:7] == ["13", "10"]
     assert [r[:2] + r[5:] for r in canvas[2:]] == [
         ["smithjane", "1111", "10", "6", "16"],
         ["smithjane", "2222", "7.2", "", "7.2"],
     ]
     sheet = _dicts(out / "lms" / "moodle_worksheet_01_attention.csv")
     assert [(r["Identifier"], r["Grade"], r["Maximum Grade"]) for r in sheet] == [
-        ("Participant 4502", "10", "10")
+        ("Participant 4502", "10", "13")
     ]
     assert {"Identifier", "Grade", "Last modified (grade)", "Feedback comments"} <= set(sheet[0])
     moodle = _dicts(out / "lms" / "moodle_grades.csv")
@@ -270,3 +276,169 @@ def test_exports_for_canvas_moodle_and_the_contract(tmp_path, cfg):
         assert name.split("_", 4) == ["Bo Lee", "4502", "assignfeedback", "file", "01_attention.html"]
     with zipfile.ZipFile(out / "lms" / "canvas_feedback_02_layernorm.zip") as zf:
         assert zf.namelist() == ["smithjane_1111_9003_feedback_02_layernorm.html"]
+
+
+def _full_rows(student, lesson, autograded_ok=True):
+    """A lesson's rows as the judge writes them: every autograded question, every written answer
+    waiting for a person."""
+    rows = [
+        Row(student, lesson, q, mx if autograded_ok else 0, mx, "passed" if autograded_ok else "failed")
+        for q, mx in course.questions(lesson).items()
+    ]
+    rows += [
+        Row(student, lesson, q, 0, mx, "needs grading") for q, mx in course.manual_questions(lesson).items()
+    ]
+    return Graded(student, lesson, rows)
+
+
+def test_maxima_hold_every_question_for_every_student_and_nobody_exceeds_them(tmp_path):
+    """The trial's class: a Canvas student with both lessons and every written answer graded full by
+    hand, one with one lesson, one whose notebook was ungradable, a Moodle student. Points possible
+    (Canvas), the Moodle maximum, summary.csv, grades_wide's max_total and the report's totals hold
+    every question, autograded and written, the same for everyone; nobody is over 100%."""
+    out = tmp_path / "out"
+    out.mkdir()
+    a, b = "01_attention", "02_layernorm"
+    graded = [
+        _full_rows("full_1", a),
+        _full_rows("full_1", b),
+        _full_rows("half_2", a, autograded_ok=False),
+        Graded("broken_3", b, [Row("broken_3", b, "", 0, course.max_points(b), "ungradable", "not JSON")]),
+        _full_rows("Bo Lee_4502", a),
+    ]
+    metas = [
+        meta(student="full_1", name="full", lms="canvas", lms_id="1", attachment_id="11"),
+        meta(student="full_1", name="full", lms="canvas", lms_id="1", attachment_id="12"),
+        meta(student="half_2", name="half", lms="canvas", lms_id="2", attachment_id="21"),
+        meta(student="broken_3", name="broken", lms="canvas", lms_id="3", attachment_id="31"),
+        meta(student="Bo Lee_4502", name="Bo Lee", lms="moodle", lms_id="4502"),
+    ]
+    hand = {
+        (g.student, g.lesson): {
+            "scores": {q: (mx, 0.0) for q, mx in course.manual_questions(g.lesson).items()},
+            "comments": {},
+        }
+        for g in graded
+        if g.student in ("full_1", "Bo Lee_4502")
+    }
+    graded = gradebook.overlay(graded, hand)
+    export(out, graded, metas, None)
+    full = {a: course.max_points(a), b: course.max_points(b)}
+    assert full == {a: 13, b: 10}, f"got {full}, expected the autograded and written points of each lesson"
+
+    summary = {(r["student"], r["lesson"]): r for r in _dicts(out / "summary.csv")}
+    for (student, lesson), r in summary.items():
+        assert float(r["max_points"]) == full[lesson], f"{student}/{lesson}: got max {r['max_points']}"
+        assert float(r["points"]) <= float(r["max_points"]), f"{student}/{lesson} is over 100%: {r}"
+    assert summary[("full_1", a)]["points"] == "13"
+
+    canvas = _rows(out / "lms" / "canvas_gradebook.csv")
+    possible = dict(zip(canvas[0][5:7], map(float, canvas[1][5:7])))
+    assert possible == full, f"got Points Possible {possible}, expected {full}"
+    for line in canvas[2:]:
+        for lesson, value in zip(canvas[0][5:7], line[5:7]):
+            assert value == "" or float(value) <= possible[lesson], f"{line[0]} over 100% in {lesson}"
+    sheet = _dicts(out / "lms" / "moodle_worksheet_01_attention.csv")
+    assert [(r["Grade"], r["Maximum Grade"]) for r in sheet] == [("13", "13")]
+
+    wide = _dicts(out / "lms" / "grades_wide.csv")
+    assert {w["max_total"] for w in wide} == {"23"}, "max_total must be the same for every student"
+    assert all(float(w["total"]) <= 23 for w in wide)
+
+    page = (out / "report" / "index.html").read_text()
+    for student, total in (("full_1", "23 / 23"), ("half_2", "0 / 23"), ("broken_3", "0 / 23")):
+        assert (
+            f"<tr><td>{student}</td>" in page
+            and total in page.split(f"<tr><td>{student}</td>")[1].split("</tr>")[0]
+        )
+
+
+def test_lateness_from_the_lms_s_times_reaches_the_student(tmp_path):
+    """The trial's Canvas export: `_LATE_` files, no time in the names, file times from copying.
+    With the LMS's submission times given (`[lms] times`), is a `_LATE_` file charged its real days
+    (not always one), a file with no known time one day with a note, and an on-time file with a late
+    copy time not late at all; and do summary.csv, the student's feedback page (in their language)
+    and the report say so, only for the late rows?"""
+    (tmp_path / "times.csv").write_text(
+        "student,lesson,submitted_at\n3333,01_attention,2026-03-04 08:00\n4444,01_attention,2026-03-01 20:00\n"
+    )
+    (tmp_path / "course.toml").write_text(
+        'deadline = "2026-03-01 23:59"\n[late_policy]\npercent_per_day = 10\nmax_percent = 50\n'
+        '[lms]\ntimes = "times.csv"\n'
+    )
+    cfg = lateness.load(tmp_path / "course.toml")
+    from autograder.collect.submissions import Submission
+
+    subs = [
+        Submission("doejohn_3333", "01_attention", None, lms="canvas", lms_id="3333", lms_late=True),
+        Submission("leebo_4444", "01_attention", None, lms="canvas", lms_id="4444"),
+        Submission("wuann_5555", "01_attention", None, lms="canvas", lms_id="5555", lms_late=True),
+        Submission(
+            "kimpark_6666",
+            "01_attention",
+            None,
+            lms="canvas",
+            lms_id="6666",
+            submitted_at="2026-03-06T10:00:00+00:00",  # a copy's mtime, days late
+            time_source="file mtime",
+        ),
+    ]
+    subs = lateness.apply_times(subs, cfg)
+    assert [(s.submitted_at, s.time_source) for s in subs[:2]] == [
+        ("2026-03-04T08:00:00+00:00", "lms"),
+        ("2026-03-01T20:00:00+00:00", "lms"),
+    ]
+    out = tmp_path / "out"
+    out.mkdir()
+    graded = [dataclasses.replace(_graded(s.student, s.lesson, 10, 10, "passed"), lang="en") for s in subs]
+    graded[2] = dataclasses.replace(graded[2], lang="zh_CN")  # the class report stays English
+    for g in graded:
+        page = out / "feedback" / safe_name(g.student) / f"{g.lesson}.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(
+            f"<html lang='en'><body>{SCORES_BEGIN}10 / 13{SCORES_END}<p>notebook</p></body></html>"
+        )
+    export(out, graded, [{**s.meta(), "student": s.student} for s in subs], cfg)
+    summary = {r["student"]: r for r in _dicts(out / "summary.csv")}
+    got = {k: (r["late"], r["penalty_percent"], r["points_after_penalty"]) for k, r in summary.items()}
+    assert got == {
+        "doejohn_3333": ("yes (LMS)", "30", "7"),  # 2 days 8 hours: three started days
+        "leebo_4444": ("no", "0", "10"),
+        "wuann_5555": ("yes (LMS)", "10", "9"),  # no time known: one day, said so
+        "kimpark_6666": ("", "0", "10"),  # a file time is no submission time
+    }, got
+    page = lambda s: (out / "feedback" / s / "01_attention.html").read_text()  # noqa: E731
+    assert "Submitted late: 56.02 hours after the deadline" in page("doejohn_3333")
+    assert "Late penalty 30%: 10 points count as 7." in page("doejohn_3333")
+    assert "迟交" in page("wuann_5555") and "学习平台标记为迟交" in page("wuann_5555")
+    assert "late" not in page("leebo_4444").lower() and "late" not in page("kimpark_6666").lower()
+    report = (out / "report" / "index.html").read_text()
+    section = report.split("Late submissions")[1]
+    assert "doejohn_3333" in section and "wuann_5555" in section
+    assert "leebo_4444" not in section and "kimpark_6666" not in section
+    export(
+        out,
+        graded,
+        [{**s.meta(), "student": s.student, "lms_late": False, "submitted_at": ""} for s in subs],
+        cfg,
+    )
+    assert "Submitted late" not in page("doejohn_3333"), "a notice that no longer holds is taken off"
+
+
+def test_the_mistakes_chart_keeps_every_label_whole(tmp_path):
+    """A long hint is wrapped on the chart, never cut, and the saved chart is wide enough for it."""
+    from PIL import Image
+
+    from autograder.record import report
+
+    hint = (
+        "the scores are divided by d_k instead of sqrt(d_k): the softmax is far too flat for large "
+        "heads and the weights barely depend on the keys, which the hidden case with d_k = 64 shows; "
+        "compare the scale with the equation above the code"
+    )
+    label = report.mistake_label(["01_attention", "scaled_dot_product_attention", hint, 3])
+    assert " ".join(label.split()) == f"scaled_dot_product_attention: {hint}"
+    n = {"scores": {}, "mistakes": {}}
+    report._plots(tmp_path, n, [], [], [["01_attention", "scaled_dot_product_attention", hint, 3]])
+    width, height = Image.open(tmp_path / "mistakes.png").size
+    assert width > 600 and height > 100, (width, height)

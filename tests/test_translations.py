@@ -107,3 +107,39 @@ def test_a_code_translation_whose_english_changed_is_listed_stale(tdir):
     line = next(li for li in translations.report("zh_CN").splitlines() if li.startswith(LESSON))
     assert f"1 code cells stale ({LESSON}.md): {cells[1]['id']}" in line, line
     assert not any("code cells stale" in li for li in translations.report("zh_CN").splitlines()[1:])
+
+
+def test_an_english_only_change_releases_a_chinese_edition_that_flags_itself_stale(tmp_path, monkeypatch):
+    """An English-only class adds a text cell to a lesson: `make release` must not stop for the
+    missing translation; the Chinese notebook keeps every current translation, shows the new text in
+    English, and says at the top, in Chinese, that it is behind."""
+    import shutil
+
+    import nbformat
+
+    from autograder import course
+    from autograder.tooling import release, translations
+
+    lesson = "02_layernorm"
+    solutions = tmp_path / "solutions"
+    shutil.copytree(course.SOLUTIONS, solutions)
+    nb = nbformat.read(solutions / f"{lesson}.ipynb", as_version=4)
+    added = nbformat.v4.new_markdown_cell("A new paragraph the instructor added for this term.")
+    added["id"] = "added-this-term"
+    nb.cells.insert(3, added)
+    nbformat.write(nb, solutions / f"{lesson}.ipynb")
+    monkeypatch.setattr(course, "SOLUTIONS", solutions)
+    student = nbformat.read(course.NOTEBOOKS / f"{lesson}.ipynb", as_version=4)
+    student.cells.insert(3, added)
+    path = tmp_path / f"{lesson}.ipynb"
+    nbformat.write(student, path)
+    with pytest.raises(ValueError, match="not current"):
+        translations.translate(student, lesson, "zh_CN")
+    (written,) = release._translated(lesson, path, tmp_path / "out")
+    zh = nbformat.read(written, as_version=4)
+    assert zh.cells[1]["id"] == translations.STALE_NOTE_ID and "落后于英文版" in zh.cells[1].source
+    assert "1 处" in zh.cells[1].source
+    assert any(c.source == added.source for c in zh.cells), "the new text is released in English"
+    current = nbformat.read(course.NOTEBOOKS / "zh_CN" / f"{lesson}.ipynb", as_version=4)
+    kept = {c.source for c in current.cells if c.cell_type == "markdown"}
+    assert sum(c.source in kept for c in zh.cells if c.cell_type == "markdown") >= len(kept) - 1

@@ -14,15 +14,19 @@
     trust_mtime = false                 # a file's mtime is not a submission time unless you say so
     [lms]
     roster = "roster.csv"               # optional: lms,lms_id,student,email,id_number (see lms.py)
+    times = "submission_times.csv"      # optional: student (label, LMS id or name),lesson,submitted_at
     [lms.columns]                       # optional: the LMS's own column name per lesson
     "01_attention" = "Lesson 1: Attention (12345)"
 
-The submission time comes from the LMS when its export holds one (Blackboard's attempt timestamp);
-otherwise from the zip entry's or file's mtime, which is shown but used for a penalty only with
-`trust_mtime = true` (copying a folder resets mtimes). Canvas's `_LATE_` marker is kept: with a
-policy, a file Canvas marked late and whose time is unknown is penalised one day's percent.
-The points in grades.csv and summary.csv stay the autograder's; the penalty and the points after it
-are in OUT/submissions.csv and in the LMS exports.
+The submission time comes from the LMS when its export holds one (Blackboard's attempt timestamp),
+or from `[lms] times` (a CSV of the LMS's submission times, e.g. Canvas's submissions API
+`submitted_at` or Moodle's grading table: Canvas's download names and zip entries carry no time,
+Canvas writes each entry at export time); otherwise from the zip entry's or file's mtime, which is
+noted but neither makes a row late nor is penalised unless `trust_mtime = true` (copying a folder
+resets mtimes). Canvas's `_LATE_` marker is kept: with a known time, the time decides how many days;
+with none, a policy charges one day's percent and says so. Only late rows say late.
+The points in grades.csv stay the autograder's; summary.csv, the feedback page, the report,
+OUT/submissions.csv and the LMS exports show the lateness, the penalty and the points after it.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class Config:
     trust_mtime: bool = False
     columns: dict = field(default_factory=dict)  # lesson -> LMS column header
     roster: Path | None = None
+    times: Path | None = None  # a CSV of submission times from the LMS
     source: str = ""  # the TOML text, kept in OUT/.state for later partial regrades
 
     @property
@@ -114,6 +119,9 @@ def parse(text: str, base: Path | None = None) -> Config:
         raise ConfigError("late_policy: percent_per_day and max_percent must be between 0 and 100")
     lms = data.get("lms", {})
     cfg.columns = dict(lms.get("columns", {}))
+    if lms.get("times"):
+        times = Path(lms["times"])
+        cfg.times = times if times.is_absolute() or base is None else base / times
     if lms.get("roster"):
         roster = Path(lms["roster"])
         cfg.roster = roster if roster.is_absolute() or base is None else base / roster
@@ -172,13 +180,18 @@ def assess(cfg: Config | None, meta: dict, lesson: str) -> dict:
         t = dt.datetime.fromisoformat(when)
         t = t if t.tzinfo else t.replace(tzinfo=ZoneInfo(cfg.timezone))
         late_by = t - deadline
-        out["late_by_hours"] = f"{max(late_by.total_seconds(), 0) / 3600:.2f}"
+        hours = f"{max(late_by.total_seconds(), 0) / 3600:.2f}"
         if late_by > cfg.grace:
-            out["late"] = "yes" + (" (LMS)" if marker else "")
             days = math.ceil((late_by - cfg.grace) / dt.timedelta(days=1))
-        elif not marker:
-            out["late"] = "no"
-        if not trusted:
+        if trusted:
+            out["late_by_hours"] = hours
+            if days:
+                out["late"] = "yes" + (" (LMS)" if marker else "")
+            elif not marker:
+                out["late"] = "no"
+        elif days:  # a copy's time is no submission time: noted, never "late" on its own
+            notes.append(f"the {source} is {hours} h after the deadline; not a submission time (trust_mtime)")
+        else:
             notes.append(f"time from the {source}, not the LMS")
     if cfg.has_policy:
         if when and trusted:
@@ -188,8 +201,6 @@ def assess(cfg: Config | None, meta: dict, lesson: str) -> dict:
             notes.append("marked late by the LMS, time unknown: one day's penalty")
         else:
             charged = 0
-            if days:
-                notes.append("not penalised: a file time is not a submission time (trust_mtime)")
         out["penalty_percent"] = f"{min(cfg.max_percent, cfg.percent_per_day * charged):g}"
     out["late_note"] = "; ".join(notes)
     return out
@@ -199,3 +210,43 @@ def penalised(points: float, penalty_percent: str) -> float:
     if not penalty_percent:
         return points
     return round(points * (1 - float(penalty_percent) / 100), 2)
+
+
+def read_times(cfg: Config | None) -> dict:
+    """`[lms] times`: {(who, lesson): ISO time} where who is a student label, LMS id or name."""
+    import csv
+
+    if cfg is None or cfg.times is None:
+        return {}
+    try:
+        with open(cfg.times, newline="", encoding="utf-8-sig") as f:
+            rows = [
+                {(k or "").strip().lower(): (v or "").strip() for k, v in r.items()}
+                for r in csv.DictReader(f)
+            ]
+    except OSError as exc:
+        raise ConfigError(f"cannot read the submission times {cfg.times}: {exc.strerror}") from None
+    tz = ZoneInfo(cfg.timezone)
+    out = {}
+    for i, r in enumerate(rows, 2):
+        who, lesson, when = r.get("student", ""), r.get("lesson", ""), r.get("submitted_at", "")
+        if not (who and lesson and when):
+            raise ConfigError(f"{cfg.times}, line {i}: expected student, lesson and submitted_at")
+        out[(who, lesson)] = _time(when, tz, f"{cfg.times}, line {i}").isoformat()
+    return out
+
+
+def apply_times(subs: list, cfg: Config | None) -> list:
+    """The submissions with the LMS's submission time from `[lms] times` where it gives one."""
+    import dataclasses
+
+    times = read_times(cfg)
+    if not times:
+        return subs
+    out = []
+    for s in subs:
+        when = next(
+            (times[(k, s.lesson)] for k in (s.student, s.lms_id, s.name) if k and (k, s.lesson) in times), ""
+        )
+        out.append(dataclasses.replace(s, submitted_at=when, time_source="lms") if when else s)
+    return out

@@ -41,7 +41,6 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from autograder import course
 from autograder.outcomes import number, safe_name
 
 ROSTER_COLUMNS = ("lms", "lms_id", "student", "email", "id_number", "sis_login_id", "section")
@@ -84,7 +83,13 @@ def write_exports(out: Path, rows: list, cfg) -> None:
     columns = dict(cfg.columns) if cfg else {}
     graded = [r for r in rows if r["lesson"]]
     lessons = sorted({r["lesson"] for r in graded})
-    maxes = {lesson: number(sum(course.questions(lesson).values())) for lesson in lessons}
+    # every question of a lesson, autograded and written, the same for every student: a student's
+    # points never exceed them (summary.csv's max_points, from course.max_points)
+    maxes = {
+        lesson: number(max(float(r["max_points"] or 0) for r in graded if r["lesson"] == lesson))
+        for lesson in lessons
+    }
+    max_total = number(sum(float(maxes[lesson]) for lesson in lessons))
     by_student: dict = {}
     for r in graded:
         by_student.setdefault(r["student"], {})[r["lesson"]] = r
@@ -115,7 +120,7 @@ def write_exports(out: Path, rows: list, cfg) -> None:
                     for lesson in lessons
                 },
                 "total": number(total),
-                "max_total": number(sum(maxes[lesson] for lesson in marks)),
+                "max_total": max_total,
             }
         )
     _write(
@@ -194,7 +199,7 @@ def write_exports(out: Path, rows: list, cfg) -> None:
                         r["name"],
                         r["status"],
                         r["points_after_penalty"],
-                        r["max_points"],
+                        maxes[lesson],
                         "Yes",
                         r.get("submitted_at", ""),
                         stamp,

@@ -25,7 +25,9 @@ one item, so nothing is silently dropped.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import fnmatch
 import re
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -76,6 +78,7 @@ class Submission:
     submitted_at: str = ""  # ISO 8601
     time_source: str = ""  # where submitted_at comes from: lms | file mtime | zip entry time
     lms_late: bool = False  # the LMS marked it late (Canvas `_LATE_`)
+    attempts: str = ""  # every file found for this lesson, newest first, the graded one marked
 
     @property
     def key(self) -> str:
@@ -188,8 +191,9 @@ class _Student:
     others: list = field(default_factory=list)  # names of files that are not notebooks of a lesson
 
 
-def _classify(entries: list, lessons: list, pattern: str | None) -> list:
+def _classify(entries: list, lessons: list, pattern: str | None, lesson_map: list | None = None) -> list:
     custom = re.compile(pattern) if pattern else None
+    lesson_map = lesson_map or []
     students: dict = {}
     receipts: dict = {}
     loose: list = []  # top-level notebooks no pattern recognises
@@ -242,7 +246,13 @@ def _classify(entries: list, lessons: list, pattern: str | None) -> list:
             )
             file = e.parts[-1]
         s = student_for(info)
-        lesson = lesson_of(Path(file).name, lessons) if file.lower().endswith(".ipynb") or e.refused else ""
+        mapped = mapped_lesson(lesson_map, ["/".join(e.parts), Path(file).name])
+        if mapped:
+            lesson = mapped
+        else:
+            lesson = (
+                lesson_of(Path(file).name, lessons) if file.lower().endswith(".ipynb") or e.refused else ""
+            )
         if e.refused:
             s.refused.append((lesson, e))
             continue
@@ -287,29 +297,21 @@ def _choose(s: _Student) -> list:
         refused_by_lesson.setdefault(lesson, []).append(f"{'/'.join(e.parts[1:]) or e.name} {e.refused}")
     out = []
     for lesson, found in sorted(by_lesson.items()):
-
-        def rank(item):
-            e, meta = item
-            exact = Path(meta["original"]).stem == lesson
-            lms_time = meta.get("time_source") == "lms"
-            # the latest LMS attempt first (Blackboard keeps every attempt), then the exact name
-            return (
-                0 if lms_time else 1,
-                "" if not lms_time else _neg(meta["submitted_at"]),
-                not exact,
-                len(e.name),
-                e.name,
-            )
-
-        found.sort(key=rank)
+        found.sort(key=lambda item: _newest_first(item, lesson))
         e, meta = found[0]
-        shown = meta.pop("original")
+        attempts = "; ".join(_attempt(m) + (" (graded)" if i == 0 else "") for i, (_, m) in enumerate(found))
+        shown = meta["original"]
         notes = []
         if Path(shown).stem != lesson:
             notes.append(f"graded {shown} as {lesson}")
         if len(found) > 1:
             others = ", ".join(m["original"] for _, m in found[1:])
-            notes.append(f"also found {others}: graded {shown}")
+            why = _evidence(found)
+            notes.append(
+                f"also found {others}: graded {shown}" + (f", the newest by its {why}" if why else "")
+            )
+        meta = {k: v for k, v in meta.items() if k != "original"}
+        meta["attempts"] = attempts if len(found) > 1 else ""
         notes += [f"refused: {r}" for r in refused_by_lesson.pop(lesson, [])]
         out.append(Submission(s.student, lesson, e.staged, "; ".join(notes), **base, **meta))
     for lesson, reasons in sorted(refused_by_lesson.items()):
@@ -331,6 +333,89 @@ def _choose(s: _Student) -> list:
             )
         )
     return out
+
+
+# A re-upload's suffix: Canvas saves a second file of the same name as `name-1.ipynb`, browsers
+# download one as `name (1).ipynb`; the larger the number, the later the file.
+_REUPLOAD = re.compile(r"(?:-(\d+)|\s*\((\d+)\))$")
+
+
+def _reupload(original: str) -> int:
+    m = _REUPLOAD.search(Path(original).stem)
+    return int(m[1] or m[2]) if m else 0
+
+
+def _newest_first(item, lesson: str) -> tuple:
+    """The order of one student's files for one lesson, newest first, by the LMS's own evidence: its
+    submission time (Blackboard's attempt), then Canvas's attachment id (ids grow with every upload),
+    then a re-upload suffix; only then the file whose name is exactly the lesson's."""
+    e, meta = item
+    lms_time = meta.get("time_source") == "lms"
+    attachment = meta.get("attachment_id") or ""
+    return (
+        0 if lms_time else 1,
+        "" if not lms_time else _neg(meta["submitted_at"]),
+        -int(attachment) if attachment.isdigit() else 0,
+        -_reupload(meta["original"]),
+        Path(meta["original"]).stem != lesson,
+        len(e.name),
+        e.name,
+    )
+
+
+def _attempt(meta: dict) -> str:
+    what = [f"attachment {meta['attachment_id']}"] if meta.get("attachment_id") else []
+    if meta.get("submitted_at") and meta.get("time_source") == "lms":
+        what.append(f"submitted {meta['submitted_at']}")
+    return meta["original"] + (f" ({', '.join(what)})" if what else "")
+
+
+def _evidence(found: list) -> str:
+    """What says the first of `found` is the newest ("" when nothing does)."""
+    (_, first), (_, second) = found[0], found[1]
+    if first.get("time_source") == "lms" and first.get("submitted_at") != second.get("submitted_at"):
+        return "submission time"
+    if (first.get("attachment_id") or "") != (second.get("attachment_id") or "") and first.get(
+        "attachment_id"
+    ):
+        return "attachment id"
+    if _reupload(first["original"]) != _reupload(second["original"]):
+        return "re-upload number"
+    return ""  # nothing in the export says which is newer: the file named exactly as the lesson
+
+
+def read_lesson_map(specs: list, lessons: list) -> list:
+    """`--map` values as [(glob, lesson)]: `GLOB=LESSON` (a file name or path, wildcards allowed),
+    `LESSON` alone (every file of this export is that lesson: a per-assignment download), or a CSV
+    file with `file,lesson` columns. The lesson must be one of the course's."""
+    out = []
+    for spec in specs or []:
+        path = Path(spec)
+        if spec.lower().endswith(".csv") and path.is_file():
+            with open(path, newline="", encoding="utf-8-sig") as f:
+                pairs = [(r.get("file", "").strip(), r.get("lesson", "").strip()) for r in csv.DictReader(f)]
+        elif "=" in spec:
+            glob, _, lesson = spec.rpartition("=")
+            pairs = [(glob.strip(), lesson.strip())]
+        else:
+            pairs = [("*", spec.strip())]
+        for glob, lesson in pairs:
+            if lesson.endswith(".ipynb"):
+                lesson = lesson[:-6]
+            if lesson not in lessons:
+                raise ValueError(f"--map {spec}: {lesson!r} is not a lesson (one of {', '.join(lessons)})")
+            if not glob:
+                raise ValueError(f"--map {spec}: no file name before '='")
+            out.append((glob, lesson))
+    return out
+
+
+def mapped_lesson(lesson_map: list, names: list) -> str:
+    """The lesson `--map` gives a file (its path in the export or its own name), "" when none."""
+    for glob, lesson in lesson_map:
+        if any(fnmatch.fnmatchcase(name, glob) or name.endswith("/" + glob) for name in names):
+            return lesson
+    return ""
 
 
 def _neg(iso: str) -> str:
@@ -367,14 +452,16 @@ def collect(
     workdir: Path | None = None,
     max_file_mb: int = MAX_FILE_MB,
     max_zip_mb: int = MAX_ZIP_MB,
+    lesson_map: list | None = None,
 ) -> list:
     """All submissions under `source` (a folder or a .zip), sorted by student then lesson.
 
     Every file that is graded is first copied (safely, see tree.py) into `workdir`; the
-    returned submissions point at those copies."""
+    returned submissions point at those copies. `lesson_map`: [(glob, lesson)] from
+    `read_lesson_map` (`--map`), which wins over the file's name."""
     source = Path(source)
     if not source.exists() and not source.is_symlink():
         raise FileNotFoundError(f"no such folder or zip: {source}")
     workdir = Path(workdir or tempfile.mkdtemp(prefix="tbb-collect-"))
     entries, zipped = read_tree(source, workdir / "staged", max_file_mb, max_zip_mb)
-    return _classify(_strip_enclosing(entries) if zipped else entries, lessons, pattern or None)
+    return _classify(_strip_enclosing(entries) if zipped else entries, lessons, pattern or None, lesson_map)

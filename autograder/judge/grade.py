@@ -16,6 +16,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from types import MappingProxyType
 
 import byhand as checks
 import nbformat
@@ -66,6 +67,82 @@ def grading_version() -> str:
         if f.exists():
             h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+# What a saved grade of one submission depends on, part by part: a change names its reason, and
+# a change to one lesson's checks regrades that lesson only (classroom.plan, state.py).
+REASONS = MappingProxyType(
+    {
+        "submission": "its file changed",
+        "lesson": "the lesson's notebook changed",
+        "checks": "the lesson's checks changed",
+        "grader": "the grader changed",
+        "limits": "the limits changed",
+    }
+)
+
+
+def _sha(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _check_modules(lesson: str) -> list:
+    """The checks package's files a lesson's checks read: its own module, the other lessons'
+    modules it imports, and every shared module (the judge, the messages, ...)."""
+    import byhand
+
+    topics = set(byhand.LESSONS.values())
+    mine, todo = set(), [byhand.LESSONS[lesson]] if lesson in byhand.LESSONS else []
+    while todo:
+        name = todo.pop()
+        if name in mine:
+            continue
+        mine.add(name)
+        text = (rootfs.BYHAND / f"{name}.py").read_text(encoding="utf-8")
+        used = set(re.findall(r"^from \.(\w+) import", text, re.M))
+        for group in re.findall(r"^from \. import ([\w, ]+)", text, re.M):
+            used |= {n.strip() for n in group.split(",")}
+        todo += [n for n in used if n in topics]
+    return [f for f in sorted(rootfs.BYHAND.glob("*.py")) if f.stem not in topics or f.stem in mine]
+
+
+def lesson_version(lesson: str) -> dict:
+    """{"checks", "lesson", "grader"}: hashes of what a grade of `lesson` depends on besides the
+    submission and the limits."""
+    grader = [GRADER_VERSION.encode()] + [
+        n.encode() + b"\0" + (course.ROOT / "autograder" / n).read_bytes() for n in GRADING_CODE
+    ]
+    checks_ = [f.name.encode() + b"\0" + f.read_bytes() for f in _check_modules(lesson)]
+    sources = [course.SOLUTIONS / f"{lesson}.ipynb", *sorted(course.NOTEBOOKS.glob(f"*/{lesson}.ipynb"))]
+    notebooks = [
+        str(p.relative_to(course.ROOT)).encode() + b"\0" + p.read_bytes() for p in sources if p.exists()
+    ]
+    return {"checks": _sha(*checks_), "lesson": _sha(*notebooks), "grader": _sha(*grader)}
+
+
+def fingerprint_parts(sub: Submission, version: dict, limits=None) -> dict:
+    """The parts of `fingerprint`: `version` from `lesson_version(sub.lesson)` ({} for no lesson)."""
+    data = sub.path.read_bytes() if sub.path is not None and sub.path.exists() else b""
+    return {
+        **{k: version.get(k, "") for k in ("checks", "lesson", "grader")},
+        "limits": _sha(repr(limits).encode()),
+        "submission": _sha(sub.key.encode(), sub.note.encode(), data),
+    }
+
+
+def fingerprint_of(parts: dict) -> str:
+    return _sha(*(f"{k}={parts[k]}".encode() for k in sorted(parts)))
+
+
+def changed_because(old: dict, new: dict) -> list:
+    """Why a saved grade is not reused: the REASONS of the parts that differ (all of them for a
+    grade saved before the parts were kept)."""
+    if not old:
+        return ["it was saved by an older grader"]
+    return [REASONS[k] for k in REASONS if old.get(k) != new.get(k)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,8 +230,9 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
 
 def grader_fault(sub: Submission, exc: BaseException) -> Graded:
     """The row for a submission the grader itself failed on (a crashed worker, a lost result)."""
+    total = course.max_points(sub.lesson) if sub.lesson else 0
     row = Row(
-        sub.student, sub.lesson, "", 0, 0, Status.UNGRADABLE, f"grader fault: {type(exc).__name__}: {exc}"
+        sub.student, sub.lesson, "", 0, total, Status.UNGRADABLE, f"grader fault: {type(exc).__name__}: {exc}"
     )
     row.fault = True
     return Graded(sub.student, sub.lesson, [row])
@@ -232,6 +310,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
         if course.nbgrader_meta(c).get("grade")
     }
     rows, hints = [], []
+    older = older_version_questions(nb_student, sub.lesson)
     for name, max_points in maxes.items():
         probe_error = result.probe_errors.get(name, "")
         if result.probe is None:
@@ -265,6 +344,8 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                 f"\n  note: {name} uses your {', '.join(failing_needs)}, which "
                 f"{'fails its' if len(failing_needs) == 1 else 'fail their'} own check: fix that first"
             )
+        if name in older:  # not the NameError its absence causes: what the student can act on
+            message, hint = OLDER_NOTEBOOK.format(name=name), ""  # not a mistake in the report
         if hint:
             hints.append((name, hint))
         if deaths and status != Status.PASSED:  # translated apart: a line's frame must match it whole
@@ -295,6 +376,26 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     notebook = nbformat.writes(result.nb)
     clock.lap("notebook")
     return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, notebook, lang, steps)
+
+
+OLDER_NOTEBOOK = (
+    "your notebook is an older version of this lesson: it has no exercise {name}. Download the "
+    "current notebook and copy your answers into it"
+)
+
+
+def older_version_questions(nb, lesson: str) -> set:
+    """The autograded questions a submitted notebook has neither the test cell nor any answer cell
+    of: an exercise added to the lesson after the student downloaded it (a student who deletes a
+    locked test cell keeps its answer cell)."""
+    have = {course.nbgrader_meta(c).get("grade_id") for c in nb.cells}
+    targets = course.comment_targets(lesson)
+    older = set()
+    for name in course.questions(lesson):
+        answers = [gid for gid, q in targets.items() if q == name and gid != name]
+        if name not in have and not any(gid in have for gid in answers):
+            older.add(name)
+    return older
 
 
 NOT_ANSWERED = "not done yet: write your answer in the cell below the question"
@@ -375,17 +476,3 @@ def _redact(text: str) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # class level: ordering, resuming, exporting
-
-
-def fingerprint(sub: Submission, version: str, limits=None) -> str:
-    """What a saved grade of `sub` must match to be reused: the submission, the grader's and the
-    checks' code and the lesson (`version`, from `grading_version()`), and the limits it ran under."""
-    h = hashlib.sha256(GRADER_VERSION.encode())
-    h.update(version.encode() + b"\0" + repr(limits).encode() + b"\0")
-    h.update(sub.key.encode())
-    h.update(sub.note.encode())
-    if sub.path is not None and sub.path.exists():
-        h.update(sub.path.read_bytes())
-    if sub.lesson:
-        h.update((course.SOLUTIONS / f"{sub.lesson}.ipynb").read_bytes())
-    return h.hexdigest()

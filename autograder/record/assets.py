@@ -70,3 +70,80 @@ def install_assets(feedback: Path) -> bool:
         else:
             shutil.copyfile(src, dst)
     return True
+
+
+# nbgrader's formgrader page (nbgrader 0.9.6) loads MathJax 2 from a CDN through nbconvert's
+# `mathjax()` macro and drives it with MathJax 2's API (formgrade.js), so offline it shows raw TeX.
+# A grading output folder carries MathJax 2 (npm `mathjax@2.7.9`, aliased `mathjax2` in
+# site/package.json) and a `mathjax()` macro that loads it; `make formgrader` puts that macro's
+# folder first on JUPYTER_PATH, where nbconvert looks for its base templates.
+FORMGRADER_ASSETS = "formgrader_assets"
+MATHJAX2 = SITE / "node_modules" / "mathjax2"
+MATHJAX2_FILES = (
+    "MathJax.js",
+    "config/TeX-AMS_CHTML-full.js",
+    "config/Safe.js",
+    "extensions",
+    "jax/output/CommonHTML",
+    "jax/input/TeX",
+    "jax/element",
+    "localization/en",
+    "fonts/HTML-CSS/TeX/woff",
+)
+# relative to a formgrader page, {base}/formgrader/submissions/<id>/, so any base URL works
+MATHJAX2_MACRO = """\
+{#- Written by `make grade`: formgrader's math typeset by the MathJax 2 in this folder, offline. -#}
+{%- macro mathjax(url="") -%}
+<script type="text/x-mathjax-config">
+MathJax.Hub.Config({tex2jax: {inlineMath: [["$", "$"], ["\\\\(", "\\\\)"]], processEscapes: true},
+                   showMathMenu: false});
+</script>
+<script src="../../../files/formgrader_assets/mathjax2/MathJax.js?config=TeX-AMS_CHTML-full,Safe"></script>
+{%- endmacro %}
+"""
+
+
+def formgrader_template_dir(out: Path) -> Path:
+    """The folder `make formgrader` puts first on JUPYTER_PATH."""
+    return Path(out) / FORMGRADER_ASSETS / "share"
+
+
+def install_formgrader_assets(out: Path) -> bool:
+    """MathJax 2 and the macro that loads it, in `out/formgrader_assets/` (once). False when the
+    site's npm packages are not installed (formgrader then shows TeX as text, as before)."""
+    dest = Path(out) / FORMGRADER_ASSETS
+    macro = formgrader_template_dir(out) / "nbconvert" / "templates" / "base" / "mathjax.html.j2"
+    macro.parent.mkdir(parents=True, exist_ok=True)
+    if not macro.exists() or macro.read_text() != MATHJAX2_MACRO:
+        macro.write_text(MATHJAX2_MACRO)
+    if (dest / "mathjax2" / "MathJax.js").exists():
+        return True
+    if (
+        not (MATHJAX2 / "MathJax.js").exists()
+        and shutil.which("npm")
+        and (SITE / "package-lock.json").exists()
+    ):
+        with open(SITE / ".npm.lock", "w") as lock:  # a checkout installed before mathjax2 was added
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (MATHJAX2 / "MathJax.js").exists():
+                cmd = [
+                    shutil.which("npm"),
+                    "ci",
+                    "--prefix",
+                    str(SITE),
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                ]
+                subprocess.run(cmd, capture_output=True, text=True)
+    if not (MATHJAX2 / "MathJax.js").exists():
+        print("warning: no npm, so no local MathJax 2: formgrader shows math as TeX", file=sys.stderr)
+        return False
+    for rel in MATHJAX2_FILES:
+        src, dst = MATHJAX2 / rel, dest / "mathjax2" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(src, dst)
+    return True

@@ -12,7 +12,17 @@ from byhand.width import pad, width
 from autograder.collect import lateness, lms
 from autograder.outcomes import CONTRACT_COLUMNS, contract_row, number, summary_rows
 
-SUMMARY_COLUMNS = ("student", "lesson", "points", "max_points", "status")
+# the contract's five columns, then the lateness (empty without a course config)
+SUMMARY_COLUMNS = (
+    "student",
+    "lesson",
+    "points",
+    "max_points",
+    "status",
+    "late",
+    "penalty_percent",
+    "points_after_penalty",
+)
 STUDENT_COLUMNS = ("student", "name", "lms", "lms_id")
 SUBMISSION_COLUMNS = (
     "student",
@@ -32,6 +42,7 @@ SUBMISSION_COLUMNS = (
     "max_points",
     "status",
     "note",
+    "attempts",
 )
 
 
@@ -54,11 +65,15 @@ def export(
             for r in g.rows:
                 w.writerow(contract_row(r))
     summary = summary_rows(graded)
+    lates = [lateness.assess(cfg, meta, g.lesson) for g, meta in zip(graded, metas)]
     with open(out / "summary.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, SUMMARY_COLUMNS, lineterminator="\n")
+        w = csv.DictWriter(f, SUMMARY_COLUMNS, lineterminator="\n", extrasaction="ignore")
         w.writeheader()
-        for row in summary:
-            w.writerow(row)
+        for row, late in zip(summary, lates):
+            after = number(lateness.penalised(row["points"], late["penalty_percent"]))
+            w.writerow(
+                {**row, **late, "points_after_penalty": after},
+            )
     students: dict = {}
     for g, meta in zip(graded, metas):
         students.setdefault(
@@ -66,8 +81,8 @@ def export(
         )
     _write(out / "students.csv", STUDENT_COLUMNS, [students[k] for k in sorted(students)])
     rows = []
-    for g, meta, summ in zip(graded, metas, summary):
-        late = lateness.assess(cfg, meta, g.lesson)
+    for g, meta, summ, late in zip(graded, metas, summary, lates):
+        late = dict(late)
         note = "; ".join(filter(None, [late.pop("late_note"), meta.get("note", "")]))
         rows.append(
             {
@@ -84,10 +99,28 @@ def export(
         )
     _write(out / "submissions.csv", SUBMISSION_COLUMNS, rows)
     lms.write_exports(out, rows, cfg)
+    _late_notices(out, graded, rows)
     if report:
         from autograder.record.report import write_report
 
-        write_report(out, graded)
+        write_report(out, graded, rows)
+
+
+def _late_notices(out: Path, graded: list, rows: list) -> None:
+    """The lateness on each student's own feedback page (set, changed or taken off)."""
+    from autograder.record.feedback import late_text, set_late_notice
+    from autograder.record.folders import feedback_page
+
+    for g, row in zip(graded, rows):
+        if not g.lesson:
+            continue
+        page = feedback_page(out, g)
+        if not page.exists():
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = set_late_notice(text, late_text(row, g.language) if row["late"].startswith("yes") else "")
+        if new != text:
+            page.write_text(new, encoding="utf-8")
 
 
 def _write(path: Path, columns: list, rows: list) -> None:

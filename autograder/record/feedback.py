@@ -98,6 +98,51 @@ def update_scores(page: str, rows) -> str:
     return page[:start] + scores_html(rows, lang) + page[end + len(SCORES_END) :]
 
 
+LATE_BEGIN, LATE_END = "<!--tbb-late-->", "<!--/tbb-late-->"
+
+
+def late_text(row: dict, lang: str | None = None) -> str:
+    """What a late submission's page tells its student (`row`: a row of OUT/submissions.csv)."""
+    if row.get("late_by_hours"):
+        deadline = row["deadline"].replace("T", " ")
+        parts = [
+            _t(
+                "Submitted late: {hours} hours after the deadline ({deadline}).",
+                lang,
+                hours=row["late_by_hours"],
+                deadline=deadline,
+            )
+        ]
+    else:
+        parts = [_t("Marked late by the LMS (the submission time is not in the export).", lang)]
+    if row.get("penalty_percent") not in ("", "0", None):
+        parts.append(
+            _t(
+                "Late penalty {percent}%: {points} points count as {after}.",
+                lang,
+                percent=row["penalty_percent"],
+                points=row["points"],
+                after=row["points_after_penalty"],
+            )
+        )
+    return " ".join(parts)
+
+
+def set_late_notice(page: str, text: str) -> str:
+    """The page with its lateness notice (below the points) set to `text`, or taken off when empty."""
+    start, end = page.find(LATE_BEGIN), page.find(LATE_END)
+    if 0 <= start < end:
+        page = page[:start] + page[end + len(LATE_END) :]
+    if not text:
+        return page
+    at = page.find(SCORES_END)
+    if at < 0:
+        return page
+    at += len(SCORES_END)
+    notice = f"{LATE_BEGIN}<p class='late' style='color:#9a6700'><b>{html.escape(text)}</b></p>{LATE_END}"
+    return page[:at] + notice + page[at:]
+
+
 STYLE = """<style>
 .tbb-summary{font-family:system-ui,sans-serif;max-width:1000px;margin:1em auto;padding:0 1em}
 .tbb-summary table{border-collapse:collapse;width:100%}

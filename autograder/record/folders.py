@@ -19,7 +19,8 @@ from autograder.tooling.nbgrader_course import exchange_root
 GRADING_CONFIG = """\
 # Written by `make grade`: this output folder is an nbgrader course root, so formgrader started
 # here (`make formgrader OUT=...`, or `jupyter lab` in this folder, then Nbgrader > Formgrader)
-# shows every graded submission. Manual grades and comments given there are read back by the next
+# shows every graded submission (with JUPYTER_PATH=<this folder>/formgrader_assets/share, as
+# `make formgrader` sets it, its math is typeset offline). Manual grades and comments given there are read back by the next
 # `make grade` into grades.csv, summary.csv and the feedback pages (without re-running notebooks).
 # Edit freely: `make grade` writes this file only when it is missing.
 import os
@@ -81,9 +82,10 @@ def write_feedback(out: Path, g: Graded) -> None:
 
 
 def install_feedback_assets(out: Path) -> None:
-    from autograder.record.assets import install_assets
+    from autograder.record.assets import install_assets, install_formgrader_assets
 
     install_assets(out / "feedback")
+    install_formgrader_assets(out)
 
 
 def _nbgrader_id_ok(student: str) -> bool:
@@ -167,6 +169,7 @@ def apply_manual_grades(out: Path, graded: list, db_url: str, fresh: set) -> lis
     from autograder.record.feedback import update_scores
 
     entered = gradebook.manual(db_url)
+    entered = set_aside_stale(out, graded, entered, db_url, fresh)
     merged = gradebook.overlay(graded, entered)
     memo = out / ".state" / "manual.json"
     before = json.loads(memo.read_text()) if memo.exists() else {}
@@ -185,3 +188,132 @@ def apply_manual_grades(out: Path, graded: list, db_url: str, fresh: set) -> lis
                 page.write_text(new, encoding="utf-8")
     memo.write_text(json.dumps(now, sort_keys=True))
     return merged
+
+
+def answer_hashes(lesson: str, nb) -> dict:
+    """question -> a digest of the answer that decides it in notebook `nb`: a written answer's own
+    text; for an autograded question, the answer cells before its test cell (or all the code answer
+    cells where it has none of its own). Whitespace at the ends does not count."""
+    import hashlib
+
+    targets = course.comment_targets(lesson)
+    by_id = {course.nbgrader_meta(c).get("grade_id"): c for c in course.read_solution(lesson).cells}
+    texts: dict = {}
+    code = []
+    for cell in nb.cells:
+        meta = course.nbgrader_meta(cell)
+        gid = meta.get("grade_id") or ""
+        if not meta.get("solution") and gid not in by_id:
+            continue
+        if gid not in by_id or not course.nbgrader_meta(by_id[gid]).get("solution"):
+            continue
+        text = cell.source.strip()
+        texts.setdefault(targets.get(gid, gid), []).append(text)
+        if cell.cell_type == "code":
+            code.append(text)
+    out = {}
+    for question in [*course.questions(lesson), *course.manual_questions(lesson)]:
+        parts = texts.get(question) or code
+        out[question] = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+    return out
+
+
+def _submitted_answers(out: Path, student: str, lesson: str) -> dict:
+    import nbformat
+
+    path = out / "submitted" / student / lesson / f"{lesson}.ipynb"
+    try:
+        return answer_hashes(lesson, nbformat.read(path, as_version=4))
+    except Exception:  # noqa: BLE001 - no file, or one that is not a notebook: nothing to compare
+        return {}
+
+
+def set_aside_stale(out: Path, graded: list, entered: dict, db_url: str, fresh: set | None = None) -> dict:
+    """`entered` without the hand grades (and comments) whose answer changed since they were given.
+
+    A hand grade is tied to the answer formgrader showed when it was given: the answers of the last
+    run (OUT/.state/hand/answers.json), or, first seen with no last run, the answer now. When the
+    submitted answer no longer has that digest, the grade and the comment on that answer are moved
+    to OUT/.state/hand/history.json, cleared in the gradebook (formgrader flags that answer, and only
+    that one, again) and the row goes back to the grader's: "needs grading" for a written answer."""
+    import datetime as dt
+
+    state = out / ".state" / "hand"  # a folder of its own: .state/*.json are the saved grades
+    state.mkdir(parents=True, exist_ok=True)
+    memo, ties_path, history_path = state / "answers.json", state / "ties.json", state / "history.json"
+    before = json.loads(memo.read_text()) if memo.exists() else {}
+    ties = json.loads(ties_path.read_text()) if ties_path.exists() else {}
+    history = json.loads(history_path.read_text()) if history_path.exists() else []
+    now = dict(before)
+    known = {tuple(k.split("/")[:2]) for k in before}
+    for g in graded:
+        # a submission's file in submitted/ changes only when it is graded (`fresh`, None: all)
+        if g.lesson and (
+            fresh is None or (g.student, g.lesson) in fresh or (g.student, g.lesson) not in known
+        ):
+            for question, digest in _submitted_answers(out, g.student, g.lesson).items():
+                now[f"{g.student}/{g.lesson}/{question}"] = digest
+    kept = {}
+    when = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+    for (student, lesson), entry in entered.items():
+        targets = course.comment_targets(lesson) if lesson in course.lessons() else {}
+        changed = set()
+        for question in {*entry["scores"], *(targets.get(c, c) for c in entry["comments"])}:
+            key = f"{student}/{lesson}/{question}"
+            if key not in now:
+                continue
+            tie = ties.setdefault(key, before.get(key, now[key]))
+            if tie != now[key]:
+                changed.add(question)
+        if not changed:
+            kept[(student, lesson)] = entry
+            continue
+        cells = {c for c in entry["comments"] if targets.get(c, c) in changed}
+        for question in sorted(changed):
+            score = entry["scores"].get(question)
+            history.append(
+                {
+                    "student": student,
+                    "lesson": lesson,
+                    "question": question,
+                    "manual_score": score[0] if score else None,
+                    "extra_credit": score[1] if score else None,
+                    "comments": {
+                        c: entry["comments"][c] for c in sorted(cells) if targets.get(c, c) == question
+                    },
+                    "graded_answer": ties.pop(f"{student}/{lesson}/{question}"),
+                    "answer_now": now[f"{student}/{lesson}/{question}"],
+                    "set_aside_at": when,
+                    "why": "the answer changed after it was graded by hand",
+                }
+            )
+        gradebook.set_aside(db_url, student, lesson, changed, cells)
+        rest = {
+            "scores": {q: v for q, v in entry["scores"].items() if q not in changed},
+            "comments": {c: v for c, v in entry["comments"].items() if c not in cells},
+        }
+        if rest["scores"] or rest["comments"]:
+            kept[(student, lesson)] = rest
+    memo.write_text(json.dumps(now, sort_keys=True))
+    ties_path.write_text(json.dumps(ties, sort_keys=True))
+    history_path.write_text(json.dumps(history, indent=1, ensure_ascii=False))
+    if history:  # for the instructor: what was set aside, when and why
+        import csv
+
+        with open(out / "hand_grades_set_aside.csv", "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["student", "lesson", "question", "manual_score", "comment", "set_aside_at", "why"])
+            for h in history:
+                comment = " / ".join(h["comments"].values())
+                w.writerow(
+                    [
+                        h["student"],
+                        h["lesson"],
+                        h["question"],
+                        h["manual_score"],
+                        comment,
+                        h["set_aside_at"],
+                        h["why"],
+                    ]
+                )
+    return kept

@@ -22,8 +22,8 @@ the course root lays out and the gradebook says):
   404 page, whose template imports a `formgrade_macros.tpl` that nbgrader does not ship: the
   `TemplateNotFound` HTTP 500);
 - `auto_score` for every autograded cell and `needs_manual_grade` cleared for them, as nbgrader's
-  SaveAutoGrades does (set again where a manual score exists: a re-graded submission is flagged
-  for review); written answers get no auto score (they need grading), unanswered ones 0 and the
+  SaveAutoGrades does (a hand grade is not flagged again by every regrade, only when the answer it
+  graded changed: `set_aside`, called by folders.apply_manual_grades); written answers get no auto score (they need grading), unanswered ones 0 and the
   comment "No response." as nbgrader gives them. Autograded answer cells get the grader's message
   as their automatic comment.
 - `manual()` reads back what a person entered in formgrader: manual scores, extra credit and
@@ -202,7 +202,9 @@ def _record_one(gb: Gradebook, g, stamp: str | None = None) -> None:
             grade.auto_score = None  # a written answer: a person decides
         else:  # an autograded question, an unanswered written one, or an ungradable notebook: 0
             grade.auto_score = float(row.points) if row is not None else 0.0
-        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+        # flagged while nobody has graded a written answer; a hand grade stands until the answer it
+        # graded changes (folders.apply_manual_grades then sets it aside and flags that one again)
+        grade.needs_manual_grade = grade.auto_score is None and grade.manual_score is None
     for comment in notebook.comments:
         row = rows.get(targets.get(comment.name, ""))
         if row is None or row.status == Status.PASSED:
@@ -256,6 +258,28 @@ def manual(db_url: str) -> dict:
             entry = out.setdefault(key, {"scores": {}, "comments": {}})
             entry["comments"][comment.name] = comment.manual_comment.strip()
     return out
+
+
+def set_aside(db_url: str, student: str, lesson: str, questions: set, cells: set) -> None:
+    """Clear the hand grades of `questions` and the comments on `cells` of one submission (their
+    answers changed since they were given; the caller keeps them in the history): a written answer
+    is flagged for grading again, an autograded question goes back to the grader's points."""
+    from nbgrader.api import Comment, Grade
+
+    with open_gradebook(db_url) as gb:
+        try:
+            notebook = gb.find_submission_notebook(lesson, lesson, student)
+        except MissingEntry:
+            return
+        for grade in gb.db.query(Grade).filter(Grade.notebook_id == notebook.id):
+            if grade.name in questions:
+                grade.manual_score = None
+                grade.extra_credit = None
+                grade.needs_manual_grade = grade.auto_score is None
+        for comment in gb.db.query(Comment).filter(Comment.notebook_id == notebook.id):
+            if comment.name in cells:
+                comment.manual_comment = None
+        gb.db.commit()
 
 
 HAND = "graded by hand"

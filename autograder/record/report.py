@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from byhand import i18n  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from autograder.course import lesson_max  # noqa: E402
 from autograder.outcomes import Status, safe_name  # noqa: E402
 from autograder.record.feedback import CSP  # noqa: E402
 
@@ -72,9 +73,8 @@ def numbers(graded: list) -> dict:
         if any(r.status == "ungradable" for r in g.rows):
             ungradable.append((g.student, g.lesson, g.rows[0].message))
         status = Status.of_lesson(r.status for r in g.rows)
-        scores[g.lesson].append(
-            (g.student, sum(r.points for r in g.rows), sum(r.max_points for r in g.rows), status)
-        )
+        mx = lesson_max(g.lesson, sum(r.max_points for r in g.rows))  # every question, written too
+        scores[g.lesson].append((g.student, sum(r.points for r in g.rows), mx, status))
         for r in g.rows:
             if r.question:
                 passes[(g.lesson, r.question)][1] += 1
@@ -145,9 +145,9 @@ def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: 
     top = mistake_rows[:12]
     stale = folder / "mistakes.png"
     if top:
-        labels = ["\n".join(textwrap.wrap(f"{row[1]}: {row[2]}", 70)[:3]) for row in top]
-        height = 0.45 * sum(label.count("\n") + 1 for label in labels) + 1.0
-        fig, ax = plt.subplots(figsize=(10, height))
+        labels = [mistake_label(row) for row in top]
+        height = 0.3 * sum(label.count("\n") + 1 for label in labels) + 1.2
+        fig, ax = plt.subplots(figsize=(11, height))
         ax.barh(range(len(top)), [row[3] for row in top], color="#dd8452")
         ax.set_yticks(range(len(top)), labels, fontsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -155,13 +155,19 @@ def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: 
         ax.set_xlabel("submissions")
         ax.set_title("Most common mistakes (knock-on failures not counted)", fontsize=10)
         fig.tight_layout()
-        fig.savefig(stale, dpi=90)
+        fig.savefig(stale, dpi=90, bbox_inches="tight")  # the labels whole, however long
         plt.close(fig)
     elif stale.exists():
         stale.unlink()
 
 
-def write_report(out: Path, graded: list) -> Path:
+def mistake_label(row) -> str:
+    """A mistake's label on the chart: the question and the whole hint, wrapped (never cut)."""
+    return "\n".join(textwrap.wrap(f"{row[1]}: {row[2]}", 60, break_long_words=True))
+
+
+def write_report(out: Path, graded: list, submissions: list | None = None) -> Path:
+    """`submissions`: OUT/submissions.csv's rows (lateness, penalty), when there are any."""
     folder = Path(out) / "report"
     folder.mkdir(parents=True, exist_ok=True)
     n = numbers(graded)
@@ -252,7 +258,11 @@ def write_report(out: Path, graded: list) -> Path:
             f"<h2>{t('Score distribution')}</h2><img src='scores.png' alt='{t('Score distribution')}'>"
         )
     # one row per student, a link to each feedback page
+    late = {
+        (r["student"], r["lesson"]): r for r in submissions or [] if str(r.get("late", "")).startswith("yes")
+    }
     cell = {(s, le): (p, m, st) for le in lessons for s, p, m, st in n["scores"][le]}
+    lesson_max_of = {le: max(m for _, _, m, _ in n["scores"][le]) for le in lessons}
     parts.append(
         f"<h2>{t('Students')}</h2><p class='muted'>{t('Points per lesson; each links to the student' + chr(39) + 's feedback page.')} "
         f"<i>{t('needs grading')}</i>{colon.strip() if zh else ':'} {t('written answers not graded yet.')}</p>"
@@ -264,13 +274,16 @@ def write_report(out: Path, graded: list) -> Path:
         row = [f"<tr><td>{esc(s)}</td>"]
         tp = tm = 0.0
         for le in lessons:
+            tm += lesson_max_of[le]  # a lesson not submitted counts 0 of its points: totals compare
             if (s, le) not in cell:
                 row.append("<td class='muted'>-</td>")
                 continue
             p, m, st = cell[(s, le)]
-            tp, tm = tp + p, tm + m
+            tp = tp + p
             href = esc(f"../feedback/{quote(safe_name(s))}/{quote(le)}.html", quote=True)
             mark = "" if st in ("passed", "failed") else f" <i>{t(st)}</i>"
+            if (s, le) in late:
+                mark += f" <i class='late'>{t('late')}</i>"
             row.append(
                 f"<td class='num {esc(st.replace(' ', '-'), quote=True)}'><a href=\"{href}\">{p:g} / {m:g}</a>{mark}</td>"
             )
@@ -311,6 +324,21 @@ def write_report(out: Path, graded: list) -> Path:
             )
             + "</table>"
         )
+    if late:
+        parts.append(
+            f"<h2>{t('Late submissions')}</h2><table><tr><th>{t('student')}</th><th>{t('lesson')}</th>"
+            f"<th>{t('hours after the deadline')}</th><th>{t('penalty')}</th><th>{t('points')}</th>"
+            f"<th>{t('after the penalty')}</th></tr>"
+        )
+        parts += [
+            f"<tr><td>{esc(r['student'])}</td><td>{esc(r['lesson'])}</td>"
+            f"<td class='num'>{esc(r['late_by_hours'] or t('unknown (marked late by the LMS)'))}</td>"
+            f"<td class='num'>{esc(str(r['penalty_percent'] or 0))}%</td><td class='num'>{esc(str(r['points']))}</td>"
+            f"<td class='num'>{esc(str(r['points_after_penalty']))}</td></tr>"
+            for _, r in sorted(late.items())
+        ]
+        parts.append("</table>")
+    parts += _similarity_section(out, folder, graded, t)
     if n["ungradable"]:
         parts.append(
             f"<h2>{t('Could not be graded')}</h2><table><tr><th>{t('student')}</th><th>{t('lesson')}</th>"
@@ -323,3 +351,45 @@ def write_report(out: Path, graded: list) -> Path:
     parts.append("</body></html>")
     (folder / "index.html").write_text("\n".join(parts), encoding="utf-8")
     return folder / "index.html"
+
+
+def _similarity_section(out: Path, folder: Path, graded: list, t) -> list:
+    """Pairs of students whose code answers are alike beyond what the exercise forces
+    (similarity.py), each with a side-by-side page; for the instructor (this report) only."""
+    from autograder.record import similarity
+
+    pages = folder / "similarity"
+    if pages.exists():
+        for stale in pages.glob("*.html"):
+            stale.unlink()
+    pairs = similarity.class_pairs(out, graded)
+    _write_csv(
+        folder / "similarity.csv",
+        ["lesson", "student_a", "student_b", "likeness"],
+        [[p.lesson, p.a, p.b, f"{p.likeness:.2f}"] for p in pairs],
+    )
+    esc = html.escape
+    why = (
+        "Pairs whose code answers are alike beyond what the exercise forces (names, order of lines, "
+        "the skeleton, the reference and the idioms most students write discounted): a reason to "
+        "look, not a verdict. Only in this report, never on a student's page."
+    )
+    parts = [f"<h2>{t('Similar answers')}</h2><p class='muted'>{t(why)}</p>"]
+    if not pairs:
+        parts.append(f"<p>{t('No pair above the threshold.')}</p>")
+        return parts
+    pages.mkdir(exist_ok=True)
+    parts.append(
+        f"<table><tr><th>{t('lesson')}</th><th>{t('student')}</th><th>{t('student')}</th>"
+        f"<th>{t('likeness')}</th></tr>"
+    )
+    for p in pairs:
+        name = f"{safe_name(p.lesson)}__{safe_name(p.a)}__{safe_name(p.b)}.html"
+        (pages / name).write_text(similarity.side_by_side(p), encoding="utf-8")
+        href = esc(f"similarity/{quote(name)}", quote=True)
+        parts.append(
+            f"<tr><td>{esc(p.lesson)}</td><td>{esc(p.a)}</td><td>{esc(p.b)}</td>"
+            f"<td class='num'><a href=\"{href}\">{p.likeness:.2f}</a></td></tr>"
+        )
+    parts.append("</table>")
+    return parts

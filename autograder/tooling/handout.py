@@ -1,52 +1,100 @@
-"""`make handout`: the student notebooks as one zip for an LMS.
+"""`make handout`: the student notebooks as one zip for an LMS, that works as handed out.
 
-One file per lesson at the top level of the zip, plus a README that says how to install the
-checks; fixed timestamps, so the same notebooks give the same bytes on every run.
+The zip holds every lesson's student notebook (English at the top level, each translation under
+`<lang>/`), the wheel of the checks they import (`transformer_by_hand-<version>-py3-none-any.whl`)
+and a README in both languages whose install line is the one the notebooks use. The notebooks'
+first cell installs the checks from `BYHAND_SOURCE` when it is set (the course site's wheel URL, a
+package on an index); otherwise from the wheel in the zip, by its file name (next to the notebook
+in Jupyter; uploaded to Colab's files). The repository's placeholder source
+(`git+https://github.com/<org>/<repo>`) is never handed out: given as BYHAND_SOURCE, it is refused.
+Fixed timestamps: the same notebooks and wheel give the same bytes on every run.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import zipfile
 from pathlib import Path
 
 from autograder.course import BUILD, COURSE_ID, NOTEBOOKS, lessons
-from autograder.tooling.student import with_install_source
+from autograder.tooling.student import GIT_URL, build_wheel, install_source, with_install_source
 
 HANDOUT_README = """\
 Transformer building blocks, by hand: the student notebooks
 
 {lessons}
+The same lessons in Chinese are in zh_CN/ (when translated).
 
-Open a notebook in Jupyter, JupyterLab or Colab. The self-checks import the course's checks: install
-them once in the same environment (in Colab, in the first cell, with a leading !):
+Open a notebook in Jupyter, JupyterLab or Colab. The self-checks import the course's small package
+`byhand` (torch and numpy only). Install it once in the environment the notebook runs in:
 
-    pip install ./student
+    pip install "{source}"
 
-(from a copy of the course repository; your instructor may give you another install line).
-Fill the cells that say YOUR CODE HERE or YOUR ANSWER HERE, run the self-check below each exercise,
-and submit the .ipynb file unchanged in name.
+{where}Fill the cells that say YOUR CODE HERE or YOUR ANSWER HERE, run the self-check below each
+exercise, and submit the .ipynb file with its name unchanged.
+
+------------------------------------------------------------------------------------------------
+手撕 Transformer：学生版 notebook（中文版在 zh_CN/ 文件夹里）
+
+在 Jupyter、JupyterLab 或 Colab 里打开 notebook。自检需要课程的小包 `byhand`（只依赖 torch 和
+numpy），在运行 notebook 的环境里安装一次：
+
+    pip install "{source}"
+
+{where_zh}在写着 YOUR CODE HERE 或 YOUR ANSWER HERE 的单元格里作答，运行每道练习下面的自检，
+然后提交 .ipynb 文件，不要改文件名。
 """
+
+WHERE_WHEEL = (
+    "The wheel ({wheel}) is in this zip: in Jupyter, keep it in the folder of the notebooks and run\n"
+    "the line there; in Colab, upload it first (Files, Upload), then the notebook's first cell installs\n"
+    "it by itself.\n\n"
+)
+WHERE_WHEEL_ZH = (
+    "wheel 文件（{wheel}）就在这个 zip 里：在 Jupyter 里，把它和 notebook 放在同一个文件夹，在那里运行\n"
+    "上面这行；在 Colab 里，先上传它（文件，上传），notebook 的第一个单元格会自己安装。\n\n"
+)
+
+
+class HandoutError(ValueError):
+    """A handout that would not work for students (the CLI says it in one line)."""
 
 
 def handout(dest: Path | None = None, selected: list[str] | None = None) -> Path:
-    """Write the zip (default build/handout/<course>-notebooks.zip); its notebooks' first cell
-    installs the checks from BYHAND_SOURCE when it is set (student.py)."""
+    """Write the zip (default build/handout/<course>-notebooks.zip): notebooks in every language,
+    the checks' wheel and the README; the notebooks install from BYHAND_SOURCE or the wheel."""
     dest = Path(dest or BUILD / "handout" / f"{COURSE_ID}-notebooks.zip")
     dest.parent.mkdir(parents=True, exist_ok=True)
     names = selected or lessons()
-    readme = HANDOUT_README.format(lessons="\n".join(f"- {n}.ipynb" for n in names))
-    tmp = dest.with_suffix(".zip.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in [("README.txt", readme.encode())] + [
-            (
-                f"{n}.ipynb",
-                with_install_source((NOTEBOOKS / f"{n}.ipynb").read_text(encoding="utf-8")).encode(),
-            )
-            for n in names
-        ]:
-            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, data)
-    tmp.replace(dest)
+    given = install_source()
+    if "<org>" in os.environ.get("BYHAND_SOURCE", ""):
+        raise HandoutError(
+            f"BYHAND_SOURCE={given} is the placeholder: give the course's wheel URL or index name"
+        )
+    with tempfile.TemporaryDirectory(prefix="tbb-handout-") as tmp:
+        wheel = build_wheel(Path(tmp))
+        source = given if given != GIT_URL else wheel.name  # never the placeholder
+        where = ("", "") if given != GIT_URL else (WHERE_WHEEL, WHERE_WHEEL_ZH)
+        readme = HANDOUT_README.format(
+            lessons="\n".join(f"- {n}.ipynb" for n in names) + "\n",
+            source=source,
+            where=where[0].format(wheel=wheel.name),
+            where_zh=where[1].format(wheel=wheel.name),
+        )
+        files = [("README.txt", readme.encode()), (wheel.name, wheel.read_bytes())]
+        for folder in ["", *sorted(p.name for p in NOTEBOOKS.iterdir() if p.is_dir())]:
+            for n in names:
+                path = NOTEBOOKS / folder / f"{n}.ipynb"
+                if path.exists():
+                    text = with_install_source(path.read_text(encoding="utf-8"), source)
+                    files.append((f"{folder}/{n}.ipynb" if folder else f"{n}.ipynb", text.encode()))
+        tmp_zip = dest.with_suffix(".zip.tmp")
+        with zipfile.ZipFile(tmp_zip, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, data in files:
+                info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, data)
+        tmp_zip.replace(dest)
     return dest

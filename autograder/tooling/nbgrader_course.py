@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from autograder.course import BUILD, COURSE_ID, SOLUTIONS, lessons
+from autograder.tooling.student import install_source, with_install_source
 
 COURSE = BUILD / "course"
 
@@ -74,12 +75,29 @@ def release_to_exchange(selected: list[str] | None = None, course: Path | None =
     first, so the gradebook of the course folder knows it): students then `nbgrader fetch_assignment`
     it, or use JupyterLab's Assignments tab."""
     course = assemble() if course is None else Path(course)  # an assembled course folder: its own config
+    # nbgrader creates the gradebook by running `alembic` from PATH: this interpreter's (the venv's)
+    # first, or a fresh clone's first `make exchange` fails with FileNotFoundError: 'alembic'
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
     done = []
     for lesson in selected or lessons():
         for step in (["generate_assignment", lesson, "--force"], ["release_assignment", lesson, "--force"]):
             cmd = [sys.executable, "-m", "nbgrader", *step, "--log-level=WARN"]
-            proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True)
+            proc = subprocess.run(cmd, cwd=course, capture_output=True, text=True, env=env)
             if proc.returncode != 0:
                 raise RuntimeError(f"nbgrader {' '.join(step)} failed:\n{proc.stdout}\n{proc.stderr}")
+            if step[0] == "generate_assignment":  # the first cell installs from BYHAND_SOURCE, if set
+                released = course / "release" / lesson / f"{lesson}.ipynb"
+                released.write_text(
+                    with_install_source(released.read_text(encoding="utf-8")), encoding="utf-8"
+                )
         done.append(f"released {lesson} (course {COURSE_ID}) from {course}")
+    if "<org>" in install_source():
+        done.append(
+            "WARNING: the notebooks' first cell installs the checks from the placeholder "
+            f"{install_source()}: in Colab that fails. Install byhand on the hub for every student, or "
+            "release again with BYHAND_SOURCE=<the wheel's URL or index name> (make exchange BYHAND_SOURCE=...)"
+        )
     return done

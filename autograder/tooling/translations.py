@@ -116,10 +116,20 @@ def status(lesson: str, lang: str) -> Status:
     return st
 
 
-def translate(nb: nbformat.NotebookNode, lesson: str, lang: str) -> nbformat.NotebookNode:
+STALE_NOTE_ID = "translation-stale"
+
+
+def translate(
+    nb: nbformat.NotebookNode, lesson: str, lang: str, stale_ok: bool = False
+) -> nbformat.NotebookNode:
     """`nb` (a solution or student notebook of `lesson`) with its text in `lang`. Code cells, ids and
-    nbgrader metadata are untouched; raises when the translation is not current."""
+    nbgrader metadata are untouched; raises when the translation is not current, unless `stale_ok`:
+    then the cells without a current translation stay English and a note at the top, in `lang`,
+    says the edition is behind the English one (`make release` of an English-only class that added
+    an exercise: the Chinese edition flags itself stale instead of blocking)."""
     st = status(lesson, lang)
+    if not st.current and stale_ok:
+        return _translate_stale(nb, lesson, lang, st)
     if not st.current:
         raise ValueError(
             f"translations/{lang}/{lesson}.md is not current: {len(st.missing)} missing, "
@@ -143,6 +153,34 @@ def translate(nb: nbformat.NotebookNode, lesson: str, lang: str) -> nbformat.Not
         elif student.is_setup(cell):
             cell.source = setup_text(cell.source.rstrip("\n") + "\n" + language_line(lang), lang)
     out.metadata["language"] = lang  # the checks and the grader speak the notebook's language
+    return out
+
+
+def _translate_stale(nb, lesson: str, lang: str, st: Status) -> nbformat.NotebookNode:
+    by_hash = {e.en: e.text for e in load(lesson, lang) if not e.text.startswith(TODO)}
+    code = code_translations(lesson, lang)
+    out = copy.deepcopy(nb)
+    behind = 0
+    for cell in out.cells:
+        if cell.cell_type == "code" and en_hash(cell.source) in code and not course.nbgrader_meta(cell):
+            cell.source = code[en_hash(cell.source)]
+        elif cell.cell_type == "markdown" and not course.nbgrader_meta(cell).get("solution"):
+            if en_hash(cell.source) in by_hash:
+                cell.source = by_hash[en_hash(cell.source)]
+            else:
+                behind += 1
+        elif student.is_setup(cell):
+            cell.source = setup_text(cell.source.rstrip("\n") + "\n" + language_line(lang), lang)
+    template = getattr(
+        _catalogue(lang),
+        "STALE_EDITION",
+        "**This edition is behind the English one**: {n} of its texts are not translated yet and are shown in English.",
+    )
+    note = nbformat.v4.new_markdown_cell(template.format(n=behind))
+    note["id"] = STALE_NOTE_ID
+    out.cells.insert(1 if out.cells and out.cells[0].cell_type == "markdown" else 0, note)
+    out.metadata["language"] = lang
+    out.metadata["translation_stale"] = True
     return out
 
 

@@ -15,7 +15,7 @@ LESSONS = {
     "10_flash_attention": "flash_attention",
 }
 
-__version__ = "0.1.0"  # byhand: the self-checks of the course; torch and numpy only
+__version__ = "0.2.0"  # byhand: the self-checks of the course; torch and numpy only
 
 
 def for_lesson(lesson: str):

@@ -748,9 +748,22 @@ def recorded(name: str, digests: list, namespace: dict, names: list) -> str:
     return "[" + ",".join(out) + "]"
 
 
+class OutdatedChecks(LookupError):
+    """A notebook asks for a question this version of the checks does not know."""
+
+
 def check(questions: dict, name: str, namespace: dict, hidden: bool = False, device=None) -> None:
     """Self-check one question inside the student's kernel. Prints a one-line success, raises a
     CheckFailure with a hint otherwise. `device` (e.g. "cuda"): build the inputs there."""
+    if name not in questions:  # a notebook newer than this package: say so, not KeyError
+        from . import __version__
+
+        raise OutdatedChecks(
+            i18n.localize(
+                f"{name}: this exercise is newer than your byhand checks (version {__version__}): update "
+                "them (pip install -U with the course's install line) and restart the kernel"
+            )
+        )
     question = questions[name]
     cases = ordered_cases(question, hidden)
 

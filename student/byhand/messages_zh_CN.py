@@ -590,7 +590,29 @@ LINES = [
     (r"the notebook format could not be read \((?P<e>.*)\)", "无法读取 notebook 的格式（{e}）"),
     (E("the notebook has a malformed cell"), "notebook 里有一个格式错误的单元格"),
     (r"the notebook could not be run: (?P<t_w>.+)", "notebook 无法运行：{t_w}"),
+    (
+        r"your notebook is an older version of this lesson: it has no exercise (?P<q>\S+)\. Download the "
+        r"current notebook and copy your answers into it",
+        "你的 notebook 是本课的旧版本：里面没有练习 {q}。请下载最新的 notebook，把你的答案复制进去",
+    ),
+    (
+        r"(?P<q>\S+): this exercise is newer than your byhand checks \(version (?P<v>\S+)\): update them "
+        r"\(pip install -U with the course's install line\) and restart the kernel",
+        "{q}：这道练习比你安装的 byhand 自检包（版本 {v}）更新：请更新它（用课程给的安装命令加上 pip install -U），然后重启内核",
+    ),
     (r"graded (?P<a>.+) as (?P<l>\S+)", "已把 {a} 作为 {l} 评分"),
+    (
+        r"also found (?P<o>.+): graded (?P<a>.+), the newest by its submission time",
+        "还找到了 {o}：评分的是最新的 {a}（按提交时间）",
+    ),
+    (
+        r"also found (?P<o>.+): graded (?P<a>.+), the newest by its attachment id",
+        "还找到了 {o}：评分的是最新的 {a}（按附件编号）",
+    ),
+    (
+        r"also found (?P<o>.+): graded (?P<a>.+), the newest by its re-upload number",
+        "还找到了 {o}：评分的是最新的 {a}（按重新上传的编号）",
+    ),
     (r"also found (?P<o>.+): graded (?P<a>.+)", "还找到了 {o}：评分的是 {a}"),
     # the written answers' rows of grades.csv (autograder/judge/grade.py) and the hand grades and
     # comments entered in formgrader (autograder/record/gradebook.py); a comment is the instructor's own
@@ -2912,6 +2934,9 @@ PIECES += [
 # The fixed text of the grader's pages, by its English (a template with {named} values): the class
 # report (autograder/record/report.py) and the feedback page (autograder/record/feedback.py). Read
 # through byhand.i18n.page(english, lang, **values).
+# the note a Chinese notebook carries while its translation is behind the English lesson
+STALE_EDITION = "**这份中文版落后于英文版**：有 {n} 处文字还没有翻译，暂时显示英文原文。"
+
 PAGE = {
     # statuses, as grades.csv spells them
     "passed": "通过",
@@ -2969,4 +2994,21 @@ PAGE = {
     "Could not be graded": "无法评分",
     "why": "原因",
     "not done": "尚未完成",
+    # lateness: the feedback page and the class report
+    "Submitted late: {hours} hours after the deadline ({deadline}).": "迟交：比截止时间（{deadline}）晚了 {hours} 小时。",
+    "Marked late by the LMS (the submission time is not in the export).": "学习平台标记为迟交（导出文件里没有提交时间）。",
+    "Late penalty {percent}%: {points} points count as {after}.": "迟交扣分 {percent}%：{points} 分按 {after} 分计。",
+    "late": "迟交",
+    "Late submissions": "迟交的作业",
+    "hours after the deadline": "超过截止时间（小时）",
+    "penalty": "扣分",
+    "after the penalty": "扣分后",
+    "unknown (marked late by the LMS)": "未知（学习平台标记为迟交）",
+    # the similarity section of the class report
+    "Similar answers": "相似的答案",
+    "Pairs whose code answers are alike beyond what the exercise forces (names, order of lines, "
+    "the skeleton, the reference and the idioms most students write discounted): a reason to "
+    "look, not a verdict. Only in this report, never on a student's page.": "代码答案相似程度超出题目本身所要求的学生对（变量名、语句顺序、给定的框架、参考答案以及大多数学生都会写的惯用写法都已扣除）：这是值得查看的理由，不是结论。只出现在这份报告里，绝不出现在学生的页面上。",
+    "No pair above the threshold.": "没有超过阈值的学生对。",
+    "likeness": "相似度",
 }

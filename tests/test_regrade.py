@@ -1,0 +1,141 @@
+"""A regrade says what triggered it and grades again only what that decides: a change to one
+lesson's checks regrades that lesson, not the class."""
+
+from __future__ import annotations
+
+import shutil
+
+from autograder import classroom, course, state
+from autograder.collect.submissions import Submission
+from autograder.judge import grade
+from autograder.outcomes import Graded, Row
+from autograder.run import rootfs, sandbox
+from examples.build import CLASS
+
+
+def _subs(tmp_path) -> list:
+    out = []
+    for student in ("alice", "bob"):
+        for lesson in ("01_attention", "02_layernorm"):
+            src = CLASS / student / f"{lesson}.ipynb"
+            if not src.exists():
+                src = CLASS / "alice" / "01_attention.ipynb"
+            path = tmp_path / "in" / student / f"{lesson}.ipynb"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, path)
+            out.append(Submission(student, lesson, path))
+    return out
+
+
+def _graded_once(tmp_path, subs):
+    run = classroom.ClassRun(tmp_path / "out", sandbox.Limits(), True, True, None)
+    todo = run.plan(subs)
+    assert len(todo) == len(subs) and run.reasons == {}  # nothing saved yet: nothing to explain
+    for sub, fp, saved in todo:
+        state.save(
+            saved,
+            fp,
+            Graded(sub.student, sub.lesson, [Row(sub.student, sub.lesson, "q", 1, 1, "passed")]),
+            sub,
+            run.parts[sub.key],
+        )
+    return run
+
+
+def test_a_change_to_one_lesson_s_checks_regrades_that_lesson_and_says_so(tmp_path, monkeypatch):
+    subs = _subs(tmp_path)
+    _graded_once(tmp_path, subs)
+    again = classroom.ClassRun(tmp_path / "out", sandbox.Limits(), True, True, None)
+    assert again.plan(subs) == [] and again.reasons == {}
+    # the checks package with lesson 02's module edited (a copy: tests never write the checkout)
+    byhand = tmp_path / "byhand"
+    shutil.copytree(rootfs.BYHAND, byhand, ignore=shutil.ignore_patterns("__pycache__"))
+    (byhand / "layernorm.py").write_text((byhand / "layernorm.py").read_text() + "\n# a fixed check\n")
+    before = {lesson: grade.lesson_version(lesson) for lesson in course.lessons()}
+    monkeypatch.setattr(rootfs, "BYHAND", byhand)
+    after = {lesson: grade.lesson_version(lesson) for lesson in course.lessons()}
+    changed = sorted(lesson for lesson in before if before[lesson] != after[lesson])
+    assert changed == ["02_layernorm"], f"got {changed} regraded for an edit of layernorm.py"
+    third = classroom.ClassRun(tmp_path / "out", sandbox.Limits(), True, True, None)
+    todo = third.plan(subs)
+    assert sorted((s.student, s.lesson) for s, _, _ in todo) == [
+        ("alice", "02_layernorm"),
+        ("bob", "02_layernorm"),
+    ]
+    assert third.reasons == {"the lesson's checks changed (02_layernorm)": 2}, third.reasons
+    # a shared module (the judge) is read by every lesson
+    (byhand / "_judge.py").write_text((byhand / "_judge.py").read_text() + "\n# shared\n")
+    assert all(grade.lesson_version(lesson) != after[lesson] for lesson in course.lessons())
+
+
+def test_a_changed_file_is_named_as_the_reason(tmp_path):
+    subs = _subs(tmp_path)
+    _graded_once(tmp_path, subs)
+    subs[0].path.write_text(subs[0].path.read_text() + " ")
+    run = classroom.ClassRun(tmp_path / "out", sandbox.Limits(), True, True, None)
+    assert [s.key for s, _, _ in run.plan(subs)] == [subs[0].key]
+    assert run.reasons == {"its file changed (01_attention)": 1}
+    run = classroom.ClassRun(tmp_path / "out", sandbox.Limits(cell_timeout=7), True, True, None)
+    assert len(run.plan(subs)) == 4
+    assert run.reasons == {
+        "its file changed (01_attention)": 1,  # never saved since it changed
+        "the limits changed (01_attention)": 2,
+        "the limits changed (02_layernorm)": 2,
+    }, run.reasons
+
+
+def test_an_older_notebook_is_told_so_in_its_language():
+    """A notebook downloaded before an exercise was added has neither its answer nor its test cell:
+    the grader names that exercise and says to take the current notebook (in the notebook's
+    language); a notebook that only lost a test cell is not "older"; an outdated checks package says
+    it is older than the notebook instead of a KeyError."""
+    import nbformat
+    import pytest
+    from byhand import _core, attention, i18n
+
+    nb = nbformat.read(course.NOTEBOOKS / "01_attention.ipynb", as_version=4)
+    assert grade.older_version_questions(nb, "01_attention") == set()
+    old = nbformat.from_dict(nb)
+    old.cells = [
+        c
+        for c in nb.cells
+        if course.nbgrader_meta(c).get("grade_id") not in ("MultiHeadAttention_answer", "MultiHeadAttention")
+    ]
+    assert grade.older_version_questions(old, "01_attention") == {"MultiHeadAttention"}
+    edited = nbformat.from_dict(nb)
+    edited.cells = [c for c in nb.cells if course.nbgrader_meta(c).get("grade_id") != "MultiHeadAttention"]
+    assert grade.older_version_questions(edited, "01_attention") == set()
+    zh = grade.localized(grade.OLDER_NOTEBOOK.format(name="MultiHeadAttention"), "zh_CN")
+    assert "旧版本" in zh and "MultiHeadAttention" in zh, zh
+    with pytest.raises(_core.OutdatedChecks, match="newer than your byhand checks"):
+        attention.check("a_question_added_later", {})
+    with i18n.using("zh_CN") if hasattr(i18n, "using") else _lang("zh_CN"):
+        with pytest.raises(_core.OutdatedChecks, match="更新"):
+            attention.check("a_question_added_later", {})
+
+
+class _lang:
+    def __init__(self, lang):
+        self.lang = lang
+
+    def __enter__(self):
+        from byhand import i18n
+
+        self.before = i18n._current[0]
+        i18n.language(self.lang)
+
+    def __exit__(self, *exc):
+        from byhand import i18n
+
+        i18n.language(self.before)
+
+
+def test_the_checks_package_says_one_version():
+    """The wheel's version (student/pyproject.toml) is the one the package reports and the one its
+    "newer than your byhand checks (version V)" message names."""
+    import re
+
+    import byhand
+
+    text = (course.ROOT / "student" / "pyproject.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', text, re.M).group(1) == byhand.__version__

@@ -41,10 +41,12 @@ class CheckFailure(AssertionError):
     message's `hint:` line (the message format is this module's own).
     """
 
-    # Whether the probe that found this failure tells its mistake apart from the others (its output
-    # matched that mistake's, or it is a fact such as a missing attribute): only then is it named as
-    # a second mistake ("also, on ...") after another failure, whose mistake may explain this one too
+    # What a failure on a later case may add to the first one ("also, on ..."), whose mistake may
+    # explain it too: a `fact` about the answer (an attribute or parameter it lacks) always; a hint
+    # whose probe `separates` its mistake from the others (the output matched that mistake's) when the
+    # first failure names no such mistake, or when it is the first mistake and one more
     separates = False
+    fact = False
 
     def __init__(self, message: str = "", hint: str | None = None):
         super().__init__(message)
@@ -57,7 +59,7 @@ class CheckFailure(AssertionError):
     def with_text(self, message: str) -> CheckFailure:
         """The same failure (same class, same hint) with `message` as its text."""
         failure = type(self)(message, hint=self._hint)
-        failure.separates = self.separates
+        failure.separates, failure.fact = self.separates, self.fact
         return failure
 
     @property
@@ -689,11 +691,15 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
     `judge_all` reads the hints of later failures from this text, and translates only its verdict."""
     if "error" in result:
         if isinstance(result.get("no_forward"), dict):
-            raise CheckFailure(no_forward_message(question.name, result["no_forward"]))
+            failure = CheckFailure(no_forward_message(question.name, result["no_forward"]))
+            failure.fact = True
+            raise failure
         if isinstance(result.get("structure"), dict):
-            raise CheckFailure(
+            failure = CheckFailure(
                 f"{structure_message(question.name, result['structure'])}\n  on input: {case.label}"
             )
+            failure.fact = True
+            raise failure
         if result.get("not_implemented"):
             raise NotDone(
                 f"{question.name}: not done yet. It still raises NotImplementedError: "
@@ -828,9 +834,11 @@ def judge_all(question: Question, pairs) -> None:
                 continue
             hint = exc.hint
             repeated = hint == first.hint or hint in str(first)
-            # named only when its probe separates it, or when it is the first mistake and one more
-            # ("two mistakes at once: <the first>; and ..."): else the first mistake may be all it shows
-            separates = exc.separates or (bool(first.hint) and first.hint in hint)
+            # a fact, or a separating probe's hint (after a first failure that names no mistake), or
+            # the first mistake and one more ("two mistakes at once: <the first>; and ..."): else the
+            # first mistake may be all this failure shows (see CheckFailure.separates)
+            known = first.separates or first.fact
+            separates = exc.fact or (exc.separates and (not known or bool(first.hint) and first.hint in hint))
             if hint and separates and not repeated and hint not in [h for h, _ in extra]:
                 extra.append((hint, case.label))
             if len(extra) >= 2:

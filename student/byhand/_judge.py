@@ -37,7 +37,7 @@ def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
             + (f" of shape {tuple(shape)}" if shape is not None else "")
             + f"\n  hint: there is no self.{missing}: the exercise names it"
         )
-        failure.separates = True  # a fact about the module, whatever else is wrong
+        failure.fact = True  # about the module, whatever else is wrong
         raise failure
     if not isinstance(got, torch.Tensor):
         raise CheckFailure(f"{what} should be a tensor, got {got!r}")

@@ -109,3 +109,39 @@ def test_points_and_status_stay_on_one_line(chromium, tmp_path, lang, width):
             )
     finally:
         page.close()
+
+
+# Every cell of the class report's tables that holds a number, a score or a header: its lines
+MEASURE_REPORT = """() => [...document.querySelectorAll('th, td.num, td:first-child')].map(td => {
+    const range = document.createRange();
+    range.selectNodeContents(td);
+    const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+    return {text: td.innerText, lines: tops.size};
+  })"""
+
+
+@pytest.mark.parametrize("lang", ["zh_CN", "en"])
+def test_the_class_report_keeps_scores_and_headers_on_one_line(chromium, tmp_path, lang):
+    from autograder.outcomes import Graded
+    from autograder.record.report import write_report
+
+    message = _failure(lang)
+    hint = CheckFailure(_failure("en")).hint  # the report keeps the English hint and translates it
+    graded = []
+    for student in ("王芳", "李雷", "Alice Smith"):
+        rows = [
+            Row(student, LESSON, "PositionwiseFeedForward", 0, 3, Status.FAILED, message),
+            Row(student, LESSON, "SublayerConnection", 2, 2, Status.PASSED),
+            Row(student, LESSON, "HybridSublayerConnection", 1, 1, Status.PASSED),
+        ]
+        graded.append(Graded(student, LESSON, rows, hints=[("PositionwiseFeedForward", hint)], lang=lang))
+    page = chromium.new_page(viewport={"width": 560, "height": 900})
+    try:
+        page.goto(write_report(tmp_path / "out", graded).as_uri())
+        cells = page.evaluate(MEASURE_REPORT)
+        page.screenshot(path=str(tmp_path / f"report-{lang}.png"), full_page=True)
+    finally:
+        page.close()
+    assert any(c["text"] == "3 / 6" for c in cells), f"no student's score measured: {cells}"
+    wrapped = [c for c in cells if c["lines"] != 1]
+    assert not wrapped, f"cells on more than one line: {wrapped}"

@@ -133,3 +133,32 @@ def test_plain_python_still_prints_the_whole_traceback(tmp_path):
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "Traceback (most recent call last)" in run.stderr, run.stderr
     assert re.search(r"byhand\._core\.\w+: scaled_dot_product_attention", run.stderr), run.stderr
+
+
+def test_a_real_kernel_sends_the_message_as_the_traceback():
+    """Through ipykernel (nbclient), as JupyterLab, Notebook, VS Code and Colab receive it: the error
+    output's traceback is the message, nothing on stderr (nbgrader zeroes a test cell that writes
+    there), and the cell fails with an error output (where Run All stops)."""
+    import nbclient
+    import nbformat
+
+    lesson = "03_residual"
+    spec = next(iter(answers_for(lesson).MISTAKES.values()))
+    cells = []
+    for cell in course.read_solution(lesson).cells:
+        meta = course.nbgrader_meta(cell)
+        if cell.cell_type == "code" and (meta.get("solution") or "setup" in course.tags(cell)):
+            cells.append(nbformat.v4.new_code_cell(spec["cells"].get(meta.get("grade_id"), cell.source)))
+    cells.append(nbformat.v4.new_code_cell(f"checks.check({spec['question']!r}, globals())"))
+    cells.append(nbformat.v4.new_code_cell("print('after the failing check')"))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True)
+    client.execute(cwd=str(course.ROOT))
+    errors = [(i, o) for i, c in enumerate(nb.cells) for o in c.outputs if o.output_type == "error"]
+    assert [i for i, _ in errors] == [len(cells) - 2], f"got errors in cells {[i for i, _ in errors]}"
+    error = errors[0][1]
+    shown = ANSI.sub("", "\n".join(error.traceback))
+    assert error.ename == "CheckFailure" and error.evalue.startswith(spec["question"]), error
+    assert len(shown.splitlines()) <= MAX_LINES and PACKAGE not in shown, shown
+    assert spec["hint"] in shown, shown
+    assert not [o for o in nb.cells[-2].outputs if o.get("name") == "stderr"], "stderr in the test cell"

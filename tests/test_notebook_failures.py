@@ -80,6 +80,7 @@ def _sample():
     return out
 
 
+@pytest.mark.full  # every lesson's setup in IPython; the gate renders every mistake (test_lessons.py)
 @pytest.mark.parametrize("lesson, spec", _sample())
 def test_a_failed_check_shows_its_message_only(shell, lesson, spec):
     _run_lesson(shell, lesson, spec["cells"])

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # What the browser tests (tests/test_site.py, tests/test_lab.py) and `make book` need from Debian,
 # installed only when missing: Chromium (Playwright drives /usr/bin/chromium; `playwright install`
-# cannot download a browser here) and npm (site/build.py fetches MathJax once with `npm ci`).
+# cannot download a browser here), a CJK font (tests/test_feedback_layout.py renders Chinese feedback
+# pages: fonts-noto-cjk, Noto Sans CJK SC) and npm (site/build.py fetches MathJax once with `npm ci`).
 # Idempotent and quiet: run it before `make test`.
 set -euo pipefail
 
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto/NotoSansCJK* >/dev/null 2>&1 \
+    || missing+=(fonts-noto-cjk)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 

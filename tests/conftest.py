@@ -20,6 +20,7 @@ LAYERS = {
     "test_site.py": "browser",
     "test_lab.py": "browser",
     "test_formgrader.py": "browser",
+    "test_feedback_layout.py": "browser",
     "test_distributed.py": "cluster",
 }
 

@@ -68,6 +68,15 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
         f"docs/mistakes.md shows {documented!r} for this mistake, the check gives "
         f"{catalogue.hint_of(str(info.value))!r}: run `python -m autograder mistakes`"
     )
+    words = (spec["hint"],) if isinstance(spec["hint"], str) else tuple(spec["hint"])
+    wrong = [
+        line.strip()
+        for line in str(info.value).splitlines()
+        if line.strip().startswith("also, on ") and not any(w in line for w in words)
+    ]
+    assert not wrong, f"a follow-up names a mistake the answer does not make: {wrong}"
+    shown = info.value._render_traceback_()  # what IPython shows of it: the message, no frame
+    assert len(shown) <= 12 and not any("byhand" + "/" in line for line in shown), "\n".join(shown)
 
 
 @pytest.mark.parametrize("lesson,alternative", catalogued("ALTERNATIVES"))

@@ -143,16 +143,31 @@ def set_late_notice(page: str, text: str) -> str:
     return page[:at] + notice + page[at:]
 
 
-STYLE = """<style>
-.tbb-summary{font-family:system-ui,sans-serif;max-width:1000px;margin:1em auto;padding:0 1em}
-.tbb-summary table{border-collapse:collapse;width:100%}
-.tbb-summary td,.tbb-summary th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}
-.tbb-summary th{background:#f3f3f3}
-.tbb-summary tr.passed td:nth-child(3){color:#1a7f37}.tbb-summary tr.failed td:nth-child(3),
-.tbb-summary tr.error td:nth-child(3),.tbb-summary tr.ungradable td:nth-child(3){color:#cf222e}
-.tbb-summary tr.needs-grading td:nth-child(3){color:#9a6700}
-.tbb-summary pre{white-space:pre-wrap;margin:0;font-size:12px}
-.tbb-summary .note{color:#57606a}
+# Latin fonts first, then the common CJK ones of each system (macOS, Windows, Linux, Android), so a
+# Chinese page shows its Han characters in a real Chinese font, not whatever fallback the browser picks
+FONTS = (
+    'system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Noto Sans","PingFang SC",'
+    '"Hiragino Sans GB","Microsoft YaHei","Noto Sans CJK SC","Source Han Sans SC","WenQuanYi Micro Hei",'
+    '"WenQuanYi Zen Hei",sans-serif'
+)
+MONO_FONTS = (
+    'ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono","Liberation Mono","Noto Sans Mono CJK SC",'
+    '"Sarasa Mono SC","Microsoft YaHei",monospace'
+)
+# The points and status columns are as wide as their text, never one character wide (CJK text may
+# break between any two characters, so an auto table squeezes it when the message column is long)
+STYLE = f"""<style>
+.tbb-summary{{font-family:{FONTS};max-width:1000px;margin:1em auto;padding:0 1em}}
+.tbb-summary table{{border-collapse:collapse;width:100%;table-layout:auto}}
+.tbb-summary td,.tbb-summary th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}}
+.tbb-summary th,.tbb-summary td:nth-child(-n+3){{white-space:nowrap}}
+.tbb-summary td:nth-child(4){{width:100%}}
+.tbb-summary th{{background:#f3f3f3}}
+.tbb-summary tr.passed td:nth-child(3){{color:#1a7f37}}.tbb-summary tr.failed td:nth-child(3),
+.tbb-summary tr.error td:nth-child(3),.tbb-summary tr.ungradable td:nth-child(3){{color:#cf222e}}
+.tbb-summary tr.needs-grading td:nth-child(3){{color:#9a6700}}
+.tbb-summary pre{{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;font:12px/1.45 {MONO_FONTS}}}
+.tbb-summary .note{{color:#57606a}}
 </style>"""
 
 
@@ -180,24 +195,24 @@ IMAGE = re.compile(r"^data:image/(?:png|jpeg);base64,[A-Za-z0-9+/=]+$")
 # the only markup an escaping render can produce; anything else means a renderer bug: shown as text
 ESCAPED_TAGS = re.compile(r"</?([a-zA-Z][a-zA-Z0-9]*)\b")
 CODE_STYLE = ".highlight"
-PAGE_CSS = """
-body{margin:0;background:#fff;color:#1f2328}
-.tbb-notebook{font-family:system-ui,sans-serif;max-width:1000px;margin:0 auto 3em;padding:0 1em;line-height:1.5}
-.tbb-cell{margin:.6em 0}
-.tbb-in{display:flex;gap:.5em}
-.tbb-prompt{flex:0 0 5.5em;color:#307fc1;font:12px/1.9 monospace;text-align:right;user-select:none}
-.tbb-out .tbb-prompt{color:#bf5b3d}
-.tbb-src{flex:1;min-width:0;background:#f7f7f7;border:1px solid #e0e0e0;border-radius:2px}
-.tbb-src pre,.tbb-out pre{margin:0;padding:4px 8px;font:13px/1.4 monospace;white-space:pre-wrap;word-break:break-word}
-.tbb-out{display:flex;gap:.5em;margin-top:2px}
-.tbb-out>div{flex:1;min-width:0}
-.tbb-out pre.stderr{background:#fdd}
-.tbb-out pre.error{color:#b22b31}
-.tbb-out img{max-width:100%}
-.tbb-cut{color:#57606a;font-style:italic}
-.tbb-md{padding:0 .5em 0 6em}
-.tbb-md table{border-collapse:collapse}.tbb-md td,.tbb-md th{border:1px solid #ccc;padding:2px 6px}
-.tbb-md pre{background:#f7f7f7;padding:4px 8px;overflow-x:auto}
+PAGE_CSS = f"""
+body{{margin:0;background:#fff;color:#1f2328}}
+.tbb-notebook{{font-family:{FONTS};max-width:1000px;margin:0 auto 3em;padding:0 1em;line-height:1.5}}
+.tbb-cell{{margin:.6em 0}}
+.tbb-in{{display:flex;gap:.5em}}
+.tbb-prompt{{flex:0 0 5.5em;color:#307fc1;font:12px/1.9 {MONO_FONTS};text-align:right;user-select:none}}
+.tbb-out .tbb-prompt{{color:#bf5b3d}}
+.tbb-src{{flex:1;min-width:0;background:#f7f7f7;border:1px solid #e0e0e0;border-radius:2px}}
+.tbb-src pre,.tbb-out pre{{margin:0;padding:4px 8px;font:13px/1.4 {MONO_FONTS};white-space:pre-wrap;word-break:break-word}}
+.tbb-out{{display:flex;gap:.5em;margin-top:2px}}
+.tbb-out>div{{flex:1;min-width:0}}
+.tbb-out pre.stderr{{background:#fdd}}
+.tbb-out pre.error{{color:#b22b31}}
+.tbb-out img{{max-width:100%}}
+.tbb-cut{{color:#57606a;font-style:italic}}
+.tbb-md{{padding:0 .5em 0 6em}}
+.tbb-md table{{border-collapse:collapse}}.tbb-md td,.tbb-md th{{border:1px solid #ccc;padding:2px 6px}}
+.tbb-md pre{{background:#f7f7f7;padding:4px 8px;overflow-x:auto}}
 """
 
 # The page's own words are English templates, in the submitted notebook's language through the

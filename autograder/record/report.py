@@ -32,7 +32,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from autograder.course import lesson_max  # noqa: E402
 from autograder.outcomes import Status, safe_name  # noqa: E402
-from autograder.record.feedback import CSP  # noqa: E402
+from autograder.record.feedback import CSP, FONTS  # noqa: E402
 
 
 def _write_csv(path: Path, header: list, rows: list) -> None:
@@ -215,9 +215,10 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
         f"<!doctype html><html lang='{'zh-CN' if lang == 'zh_CN' else esc(lang.replace('_', '-'))}'><head><meta charset='utf-8'>",
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         f"<meta name='referrer' content='no-referrer'><title>{t('Class report')}</title>",
-        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+        f"<style>body{{font-family:{FONTS};max-width:1100px;margin:2em auto;padding:0 1em}}"
         "table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;"
         "text-align:left;vertical-align:top}th{background:#f3f3f3}td.num{text-align:right}"
+        "th,td.num,td:first-child{white-space:nowrap}"  # a CJK header or "3 / 5" never one character wide
         "td.needs-grading a{color:#9a6700}td.ungradable a{color:#cf222e}img{max-width:100%}"
         f".muted{{color:#57606a}}</style></head><body><h1>{t('Class report')}</h1>",
     ]

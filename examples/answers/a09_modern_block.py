@@ -271,7 +271,8 @@ MISTAKES = {
     "gqa_cache_holds_keys_before_rope": dict(
         cells={"GroupedQueryAttention_answer": GQA_CACHE_BEFORE_ROPE},
         question="GroupedQueryAttention",
-        hint="before RoPE",
+        # it also rotates by torch.arange, never by its positions argument: a second mistake it makes
+        hint=("before RoPE", "ignores its positions argument"),
     ),
     "gqa_positions_argument_ignored": _gqa(
         "        if positions is None:\n            positions = torch.arange(T_past, T_past + T, device=x.device)\n",

@@ -21,3 +21,11 @@ __version__ = "0.2.0"  # byhand: the self-checks of the course; torch and numpy 
 def for_lesson(lesson: str):
     """The check module of a lesson (e.g. "01_attention" -> byhand.attention)."""
     return importlib.import_module(f"{__name__}.{LESSONS[lesson]}")
+
+
+def verbose(on: bool | None = None) -> bool:
+    """A failed self-check shows its message only (the default) or, after `verbose(True)`, the whole
+    traceback (as `check(..., traceback=True)` does for one check); the current setting."""
+    from . import _core
+
+    return _core.verbose(on)

@@ -20,7 +20,6 @@ import importlib
 import json
 import math
 import os
-import traceback
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +41,13 @@ class CheckFailure(AssertionError):
     message's `hint:` line (the message format is this module's own).
     """
 
+    # What a failure on a later case may add to the first one ("also, on ..."), whose mistake may
+    # explain it too: a `fact` about the answer (an attribute or parameter it lacks) always; a hint
+    # whose probe `separates` its mistake from the others (the output matched that mistake's) when the
+    # first failure names no such mistake, or when it is the first mistake and one more
+    separates = False
+    fact = False
+
     def __init__(self, message: str = "", hint: str | None = None):
         super().__init__(message)
         self._hint = hint
@@ -52,7 +58,39 @@ class CheckFailure(AssertionError):
 
     def with_text(self, message: str) -> CheckFailure:
         """The same failure (same class, same hint) with `message` as its text."""
-        return type(self)(message, hint=self._hint)
+        failure = type(self)(message, hint=self._hint)
+        failure.separates, failure.fact = self.separates, self.fact
+        return failure
+
+    @property
+    def _render_traceback_(self):
+        """IPython asks an exception for this to render it (`InteractiveShell.showtraceback`, the
+        `traceback` of the kernel's error message every front end shows): the message alone, with no
+        frame of this package. With the full traceback asked for (`check(..., traceback=True)`,
+        `byhand.verbose(True)` or BYHAND_TRACEBACK=1) there is no such attribute, and IPython renders
+        its own full traceback. Plain Python never asks: it prints the whole traceback."""
+        if _VERBOSE[0] or getattr(self, "full_traceback", False):
+            raise AttributeError("_render_traceback_")
+        return self._short_traceback
+
+    def _short_traceback(self) -> list:
+        head, _, rest = str(self).partition("\n")
+        lines = [f"{_RED}{type(self).__name__}{_RESET}: {head}"] + (rest.split("\n") if rest else [])
+        return lines + [_DIM + i18n.localize(FULL_TRACEBACK) + _RESET]
+
+
+# How a check's failure is shown in a notebook: the message only, unless the whole traceback is asked for
+_VERBOSE = [os.environ.get("BYHAND_TRACEBACK", "").strip() not in ("", "0")]
+FULL_TRACEBACK = "(the whole traceback: check(..., traceback=True))"
+_RED, _DIM, _RESET = "\x1b[0;31m", "\x1b[2m", "\x1b[0m"  # the colours of IPython's own tracebacks
+
+
+def verbose(on: bool | None = None) -> bool:
+    """Show the whole traceback of every failed check from now on (`on=True`), or the message only
+    (`on=False`, the default, or BYHAND_TRACEBACK=1 in the environment); the current setting."""
+    if on is not None:
+        _VERBOSE[0] = bool(on)
+    return _VERBOSE[0]
 
 
 class NotDone(CheckFailure):
@@ -274,6 +312,35 @@ def _failed(step: int, error: str, not_implemented: bool = False, **facts) -> di
     return {"error": error, "not_implemented": not_implemented, "step": step, **facts}
 
 
+def _student_line(exc: BaseException, namespace: dict) -> dict | None:
+    """Where in the student's own code `exc` was raised: the last frame of its traceback that runs
+    code of the notebook (its globals are the notebook's), as {"cell", "line", "code"}; None when
+    the error came from no such frame. "cell" is IPython's name for it ("Cell In[3]"), else the file."""
+    import linecache
+
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals is namespace:
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return None
+    code, line = found.tb_frame.f_code, found.tb_lineno
+    cell = code.co_filename
+    try:  # IPython keeps which execution each cell's code name came from
+        number = get_ipython().compile._filename_map.get(cell)  # noqa: F821 - IPython's builtin
+        if number is not None:
+            cell = f"Cell In[{number}]"
+    except Exception:  # noqa: BLE001 - plain Python, or another IPython: the file name it has
+        pass
+    text = linecache.getline(code.co_filename, line, found.tb_frame.f_globals).strip()
+    return {"cell": cell[:200], "line": int(line), "code": text[:200]}
+
+
+_RAISED: list = [None]  # the last exception a student's code raised in `run_steps`
+
+
 def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
     """Run a case's steps against `namespace` (the student's globals). Returns wire data:
     {"outputs": {name: value}} or {"error": ..., "not_implemented": bool, "step": i}.
@@ -347,10 +414,8 @@ def run_steps(steps: list, outputs: list, namespace: dict, device=None) -> dict:
             missing = _missing_forward(exc) if isinstance(exc, TypeError) else None
             if missing is not None:
                 return _failed(i, "no forward", no_forward=missing)
-            # the line in the student's code that raised (not one of this package's own lines)
-            tb = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_HERE)]
-            where = f" (line {tb[-1].lineno})" if tb else ""
-            return _failed(i, f"{type(exc).__name__}: {exc}{where}"[:2000])
+            _RAISED[0] = exc  # for a self-check's full traceback (check(..., traceback=True))
+            return _failed(i, f"{type(exc).__name__}: {exc}"[:2000], at=_student_line(exc, namespace))
     result = {}
     for name in outputs:
         value = env.get(name.split(".")[0])
@@ -547,12 +612,18 @@ def structure_message(name: str, problem: dict) -> str:
         )
     if not why:
         why.append("name the submodules and parameters exactly as the exercise says")
+    lacks, more = ", ".join(missing[:4]), ", ".join(extra[:4])
+    if missing and extra:
+        got = f"state_dict() without {lacks}, with extra {more}"
+        expected = f"the keys {lacks} registered in the module, and no {more}"
+    elif missing:
+        got, expected = f"state_dict() without {lacks}", f"the keys {lacks} registered in the module"
+    else:  # what it has too many of, said as such: not as keys it should register
+        got = f"state_dict() with extra keys {more}"
+        expected = f"only the keys the exercise names, without {more}"
     return (
         f"{name}: {cls}'s parameters are not the ones the exercise names, so its state_dict does not fit.\n"
-        f"  got:      state_dict() without {', '.join(missing[:4]) or 'nothing'}"
-        + (f", with extra {', '.join(extra[:4])}" if extra else "")
-        + f"\n  expected: the keys {', '.join(missing[:4] or extra[:4])} registered in the module\n"
-        f"  hint: " + "; ".join(why)
+        f"  got:      {got}\n  expected: {expected}\n  hint: " + "; ".join(why)
     )
 
 
@@ -620,17 +691,21 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
     `judge_all` reads the hints of later failures from this text, and translates only its verdict."""
     if "error" in result:
         if isinstance(result.get("no_forward"), dict):
-            raise CheckFailure(no_forward_message(question.name, result["no_forward"]))
+            failure = CheckFailure(no_forward_message(question.name, result["no_forward"]))
+            failure.fact = True
+            raise failure
         if isinstance(result.get("structure"), dict):
-            raise CheckFailure(
+            failure = CheckFailure(
                 f"{structure_message(question.name, result['structure'])}\n  on input: {case.label}"
             )
+            failure.fact = True
+            raise failure
         if result.get("not_implemented"):
             raise NotDone(
                 f"{question.name}: not done yet. It still raises NotImplementedError: "
                 f"replace the stub in its answer cell with your code."
             )
-        raise AnswerError(f"{question.name} raised {result['error']}\n  on input: {case.label}")
+        raise AnswerError(answer_error_message(question.name, result, case.label))
     outputs = {}
     for name in case.outputs:
         if name not in result.get("outputs", {}):
@@ -640,6 +715,95 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
         question.judge(case, outputs)
     except CheckFailure as exc:
         raise exc.with_text(f"{exc}\n  on input: {case.label}") from None
+
+
+# PyTorch errors students' code raises often, and what each means in one line (English here; the
+# message catalogues translate it): (pattern over "Type: message", explanation with its groups)
+KNOWN_ERRORS = [
+    (
+        r"RuntimeError: The expanded size of the tensor \((?P<want>-?\d+)\) must match the existing size "
+        r"\((?P<have>\d+)\) at non-singleton dimension (?P<dim>\d+)",
+        "expand can only stretch a dimension of size 1: dimension {dim} has size {have}, "
+        "and expand asked for {want}",
+    ),
+    (
+        r"RuntimeError: expand\(.*\): the number of sizes provided \((?P<n>\d+)\) must be greater or "
+        r"equal to the number of dimensions in the tensor \((?P<d>\d+)\)",
+        "expand needs a size for each of the tensor's {d} dimensions (-1 keeps a size), not {n}",
+    ),
+    (
+        r"RuntimeError: shape '(?P<shape>\[[^\]]*\])' is invalid for input of size (?P<n>\d+)",
+        "the shape {shape} given to view/reshape does not hold the tensor's {n} elements",
+    ),
+    (
+        r"RuntimeError: view size is not compatible with input tensor's size and stride",
+        "view needs a contiguous tensor (a transpose or permute makes one that is not): use "
+        ".reshape(...), or .contiguous().view(...)",
+    ),
+    (
+        r"RuntimeError: mat1 and mat2 shapes cannot be multiplied \((?P<a>\d+)x(?P<b>\d+) and "
+        r"(?P<c>\d+)x(?P<d>\d+)\)",
+        "a matrix product needs the left matrix's last size to equal the right one's first: {b} against {c}",
+    ),
+    (
+        r"RuntimeError: Expected size for first two dimensions of batch2 tensor to be: "
+        r"(?P<want>\[[^\]]*\]) but got: (?P<got>\[[^\]]*\])",
+        "a batched matrix product needs the inner sizes to agree: the right tensor's first two "
+        "sizes are {got}, and the left one asks for {want}",
+    ),
+    (
+        r"RuntimeError: The size of tensor a \((?P<a>\d+)\) must match the size of tensor b "
+        r"\((?P<b>\d+)\) at non-singleton dimension (?P<dim>\d+)",
+        "the two tensors do not broadcast: dimension {dim} has size {a} in one and {b} in the other, "
+        "and neither is 1",
+    ),
+    (
+        r"RuntimeError: function (?P<fn>\w+) returned an incorrect number of gradients "
+        r"\(expected (?P<want>\d+), got (?P<got>\d+)\)",
+        "backward must return one gradient for each input of forward, None for an input that needs "
+        "none: {want} of them, not {got}",
+    ),
+    (
+        r"RuntimeError: a leaf Variable that requires grad is being used in an in-place operation",
+        "an in-place operation (+=, x[...] = ..., .add_()) changed a parameter or another tensor made "
+        "with requires_grad=True: compute a new tensor (x = x + y), or change it under torch.no_grad()",
+    ),
+    (
+        r"RuntimeError: one of the variables needed for gradient computation has been modified by an "
+        r"inplace operation",
+        "an in-place operation (+=, x[...] = ..., .add_()) changed a tensor autograd had saved for "
+        "backward: use the out-of-place form (x = x + y, not x += y)",
+    ),
+]
+
+
+def explain_error(error: str) -> str:
+    """What a PyTorch error (its "Type: message" text) means, in one English line; "" when it is not
+    one of KNOWN_ERRORS."""
+    import re
+
+    for pattern, explanation in KNOWN_ERRORS:
+        m = re.match(pattern, error)
+        if m:
+            return explanation.format(**m.groupdict())
+    return ""
+
+
+def answer_error_message(name: str, result: dict, label: str) -> str:
+    """The message of an answer that raised: what the error means when it is a known one, the error
+    itself, the line of the student's code that raised it, and the input."""
+    error = str(result.get("error", ""))
+    at = result.get("at")
+    where = ""
+    if isinstance(at, dict) and isinstance(at.get("line"), int):
+        code = str(at.get("code") or "")[:200]
+        where = f"\n  in your code: {str(at.get('cell', ''))[:200]}, line {at['line']}" + (
+            f": {code}" if code else ""
+        )
+    meaning = explain_error(error)
+    if meaning:
+        return f"{name} raised an error: {meaning}\n  the error: {error}{where}\n  on input: {label}"
+    return f"{name} raised {error}{where}\n  on input: {label}"
 
 
 def _hint_of(text: str) -> str:
@@ -670,7 +834,12 @@ def judge_all(question: Question, pairs) -> None:
                 continue
             hint = exc.hint
             repeated = hint == first.hint or hint in str(first)
-            if hint and not repeated and hint not in [h for h, _ in extra]:
+            # a fact, or a separating probe's hint (after a first failure that names no mistake), or
+            # the first mistake and one more ("two mistakes at once: <the first>; and ..."): else the
+            # first mistake may be all this failure shows (see CheckFailure.separates)
+            known = first.separates or first.fact
+            separates = exc.fact or (exc.separates and (not known or bool(first.hint) and first.hint in hint))
+            if hint and separates and not repeated and hint not in [h for h, _ in extra]:
                 extra.append((hint, case.label))
             if len(extra) >= 2:
                 break
@@ -702,9 +871,6 @@ _RECORDING = [False]
 
 def record_results() -> None:
     _RECORDING[0] = True
-
-
-_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def case_digest(name: str, wire: dict) -> str:
@@ -752,9 +918,12 @@ class OutdatedChecks(LookupError):
     """A notebook asks for a question this version of the checks does not know."""
 
 
-def check(questions: dict, name: str, namespace: dict, hidden: bool = False, device=None) -> None:
+def check(
+    questions: dict, name: str, namespace: dict, hidden: bool = False, device=None, traceback: bool = False
+) -> None:
     """Self-check one question inside the student's kernel. Prints a one-line success, raises a
-    CheckFailure with a hint otherwise. `device` (e.g. "cuda"): build the inputs there."""
+    CheckFailure with a hint otherwise: IPython shows its message alone, or with `traceback` the whole
+    traceback, that of the student's own error included. `device` (e.g. "cuda"): build the inputs there."""
     if name not in questions:  # a notebook newer than this package: say so, not KeyError
         from . import __version__
 
@@ -771,7 +940,16 @@ def check(questions: dict, name: str, namespace: dict, hidden: bool = False, dev
         for case in cases:
             yield case, json.loads(run_case(name, case.wire(), namespace, device, reuse=True))
 
-    judge_all(question, results())
+    _RAISED[0] = None
+    try:
+        judge_all(question, results())
+    except CheckFailure as exc:
+        raised, _RAISED[0] = _RAISED[0], None
+        if traceback or _VERBOSE[0]:
+            exc.full_traceback = True
+            if isinstance(exc, AnswerError) and raised is not None:
+                raise exc from raised  # where the student's code raised, then this check
+        raise
     kind = "cases, hidden ones included," if hidden else "visible cases"
     print(i18n.localize(f"{name}: all {len(cases)} {kind} pass."))
 
@@ -786,16 +964,19 @@ def lesson_check(questions: dict, example: str, devices: bool = True) -> Callabl
     cells call (`example`: a question its docstring shows). `devices=False`: a module whose cases
     are built on the CPU only, whose `check` takes no `device`."""
     usage = f'Self-check: `check("{example}", globals())`.'
+    usage += "\n    `traceback=True`: a failure shows the whole traceback, not only its message."
     if devices:
 
-        def lesson_check(name: str, namespace: dict, hidden: bool = False, device=None) -> None:
-            check(questions, name, namespace, hidden, device)
+        def lesson_check(
+            name: str, namespace: dict, hidden: bool = False, device=None, traceback: bool = False
+        ) -> None:
+            check(questions, name, namespace, hidden, device, traceback)
 
         usage += '\n    `device` (e.g. "cuda"): the inputs are built there.'
     else:
 
-        def lesson_check(name: str, namespace: dict, hidden: bool = False) -> None:
-            check(questions, name, namespace, hidden)
+        def lesson_check(name: str, namespace: dict, hidden: bool = False, traceback: bool = False) -> None:
+            check(questions, name, namespace, hidden, traceback=traceback)
 
     lesson_check.__name__ = lesson_check.__qualname__ = "check"
     lesson_check.__doc__ = usage

@@ -15,23 +15,30 @@ import torch
 from ._core import CheckFailure, Unsupported
 
 
-def _fmt(t: torch.Tensor, limit: int = 6) -> str:
+def _fmt(t: torch.Tensor, limit: int = 6, at: int | None = None) -> str:
+    """Up to `limit` values of `t` (flattened): the first ones, or with `at` (a flat index) the ones
+    around it, so got and expected show where they differ."""
     flat = t.detach().reshape(-1)
-    body = ", ".join(f"{v:.4g}" if t.dtype.is_floating_point else str(v) for v in flat[:limit].tolist())
-    more = ", ..." if flat.numel() > limit else ""
-    return f"[{body}{more}]"
+    start = 0 if at is None else max(0, min(at - limit // 2, flat.numel() - limit))
+    window = flat[start : start + limit].tolist()
+    body = ", ".join(f"{v:.4g}" if t.dtype.is_floating_point else str(v) for v in window)
+    before = "..., " if start > 0 else ""
+    more = ", ..." if flat.numel() > start + limit else ""
+    return f"[{before}{body}{more}]"
 
 
 def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
     missing = _missing_attribute(got)
     if missing is not None:  # the module has no such attribute at all (self.gamma for self.weight)
-        raise CheckFailure(
+        failure = CheckFailure(
             f"{what} is missing: the module has no attribute {missing}.\n"
             f"  got:      there is no self.{missing}\n"
             f"  expected: self.{missing}, a tensor"
             + (f" of shape {tuple(shape)}" if shape is not None else "")
             + f"\n  hint: there is no self.{missing}: the exercise names it"
         )
+        failure.fact = True  # about the module, whatever else is wrong
+        raise failure
     if not isinstance(got, torch.Tensor):
         raise CheckFailure(f"{what} should be a tensor, got {got!r}")
     if shape is not None and tuple(got.shape) != tuple(shape):
@@ -81,6 +88,7 @@ def assert_close(got: Any, expected: torch.Tensor, what: str, hint: str = "", rt
     g, e = got.detach().to(torch.float64), expected.detach().to(torch.float64)
     if got.dtype == torch.bool or expected.dtype == torch.bool:
         idx = (g != e).nonzero()[0].tolist()
+        flat = int((g != e).reshape(-1).nonzero()[0])
         detail = f"first difference at index {tuple(idx)}"
     else:
         diff = (g - e).abs().nan_to_num(nan=float("inf"))
@@ -92,11 +100,14 @@ def assert_close(got: Any, expected: torch.Tensor, what: str, hint: str = "", rt
             f"expected {float(e.reshape(-1)[flat]):.6g}"
         )
     msg = (
-        f"{what} is not what it should be.\n  got:      {_fmt(got)}\n  expected: {_fmt(expected)}\n  {detail}"
+        f"{what} is not what it should be.\n  got:      {_fmt(got, at=flat)}\n  expected: {_fmt(expected, at=flat)}"
+        f"\n  {detail}"
     )
     if hint:
         msg += f"\n  hint: {hint}"
-    raise CheckFailure(msg, hint=hint)
+    failure = CheckFailure(msg, hint=str(hint))
+    failure.separates = isinstance(hint, Diagnosis)
+    raise failure
 
 
 def mismatch(got: torch.Tensor, wrong: torch.Tensor, rtol=1e-3, atol=1e-4) -> float:
@@ -116,6 +127,11 @@ def mismatch(got: torch.Tensor, wrong: torch.Tensor, rtol=1e-3, atol=1e-4) -> fl
     return float(((g - w).abs() / (atol + rtol * w.abs())).max())
 
 
+class Diagnosis(str):
+    """A hint `diagnose` found by matching the answer's output to one known mistake's output: a
+    probe that separates that mistake from the others, so it may be named in a follow-up line."""
+
+
 def diagnose(got: torch.Tensor, mistakes: list, rtol=1e-3, atol=1e-4) -> str:
     """The hint of the known mistake whose output `got` matches best, or "" when none matches.
     `mistakes` is a list of (hint, function computing that mistake's output). The best match, not
@@ -130,7 +146,7 @@ def diagnose(got: torch.Tensor, mistakes: list, rtol=1e-3, atol=1e-4) -> str:
             continue
         if err < best or (err <= 1.0 and not best_hint):
             best, best_hint = err, hint
-    return best_hint
+    return Diagnosis(best_hint) if best_hint else best_hint
 
 
 def with_pairs(singles: list, model: Callable) -> list:

@@ -128,6 +128,15 @@ LINES = [
         "你的结果：state_dict() 缺少 {m}，多出了 {x}",
     ),
     (r"got: *state_dict\(\) without (?P<m>.*)", "你的结果：state_dict() 缺少 {m}"),
+    (r"got: *state_dict\(\) with extra keys (?P<x>.*)", "你的结果：state_dict() 多出了键 {x}"),
+    (
+        r"expected: the keys (?P<k>.*) registered in the module, and no (?P<x>.*)",
+        "期望结果：模块里注册了键 {k}，并且没有 {x}",
+    ),
+    (
+        r"expected: only the keys the exercise names, without (?P<x>.*)",
+        "期望结果：只有练习规定的键，没有 {x}",
+    ),
     (r"expected: the keys (?P<k>.*) registered in the module", "期望结果：模块里注册了键 {k}"),
     (
         r"got: *one parameter object under several names \((?P<s>.*)\)",
@@ -269,6 +278,12 @@ LINES = [
         r"(?P<q>.+?) should return three tensors (?P<p>\(.*?\)), got (?P<v>.*)",
         "{q} 应返回三个张量 {p}，实际得到 {v}",
     ),
+    # a known PyTorch error (byhand._core.KNOWN_ERRORS): what it means first, the error itself below
+    (r"(?P<q>\S+) raised an error: (?P<t_m>.+)", "{q} 抛出了异常：{t_m}"),
+    (r"the error: (?P<err>.*)", "原始报错：`{err}`"),
+    # the line of the student's own code that raised (byhand._core.answer_error_message)
+    (r"in your code: (?P<cell>.+?), line (?P<l>\d+): (?P<code>.*)", "你的代码：{cell}，第 {l} 行：`{code}`"),
+    (r"in your code: (?P<cell>.+?), line (?P<l>\d+)", "你的代码：{cell}，第 {l} 行"),
     # a raised error is the answer's own text: quoted as code
     (r"(?P<q>\S+) raised (?P<err>.*) \(line (?P<l>\d+)\)", "{q} 抛出了异常（第 {l} 行）：`{err}`"),
     (r"(?P<q>\S+) raised (?P<err>.*)", "{q} 抛出了异常：`{err}`"),
@@ -2931,6 +2946,73 @@ PIECES += [
     ),
 ]
 
+# what a known PyTorch error in the student's code means (byhand._core.KNOWN_ERRORS), and the line
+# under a failed self-check that says how to see its whole traceback (byhand._core.FULL_TRACEBACK)
+PIECES += [
+    (
+        r"expand can only stretch a dimension of size 1: dimension (?P<dim>\d+) has size (?P<have>\d+), "
+        r"and expand asked for (?P<want>-?\d+)",
+        "expand 只能把大小为 1 的维度扩展开：第 {dim} 维的大小是 {have}，而 expand 要的是 {want}",
+    ),
+    (
+        r"expand needs a size for each of the tensor's (?P<d>\d+) dimensions \(-1 keeps a size\), not (?P<n>\d+)",
+        "expand 需要为张量的 {d} 个维度各给一个大小（-1 表示保持原大小），而不是 {n} 个",
+    ),
+    (
+        r"the shape (?P<shape>\[[^\]]*\]) given to view/reshape does not hold the tensor's (?P<n>\d+) elements",
+        "传给 view/reshape 的形状 {shape} 装不下这个张量的 {n} 个元素",
+    ),
+    (
+        E(
+            "view needs a contiguous tensor (a transpose or permute makes one that is not): use "
+            ".reshape(...), or .contiguous().view(...)"
+        ),
+        "view 要求张量在内存中连续（transpose 或 permute 之后就不连续了）：改用 .reshape(...)，"
+        "或 .contiguous().view(...)",
+    ),
+    (
+        r"a matrix product needs the left matrix's last size to equal the right one's first: "
+        r"(?P<b>\d+) against (?P<c>\d+)",
+        "矩阵乘法要求左矩阵的最后一维等于右矩阵的第一维：这里是 {b} 对 {c}",
+    ),
+    (
+        r"a batched matrix product needs the inner sizes to agree: the right tensor's first two sizes are "
+        r"(?P<got>\[[^\]]*\]), and the left one asks for (?P<want>\[[^\]]*\])",
+        "批量矩阵乘法要求内侧的维度一致：右边张量的前两维是 {got}，而左边张量要求 {want}",
+    ),
+    (
+        r"the two tensors do not broadcast: dimension (?P<dim>\d+) has size (?P<a>\d+) in one and "
+        r"(?P<b>\d+) in the other, and neither is 1",
+        "两个张量无法广播：第 {dim} 维在一个张量里大小是 {a}，在另一个里是 {b}，且都不是 1",
+    ),
+    (
+        r"backward must return one gradient for each input of forward, None for an input that needs "
+        r"none: (?P<want>\d+) of them, not (?P<got>\d+)",
+        "backward 必须为 forward 的每个输入各返回一个梯度（不需要梯度的输入返回 None）：应返回 {want} 个，"
+        "而不是 {got} 个",
+    ),
+    (
+        E(
+            "an in-place operation (+=, x[...] = ..., .add_()) changed a parameter or another tensor made "
+            "with requires_grad=True: compute a new tensor (x = x + y), or change it under torch.no_grad()"
+        ),
+        "一个原地运算（+=、x[...] = ...、.add_()）修改了参数，或另一个用 requires_grad=True 创建的张量："
+        "请计算出一个新张量（x = x + y），或在 torch.no_grad() 下修改它",
+    ),
+    (
+        E(
+            "an in-place operation (+=, x[...] = ..., .add_()) changed a tensor autograd had saved for "
+            "backward: use the out-of-place form (x = x + y, not x += y)"
+        ),
+        "一个原地运算（+=、x[...] = ...、.add_()）修改了 autograd 为反向传播保存的张量："
+        "请改用非原地的写法（x = x + y，而不是 x += y）",
+    ),
+    (
+        E("(the whole traceback: check(..., traceback=True))"),
+        "（查看完整的 traceback：check(..., traceback=True)）",
+    ),
+]
+
 # The fixed text of the grader's pages, by its English (a template with {named} values): the class
 # report (autograder/record/report.py) and the feedback page (autograder/record/feedback.py). Read
 # through byhand.i18n.page(english, lang, **values).
@@ -2945,7 +3027,7 @@ PAGE = {
     "ungradable": "无法评分",
     "needs grading": "待人工评分",
     # the feedback page
-    "{lesson}: feedback for {student}": "{lesson}：{student} 的反馈",
+    "{lesson}: feedback for {student}": "{lesson}：{student}的反馈",
     "{points} / {max_points} points": "{points} / {max_points} 分",
     "({pending} of them for written answers not graded yet)": "（其中 {pending} 分属于尚未人工评分的简答题）",
     "question": "题目",

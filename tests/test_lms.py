@@ -399,8 +399,9 @@ def test_lateness_from_the_lms_s_times_reaches_the_student(tmp_path):
             f"<html lang='en'><body>{SCORES_BEGIN}10 / 13{SCORES_END}<p>notebook</p></body></html>"
         )
     export(out, graded, [{**s.meta(), "student": s.student} for s in subs], cfg)
-    summary = {r["student"]: r for r in _dicts(out / "summary.csv")}
+    summary = {r["student"]: r for r in _dicts(out / "submissions.csv") if r["lesson"] == "01_attention"}
     got = {k: (r["late"], r["penalty_percent"], r["points_after_penalty"]) for k, r in summary.items()}
+    assert list(_dicts(out / "summary.csv")[0]) == ["student", "lesson", "points", "max_points", "status"]
     assert got == {
         "doejohn_3333": ("yes (LMS)", "30", "7"),  # 2 days 8 hours: three started days
         "leebo_4444": ("no", "0", "10"),

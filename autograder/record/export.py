@@ -12,17 +12,9 @@ from byhand.width import pad, width
 from autograder.collect import lateness, lms
 from autograder.outcomes import CONTRACT_COLUMNS, contract_row, number, summary_rows
 
-# the contract's five columns, then the lateness (empty without a course config)
-SUMMARY_COLUMNS = (
-    "student",
-    "lesson",
-    "points",
-    "max_points",
-    "status",
-    "late",
-    "penalty_percent",
-    "points_after_penalty",
-)
+# exactly the contract's five columns (a consumer may read them by position); lateness and the
+# penalised points are in submissions.csv, the feedback page and the report
+SUMMARY_COLUMNS = ("student", "lesson", "points", "max_points", "status")
 STUDENT_COLUMNS = ("student", "name", "lms", "lms_id")
 SUBMISSION_COLUMNS = (
     "student",
@@ -69,11 +61,8 @@ def export(
     with open(out / "summary.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, SUMMARY_COLUMNS, lineterminator="\n", extrasaction="ignore")
         w.writeheader()
-        for row, late in zip(summary, lates):
-            after = number(lateness.penalised(row["points"], late["penalty_percent"]))
-            w.writerow(
-                {**row, **late, "points_after_penalty": after},
-            )
+        for row in summary:
+            w.writerow(row)
     students: dict = {}
     for g, meta in zip(graded, metas):
         students.setdefault(

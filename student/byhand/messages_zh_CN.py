@@ -40,6 +40,7 @@ LABELS = [
     (r" with random weights", "，随机权重"),
     (r"random weight", "随机的 weight"),
     (r" with a random state dict", "，随机的 state_dict"),
+    (r"also built without norm_first \(the default\)", "另外也不传 norm_first 构建了一次（默认值）"),
     (r"fresh parameters", "刚初始化的参数"),
     (r"fresh weight", "刚初始化的 weight"),
     (r"^a fresh ", "刚初始化的 "),
@@ -238,6 +239,7 @@ LINES = [
         "期望结果：不保留任何 {n} 个元素及以上的张量（q、k、v、o 和 lse 都是 O(L) 的）",
     ),
     (r"expected: a tuple (?P<t>\(.*\))", "期望结果：一个元组 {t}"),
+    (r"expected: a bias of shape (?P<s>\(\d+,\))", "期望结果：形状为 {s} 的偏置"),
     (r"got: *(?P<v>.*)", "你的结果：{v}"),
     (r"expected: (?P<v>.*)", "期望结果：{v}"),
     (
@@ -656,6 +658,51 @@ def _why(i: int) -> list:
 STRUCTURE = [(a + "; " + b, ta + "；" + tb) for a, ta in _why(1) for b, tb in _why(2)] + _why(1)
 
 PIECES = STRUCTURE + [
+    (
+        r"(?P<c>\w+) built without norm_first does not compute what (?P=c)\(\.\.\., norm_first=True\) "
+        r"computes \(the same seed, so the same weights\)\.",
+        "不传 norm_first 构建的 {c} 与 {c}(..., norm_first=True) 算的不一样（随机种子相同，所以权重也相同）。",
+    ),
+    (r"(?P<c>\w+) output without norm_first", "不传 norm_first 时 {c} 的输出"),
+    (
+        E(
+            "the signature's default is norm_first=True (Pre-LN): "
+            "__init__(self, ..., dropout=0.0, norm_first=True), and each layer gets norm_first=norm_first"
+        ),
+        "函数签名里的默认值是 norm_first=True（Pre-LN）：__init__(self, ..., dropout=0.0, norm_first=True)，"
+        "并且每一层都传入 norm_first=norm_first",
+    ),
+    (
+        E(
+            "ResidualStack(depth, d_model), built without pre_ln, does not compute what "
+            "ResidualStack(depth, d_model, pre_ln=True) computes."
+        ),
+        "不传 pre_ln 构建的 ResidualStack(depth, d_model) 与 ResidualStack(depth, d_model, pre_ln=True) 算的不一样。",
+    ),
+    (
+        E("the signature's default is pre_ln=True: __init__(self, depth, d_model, pre_ln=True)"),
+        "函数签名里的默认值是 pre_ln=True：__init__(self, depth, d_model, pre_ln=True)",
+    ),
+    (
+        E("MultiHeadAttention(d_model, n_heads), called without bias, has no biases."),
+        "不传 bias 调用 MultiHeadAttention(d_model, n_heads) 时，它没有偏置。",
+    ),
+    (
+        E(
+            "a (B, Lq, Lk) mask was given no head dim, so it lines up with the heads instead of the "
+            "sequences (sequence b's mask went to head b): mask[:, None] makes it (B, 1, Lq, Lk), one mask "
+            "per sequence shared by its heads"
+        ),
+        "(B, Lq, Lk) 的掩码没有加上头的维度，于是它按头而不是按序列对齐（第 b 个序列的掩码用在了第 b 个头上）："
+        "mask[:, None] 把它变成 (B, 1, Lq, Lk)，每个序列一个掩码，由它的所有头共用",
+    ),
+    (
+        E(
+            "the signature's default is bias=True: __init__(self, d_model, n_heads, bias=True), "
+            "and each nn.Linear gets bias=bias"
+        ),
+        "函数签名里的默认值是 bias=True：__init__(self, d_model, n_heads, bias=True)，并且每个 nn.Linear 都传入 bias=bias",
+    ),
     (E("generate's output"), "generate 的输出"),
     # names of what a check compares
     (r"the std of (?P<x>\S+)", "{x} 的标准差"),
@@ -2413,6 +2460,14 @@ PIECES = STRUCTURE + [
     (
         E("the default eps should be 1e-5 (as nn.LayerNorm): __init__(self, d_model, eps=1e-5)"),
         "eps 的默认值应为 1e-5（与 nn.LayerNorm 一样）：__init__(self, d_model, eps=1e-5)",
+    ),
+    (
+        E("the default eps should be 1e-5 (as F.layer_norm): layer_norm(x, weight, bias, eps=1e-5)"),
+        "eps 的默认值应为 1e-5（与 F.layer_norm 一样）：layer_norm(x, weight, bias, eps=1e-5)",
+    ),
+    (
+        E("the default eps should be 1e-5 (as F.batch_norm): batch_norm(..., momentum=0.1, eps=1e-5)"),
+        "eps 的默认值应为 1e-5（与 F.batch_norm 一样）：batch_norm(..., momentum=0.1, eps=1e-5)",
     ),
     (
         E("the first call was right: check how the running buffers are updated and used"),

@@ -41,6 +41,12 @@ LABELS = [
     (r"random weight", "随机的 weight"),
     (r" with a random state dict", "，随机的 state_dict"),
     (r"also built without norm_first \(the default\)", "另外也不传 norm_first 构建了一次（默认值）"),
+    (r"temperature left out \(default (?P<t>[\d.]+)\)", r"不传 temperature（默认值 \g<t>）"),
+    (r" \(a non-contiguous transposed view\)", "（不连续的转置视图）"),
+    (
+        r"temperature, top_k and use_cache left out \(defaults 1\.0, None, True\)",
+        "不传 temperature、top_k 和 use_cache（默认值 1.0、None、True）",
+    ),
     (r"fresh parameters", "刚初始化的参数"),
     (r"fresh weight", "刚初始化的 weight"),
     (r"^a fresh ", "刚初始化的 "),
@@ -240,6 +246,12 @@ LINES = [
     ),
     (r"expected: a tuple (?P<t>\(.*\))", "期望结果：一个元组 {t}"),
     (r"expected: a bias of shape (?P<s>\(\d+,\))", "期望结果：形状为 {s} 的偏置"),
+    (
+        r"expected: mean=0, std=0\.02 \(down to 0\.02 / sqrt\(2 \* n_layers\) = (?P<s>\S+) for a residual "
+        r"projection\)",
+        "期望结果：mean=0, std=0.02（残差投影可以小到 0.02 / sqrt(2 * n_layers) = {s}）",
+    ),
+    (r"got: *(?P<n>\S+) with largest \|value\| (?P<v>\S+)", "你的结果：{n} 的最大绝对值为 {v}"),
     (r"got: *(?P<v>.*)", "你的结果：{v}"),
     (r"expected: (?P<v>.*)", "期望结果：{v}"),
     (
@@ -658,6 +670,54 @@ def _why(i: int) -> list:
 STRUCTURE = [(a + "; " + b, ta + "；" + tb) for a, ta in _why(1) for b, tb in _why(2)] + _why(1)
 
 PIECES = STRUCTURE + [
+    (
+        E("the default eps should be 1e-5 (as F.layer_norm): layer_norm_backward(dy, x, weight, eps=1e-5)"),
+        "eps 的默认值应为 1e-5（与 F.layer_norm 一样）：layer_norm_backward(dy, x, weight, eps=1e-5)",
+    ),
+    (
+        E(
+            "generate called without temperature, top_k and use_cache gave other tokens than with "
+            "temperature=1.0, top_k=None, use_cache=True (the same seeded generator)."
+        ),
+        "不传 temperature、top_k 和 use_cache 调用 generate，得到的 token 与传入 temperature=1.0、top_k=None、"
+        "use_cache=True 时不同（生成器的种子相同）。",
+    ),
+    (
+        E(
+            "the signature's defaults are temperature=1.0, top_k=None, use_cache=True: generate(model, idx, "
+            "max_new_tokens) must do what generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, "
+            "use_cache=True) does"
+        ),
+        "函数签名里的默认值是 temperature=1.0、top_k=None、use_cache=True：`generate(model, idx, max_new_tokens)` "
+        "必须与 `generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True)` 做同样的事",
+    ),
+    (
+        E(
+            "the default temperature should be 1.0: sample_next(logits, temperature=1.0, top_k=None, "
+            "generator=None) draws from softmax(logits) when called without a temperature"
+        ),
+        "temperature 的默认值应为 1.0：不传 temperature 调用 sample_next(logits, temperature=1.0, top_k=None, "
+        "generator=None) 时，从 softmax(logits) 中抽样",
+    ),
+    (
+        E("a fresh GPT is not initialized as GPT-2 is: a bias does not start at 0."),
+        "刚初始化的 GPT 没有按 GPT-2 的方式初始化：有一个偏置不是从 0 开始的。",
+    ),
+    (
+        E("a fresh GPT is not initialized as GPT-2 is: a weight is not drawn from N(0, 0.02^2)."),
+        "刚初始化的 GPT 没有按 GPT-2 的方式初始化：有一个权重不是从 N(0, 0.02^2) 中抽取的。",
+    ),
+    (
+        E("GPT-2 starts every Linear's bias at 0: nn.init.zeros_(m.bias) for each nn.Linear that has one"),
+        "GPT-2 把每个 Linear 的偏置都初始化为 0：对每个带偏置的 nn.Linear 调用 nn.init.zeros_(m.bias)",
+    ),
+    (
+        E(
+            "GPT-2 draws the embeddings and every Linear weight from N(0, 0.02^2): "
+            "nn.init.normal_(m.weight, mean=0.0, std=0.02)"
+        ),
+        "GPT-2 从 N(0, 0.02^2) 中抽取嵌入和每个 Linear 的权重：nn.init.normal_(m.weight, mean=0.0, std=0.02)",
+    ),
     (
         r"(?P<c>\w+) built without norm_first does not compute what (?P=c)\(\.\.\., norm_first=True\) "
         r"computes \(the same seed, so the same weights\)\.",

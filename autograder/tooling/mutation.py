@@ -569,10 +569,10 @@ class LessonRunner:
                 return q, (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         return None
 
-    def run(self, mutant: Mutant | None) -> tuple[str, str, str]:
+    def run(self, mutant: Mutant | None, limit: float = SOFT_LIMIT_S) -> tuple[str, str, str]:
         """(verdict, question, detail) for a mutant (None: the reference answers, which must pass)."""
         old = signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, SOFT_LIMIT_S)
+        signal.setitimer(signal.ITIMER_REAL, limit)
         try:
             try:
                 ns = self.namespace(mutant)
@@ -589,7 +589,7 @@ class LessonRunner:
                 return ("hidden", *fail)
             return "survived", "", ""
         except _TimeUp:
-            return "timeout", "", f"over {SOFT_LIMIT_S} s"
+            return "timeout", "", f"over {limit:.0f} s"
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
@@ -601,12 +601,16 @@ def _worker(lesson: str, mutants: list, conn) -> None:
     torch.set_num_threads(1)
     try:
         runner = LessonRunner(lesson)
-        conn.send(("ready", runner.run(None)))
+        start = time.monotonic()
+        verdict = runner.run(None)
+        # a mutant may take 10 times what the reference answers take (a loaded machine slows both)
+        limit = max(SOFT_LIMIT_S, 10 * (time.monotonic() - start))
+        conn.send(("ready", verdict, limit))
         while True:
             index = conn.recv()
             if index is None:
                 return
-            conn.send(("done", runner.run(mutants[index])))
+            conn.send(("done", runner.run(mutants[index], limit)))
     except Exception:  # noqa: BLE001 - say what broke instead of dying silently
         conn.send(("error", traceback.format_exc()))
 
@@ -643,11 +647,11 @@ def run_lesson(lesson: str, progress=None, limit: int | None = None) -> list[Out
     outcome)` after each."""
     mutants = lesson_mutants(lesson)[:limit]
     outcomes: list[Outcome] = []
-    worker = None
+    worker, hard = None, HARD_LIMIT_S
 
     def start():
         w = _Worker(lesson, mutants)
-        reply = w.ask(None, 300)
+        reply = w.ask(None, 600)
         if reply is None or reply[0] != "ready":
             w.stop()
             raise RuntimeError(f"{lesson}: the mutation worker did not start: {reply and reply[1]}")
@@ -655,18 +659,18 @@ def run_lesson(lesson: str, progress=None, limit: int | None = None) -> list[Out
         if verdict[0] != "survived":
             w.stop()
             raise RuntimeError(f"{lesson}: the reference answers fail their own checks: {verdict}")
-        return w
+        return w, max(HARD_LIMIT_S, 3 * reply[2])
 
     try:
         for i, mutant in enumerate(mutants):
             if worker is None:
-                worker = start()
-            reply = worker.ask(i, HARD_LIMIT_S)
+                worker, hard = start()
+            reply = worker.ask(i, hard)
             if reply is None:  # stuck where the alarm cannot reach (inside a C call), or died
                 worker.proc.kill()
                 worker.stop()
                 worker = None
-                outcome = Outcome(mutant, "timeout", "", f"no answer in {HARD_LIMIT_S} s")
+                outcome = Outcome(mutant, "timeout", "", f"no answer in {hard:.0f} s")
             elif reply[0] == "error":
                 raise RuntimeError(f"{lesson}: the mutation worker failed:\n{reply[1]}")
             else:
@@ -706,6 +710,7 @@ class Summary:
     survived: list = field(default_factory=list)  # not listed as equivalent
     hidden_only: list = field(default_factory=list)
     stale: list = field(default_factory=list)  # listed, but killed now (or no such mutant)
+    timeouts: list = field(default_factory=list)  # counted as killed by the visible check
     seconds: float = 0.0
 
 
@@ -716,6 +721,8 @@ def summarize(lesson: str, outcomes: list[Outcome], equivalents: dict, seconds: 
         key = (lesson, o.mutant.cell, o.mutant.key)
         if o.verdict in ("visible", "timeout"):
             s.visible += 1
+            if o.verdict == "timeout":
+                s.timeouts.append(o)
         elif o.verdict == "hidden":
             s.hidden += 1
             s.hidden_only.append(o)
@@ -789,6 +796,9 @@ def main(lessons: list[str] | None = None, limit: int | None = None, quiet: bool
         summaries.append(summarize(lesson, outcomes, equivalents, time.monotonic() - start))
     print()
     print(table(summaries))
+    for s in summaries:
+        for o in s.timeouts:
+            print(f"timed out (counted as killed): {s.lesson} {o.mutant.cell} {o.mutant.key} ({o.detail})")
     found = problems(summaries) if limit is None else []
     if found:
         print(

@@ -602,7 +602,7 @@ def _worker(lesson: str, mutants: list, conn) -> None:
     try:
         runner = LessonRunner(lesson)
         start = time.monotonic()
-        verdict = runner.run(None)
+        verdict = runner.run(None, limit=600)  # the reference sets the pace: generous
         # a mutant may take 10 times what the reference answers take (a loaded machine slows both)
         limit = max(SOFT_LIMIT_S, 10 * (time.monotonic() - start))
         conn.send(("ready", verdict, limit))

@@ -385,6 +385,7 @@ def _ln_cases(hidden):
         ),  # dy a transposed view (not contiguous), as autograd may pass it
         ((2, 3, 5), 7, 0.1, 2.0, 0.3, torch.float32),
         ((4,), 6, None, 0.5, 0.01, torch.float64),  # variance near the default eps: the default shows
+        ((), 5, 0.1, 1.0, 2.0, torch.float32),  # one token, no leading dims, as a hidden case has
     ]
     if hidden:
         specs = [
@@ -745,7 +746,11 @@ def run_function(cls, x, weight, bias, eps, dy):
 
 def _fn_cases(hidden):
     # (leading dims, d, eps, x mean, x std, dtype)
-    specs = [((6,), 5, 1e-5, 1.0, 2.0, torch.float64), ((3, 4), 8, 0.1, -1.0, 0.3, torch.float32)]
+    specs = [
+        ((6,), 5, 1e-5, 1.0, 2.0, torch.float64),
+        ((3, 4), 8, 0.1, -1.0, 0.3, torch.float32),
+        ((), 7, 1e-5, 0.5, 1.5, torch.float64),  # one token, no leading dims, as a hidden case has
+    ]
     if hidden:
         specs = [
             ((2, 3, 4), 7, 1e-5, 2.0, 1.5, torch.float32),

@@ -354,8 +354,10 @@ def _mha_state(d, bias, g):
     return state
 
 
-def ref_mha(state, h, query, key, value, mask=None, scale_dim=None):
-    """nn.MultiheadAttention(batch_first) with the same weights, in float64."""
+def ref_mha(state, h, query, key, value, mask=None, scale_dim=None, head_aligned=False):
+    """nn.MultiheadAttention(batch_first) with the same weights, in float64. Mistake models:
+    `scale_dim` (scores scaled by 1/sqrt(scale_dim)), `head_aligned` (a (B, Lq, Lk) mask given no
+    head dim, so it broadcasts against (B, H, Lq, Lk) as (1, B, Lq, Lk): one mask per head)."""
     d = query.shape[-1]
     bias = "w_q.bias" in state
     mha = torch.nn.MultiheadAttention(d, h, bias=bias, batch_first=True, dtype=torch.float64)
@@ -365,8 +367,8 @@ def ref_mha(state, h, query, key, value, mask=None, scale_dim=None):
         if bias:
             mha.in_proj_bias.copy_(torch.cat([state[f"w_{n}.bias"] for n in "qkv"]))
             mha.out_proj.bias.copy_(state["w_o.bias"])
-    if scale_dim is not None:  # a mistake model: scores scaled by 1/sqrt(scale_dim)
-        return _manual_mha(state, h, query, key, value, mask, scale_dim)
+    if scale_dim is not None or head_aligned:
+        return _manual_mha(state, h, query, key, value, mask, scale_dim or d // h, head_aligned)
     attn_mask = None
     if mask is not None:
         attn_mask = ~mask  # torch: True = masked out
@@ -377,14 +379,14 @@ def ref_mha(state, h, query, key, value, mask=None, scale_dim=None):
     return y
 
 
-def _manual_mha(state, h, query, key, value, mask, scale_dim):
+def _manual_mha(state, h, query, key, value, mask, scale_dim, head_aligned=False):
     def lin(x, n):
         return x.double() @ state[f"{n}.weight"].double().T + (
             state[f"{n}.bias"].double() if f"{n}.bias" in state else 0
         )
 
     q, k, v = (ref_split_heads(lin(t, n), h) for t, n in ((query, "w_q"), (key, "w_k"), (value, "w_v")))
-    m = None if mask is None else (mask if mask.dim() == 2 else mask[:, None])
+    m = None if mask is None else (mask if mask.dim() == 2 or head_aligned else mask[:, None])
     o, _ = ref_sdpa(q, k, v, m, scale=1 / math.sqrt(scale_dim))
     return lin(ref_merge_heads(o), "w_o")
 
@@ -395,6 +397,7 @@ def _mha_cases(hidden):
         (2, 5, 5, 12, 3, True, None, torch.float32),
         (3, 4, 6, 16, 4, False, "2d", torch.float64),
         (2, 6, 6, 8, 2, True, "causal", torch.float32),
+        (2, 3, 5, 8, 2, True, "3d", torch.float64),  # one mask per sequence, as the hidden cases send
     ]
     if hidden:
         specs = [
@@ -430,6 +433,9 @@ def _mha_cases(hidden):
         ]
         args = [ref("query"), ref("key"), ref("value")]
         outputs = ["y"]
+        if i == 0:  # the signature's default: MultiHeadAttention(d_model, n_heads) has biases
+            steps.append(new("fresh", "MultiHeadAttention", d, h))
+            outputs += ["fresh.w_q.bias", "fresh.w_o.bias"]
         if mask is not None:
             steps += [
                 let("mask", mask),
@@ -457,9 +463,18 @@ def _mha_cases(hidden):
 
 def _mha_judge(case, out):
     f = case.facts
+    d = f["query"].shape[-1]
+    for name in ("fresh.w_q.bias", "fresh.w_o.bias"):
+        if name in out and not (isinstance(out[name], torch.Tensor) and tuple(out[name].shape) == (d,)):
+            raise CheckFailure(
+                f"MultiHeadAttention(d_model, n_heads), called without bias, has no biases.\n"
+                f"  got:      {name[len('fresh.') :]} = {out[name]!r:.40}\n"
+                f"  expected: a bias of shape ({d},)\n"
+                "  hint: the signature's default is bias=True: __init__(self, d_model, n_heads, bias=True), "
+                "and each nn.Linear gets bias=bias"
+            )
     exp = ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], f["mask"])
     y = expect_tensor(out["y"], "MultiHeadAttention output", shape=exp.shape)
-    d = f["query"].shape[-1]
     hint = diagnose(
         y,
         [
@@ -467,7 +482,15 @@ def _mha_judge(case, out):
                 "the scores are scaled by sqrt(d_model); each head has d_head = d_model / n_heads "
                 "dims, so scale by sqrt(d_head)",
                 lambda: ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], f["mask"], scale_dim=d),
-            )
+            ),
+            (
+                "a (B, Lq, Lk) mask was given no head dim, so it lines up with the heads instead of the "
+                "sequences (sequence b's mask went to head b): mask[:, None] makes it (B, 1, Lq, Lk), one mask "
+                "per sequence shared by its heads",
+                lambda: ref_mha(
+                    f["state"], f["h"], f["query"], f["key"], f["value"], f["mask"], head_aligned=True
+                ),
+            ),
         ],
     )
     if not hint and f["mask"] is not None and not _judge.close(y.double(), exp, rtol=1e-4, atol=1e-4):

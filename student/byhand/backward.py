@@ -375,8 +375,17 @@ def _ln_cases(hidden):
     # (leading dims, d, eps or None, x mean, x std, dtype)
     specs = [
         ((5,), 4, None, 1.0, 2.0, torch.float32),
-        ((3, 4), 6, 1e-5, -0.5, 0.5, torch.float64),
+        (
+            (3, 4),
+            6,
+            1e-5,
+            -0.5,
+            0.5,
+            torch.float64,
+        ),  # dy a transposed view (not contiguous), as autograd may pass it
         ((2, 3, 5), 7, 0.1, 2.0, 0.3, torch.float32),
+        ((4,), 6, None, 0.5, 0.01, torch.float64),  # variance near the default eps: the default shows
+        ((), 5, 0.1, 1.0, 2.0, torch.float32),  # one token, no leading dims, as a hidden case has
     ]
     if hidden:
         specs = [
@@ -393,14 +402,30 @@ def _ln_cases(hidden):
         w = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g)
         dy = rand(*lead, d, dtype=dt, mean=0.5, std=1.0, generator=g)
         kw = {} if eps is None else {"eps": eps}
-        steps = calling("grads", "layer_norm_backward", dict(dy=dy, x=x, weight=w), **kw)
+        strided = not hidden and i == 1
+        if strided:  # the same values, as a transposed view of a contiguous tensor
+            steps = [
+                let("dy_t", dy.transpose(0, 1).contiguous()),
+                call("dy", ref("dy_t", "transpose"), 0, 1),
+                let("x", x),
+                let("weight", w),
+                call("grads", "layer_norm_backward", ref("dy"), ref("x"), ref("weight"), **kw),
+            ]
+        else:
+            steps = calling("grads", "layer_norm_backward", dict(dy=dy, x=x, weight=w), **kw)
+        if eps is None:  # the same call with eps=1e-5 given: its own mistakes are named before the default's
+            steps.append(
+                call("grads_explicit", "layer_norm_backward", ref("dy"), ref("x"), ref("weight"), eps=1e-5)
+            )
         label = (
-            f"x {tuple(x.shape)} (mean {mean}, std {std}), dy {tuple(dy.shape)}, random weight, "
-            f"eps={'default' if eps is None else eps}, {dt}"
+            f"x {tuple(x.shape)} (mean {mean}, std {std}), dy {tuple(dy.shape)}"
+            + (" (a non-contiguous transposed view)" if strided else "")
+            + f", random weight, eps={'default' if eps is None else eps}, {dt}"
         )
-        facts = dict(x=x, weight=w, dy=dy, eps=1e-5 if eps is None else eps)
+        facts = dict(x=x, weight=w, dy=dy, eps=1e-5 if eps is None else eps, default_eps=eps is None)
         size = x.numel() if lead else 10**6  # judged last: the other cases name the usual mistakes
-        cases.append(Case(label, steps, ["grads", "dy", "x", "weight"], facts=facts, size=size))
+        outputs = ["grads", "dy", "x", "weight"] + (["grads_explicit"] if eps is None else [])
+        cases.append(Case(label, steps, outputs, facts=facts, size=size))
     return cases
 
 
@@ -436,7 +461,12 @@ def _param_grad_hint(name, got, x):
     return f"{name} should have weight's shape ({d},): sum over all leading dims"
 
 
-def _ln_grads_judge(grads, x, w, b, eps, dy, who):
+LNB_DEFAULT_EPS = (
+    "the default eps should be 1e-5 (as F.layer_norm): layer_norm_backward(dy, x, weight, eps=1e-5)"
+)
+
+
+def _ln_grads_judge(grads, x, w, b, eps, dy, who, default_eps=False):
     """Judge (dx, dweight, dbias) against autograd; shared by both questions."""
     if not isinstance(grads, (tuple, list)) or len(grads) != 3:
         raise CheckFailure(f"{who} should return three tensors (dx, dweight, dbias), got {grads!r:.80}")
@@ -452,7 +482,12 @@ def _ln_grads_judge(grads, x, w, b, eps, dy, who):
     hints = dict(_LN_DX_MISTAKES)
     models = {k: ref_layer_norm_backward(dy, x, w, eps, k) for k in hints}
     dx = expect_tensor(grads[0], f"dx from {who}", shape=exp[0].shape)
-    hint = diagnose(dx, [(hints[k], lambda k=k: models[k][0]) for k in hints])
+    defaults = []
+    if default_eps:  # called without eps: a wrong default is named before an ignored eps
+        defaults = [
+            (LNB_DEFAULT_EPS, lambda e=e: ref_layer_norm_backward(dy, x, w, e)[0]) for e in (0.0, 1e-6, 1e-8)
+        ]
+    hint = diagnose(dx, defaults + [(hints[k], lambda k=k: models[k][0]) for k in hints])
     _assert_grad(
         dx,
         exp[0],
@@ -494,7 +529,9 @@ def _ln_judge(case, out):
     f = case.facts
     x, w, dy, eps = f["x"], f["weight"], f["dy"], f["eps"]
     b = torch.zeros_like(w)
-    _ln_grads_judge(out["grads"], x, w, b, eps, dy, "layer_norm_backward")
+    if "grads_explicit" in out:
+        _ln_grads_judge(out["grads_explicit"], x, w, b, eps, dy, "layer_norm_backward")
+    _ln_grads_judge(out["grads"], x, w, b, eps, dy, "layer_norm_backward", f.get("default_eps", False))
     _unchanged(out, f, ("dy", "x", "weight"), "layer_norm_backward")
 
 
@@ -709,7 +746,11 @@ def run_function(cls, x, weight, bias, eps, dy):
 
 def _fn_cases(hidden):
     # (leading dims, d, eps, x mean, x std, dtype)
-    specs = [((6,), 5, 1e-5, 1.0, 2.0, torch.float64), ((3, 4), 8, 0.1, -1.0, 0.3, torch.float32)]
+    specs = [
+        ((6,), 5, 1e-5, 1.0, 2.0, torch.float64),
+        ((3, 4), 8, 0.1, -1.0, 0.3, torch.float32),
+        ((), 7, 1e-5, 0.5, 1.5, torch.float64),  # one token, no leading dims, as a hidden case has
+    ]
     if hidden:
         specs = [
             ((2, 3, 4), 7, 1e-5, 2.0, 1.5, torch.float32),

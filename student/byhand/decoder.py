@@ -23,7 +23,7 @@ from ._core import Case, Question, call, gen, graded, helper, let, new, rand, re
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 
 LESSON = "07_decoder"
-HELPERS = ("record_generate",)
+HELPERS = ("record_generate", "init_stats")
 F64 = torch.float64
 CACHED = 10**6  # cases that use a KV cache are judged after those that do not
 
@@ -693,9 +693,10 @@ def _init_cases(hidden):
                     new("model", "GPT", v, d, h, n, max_len),
                     let("idx", idx),
                     call("out", ref("model"), ref("idx")),
+                    call("stats", helper("decoder.init_stats"), ref("model")),
                 ],
-                ["out"],
-                facts=dict(v=v, d=d, idx=idx, targets=targets),
+                ["out", "stats"],
+                facts=dict(v=v, d=d, n=n, idx=idx, targets=targets),
                 size=v * d,
             )
         )
@@ -703,6 +704,61 @@ def _init_cases(hidden):
 
 
 INIT_MARGIN = 0.1  # |initial loss - ln V|; measured: 0.01-0.02 with std 0.02, > 3 with N(0, 1) embeddings
+INIT_STD = 0.02  # GPT-2's; the residual projections may be scaled down by 1/sqrt(2 n_layers) (nanoGPT)
+
+
+def init_stats(model) -> list:
+    """[name, numel, mean, std, largest |value|] of each parameter of a fresh model (a tied one once),
+    reported from the student's kernel; the judge decides from these numbers."""
+    rows = []
+    with torch.no_grad():
+        for name, p in list(model.named_parameters())[:200]:
+            t = p.detach().double().reshape(-1)
+            n = t.numel()
+            std = float(t.std()) if n > 1 else 0.0
+            rows.append(
+                [
+                    str(name)[:80],
+                    int(n),
+                    float(t.mean()) if n else 0.0,
+                    std,
+                    float(t.abs().max()) if n else 0.0,
+                ]
+            )
+    return rows
+
+
+def _init_stats_judge(stats, n_layers: int) -> None:
+    """Embedding and Linear weights drawn from N(0, 0.02^2) (down to 0.02 / sqrt(2 n_layers) for
+    the residual projections), their biases 0; LayerNorms are left as PyTorch makes them."""
+    if not isinstance(stats, (list, tuple)) or not all(
+        isinstance(r, (list, tuple)) and len(r) == 5 and isinstance(r[0], str) for r in stats
+    ):
+        raise CheckFailure(f"the fresh GPT's parameters could not be read back: {stats!r:.80}")
+    low, high = 0.8 * INIT_STD / math.sqrt(2 * n_layers), 1.2 * INIT_STD
+    for name, n, mean, std, largest in stats:
+        parts = name.split(".")
+        if any(part.startswith("ln") for part in parts) or n < 2:
+            continue
+        if parts[-1] == "bias" and largest != 0:
+            raise CheckFailure(
+                "a fresh GPT is not initialized as GPT-2 is: a bias does not start at 0.\n"
+                f"  got:      {name} with largest |value| {largest:.3g}\n"
+                f"  expected: {name} = 0\n"
+                "  hint: GPT-2 starts every Linear's bias at 0: nn.init.zeros_(m.bias) for each nn.Linear "
+                "that has one"
+            )
+        if parts[-1] != "weight":
+            continue
+        if not low <= std <= high or abs(mean) > 6 * std / math.sqrt(n) + 1e-4:
+            raise CheckFailure(
+                "a fresh GPT is not initialized as GPT-2 is: a weight is not drawn from N(0, 0.02^2).\n"
+                f"  got:      {name}: mean={mean:.3g}, std={std:.3g}\n"
+                f"  expected: mean=0, std=0.02 (down to 0.02 / sqrt(2 * n_layers) = "
+                f"{INIT_STD / math.sqrt(2 * n_layers):.3g} for a residual projection)\n"
+                "  hint: GPT-2 draws the embeddings and every Linear weight from N(0, 0.02^2): "
+                "nn.init.normal_(m.weight, mean=0.0, std=0.02)"
+            )
 
 
 def _init_judge(case, out):
@@ -735,6 +791,7 @@ def _init_judge(case, out):
             f"random tokens\n  expected: ln V = ln {v} = {math.log(v):.3f} (within {INIT_MARGIN})\n  hint: "
             + hint
         )
+    _init_stats_judge(out.get("stats"), case.facts["n"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -753,6 +810,7 @@ def _sample_specs(hidden):
         ("dist", base, 0.5, None, torch.float32),
         ("dist", base, 2.0, None, torch.float64),
         ("dist", base, 1.0, 3, torch.float32),
+        ("dist", base, None, None, torch.float64),  # temperature left out: the default, 1.0
     ]
     if hidden:
         base2 = torch.tensor([0.3, 2.2, -0.7, 1.1, 1.9, -2.0, 0.8, 0.2, 1.4, -0.1, 0.6])
@@ -769,7 +827,7 @@ def _sample_cases(hidden):
     cases = []
     for i, (kind, row, temp, top_k, dt) in enumerate(_sample_specs(hidden)):
         g = gen(7600 + 17 * i + (900 if hidden else 0))
-        kw = dict(temperature=temp, top_k=top_k)
+        kw = dict(temperature=temp, top_k=top_k) if temp is not None else dict(top_k=top_k)
         if kind != "dist":
             logits = rand(5, 13, generator=g, mean=0.5, std=2.0).to(dt)  # (B, V)
             cases.append(
@@ -792,10 +850,11 @@ def _sample_cases(hidden):
             continue
         logits = row.to(dt)[None, :].expand(N_DRAWS, -1).contiguous()  # the same row, N_DRAWS times
         seed_ = 100 + i + (900 if hidden else 0)
+        shown = f"temperature={temp}" if temp is not None else "temperature left out (default 1.0)"
         cases.append(
             Case(
                 f"logits ({N_DRAWS}, {row.numel()}) {dt}: {N_DRAWS} copies of the row {[round(x, 2) for x in row.tolist()]}, "
-                f"temperature={temp}, top_k={top_k}, generator seeded {seed_}",
+                f"{shown}, top_k={top_k}, generator seeded {seed_}",
                 [
                     let("logits", logits),
                     new("g", "torch.Generator"),
@@ -805,7 +864,13 @@ def _sample_cases(hidden):
                     call("again", "sample_next", ref("logits"), generator=ref("g"), **kw),
                 ],
                 ["out", "again"],
-                facts=dict(kind=kind, row=row.to(F64), **kw),
+                facts=dict(
+                    kind=kind,
+                    row=row.to(F64),
+                    temperature=1.0 if temp is None else temp,
+                    top_k=top_k,
+                    default=temp is None,
+                ),
                 size=1000 + row.numel(),
             )
         )
@@ -839,6 +904,12 @@ def _expect_samples(got, b, what):
             f"{what} should be token ids.\n  got:      {got.dtype}\n  expected: torch.int64 (a LongTensor)"
         )
     return got
+
+
+SAMPLE_DEFAULT = (
+    "the default temperature should be 1.0: sample_next(logits, temperature=1.0, top_k=None, generator=None) "
+    "draws from softmax(logits) when called without a temperature"
+)
 
 
 def _sample_judge(case, out):
@@ -890,7 +961,14 @@ def _sample_judge(case, out):
 
     if fits(exp):
         return
-    mistakes = [
+    mistakes = []
+    if f.get("default"):  # called without a temperature
+        greedy = F.one_hot(row.argmax(), v).to(F64)
+        mistakes += [
+            (SAMPLE_DEFAULT, p)
+            for p in [greedy] + [sampling_probs(row, t, top_k) for t in (0.5, 2.0, 0.7, 1.5)]
+        ]
+    mistakes += [
         (
             "the temperature is applied after the softmax (or not at all): softmax(logits) / T renormalizes "
             "to softmax(logits). Divide the logits: softmax(logits / T)",
@@ -977,6 +1055,7 @@ def _gen_specs(hidden):
             (3, 4, 4, 9, 8, 2, 1, 9, 0.0, None, False),
             (2, 2, 5, 13, 12, 2, 2, 21, 1.3, 1, True),
             (3, 3, 6, 10, 8, 2, 1, 34, 1.0, None, True),
+            (4, 3, 6, 10, 8, 2, 1, 12, None, None, None),  # temperature, top_k, use_cache left out
         ]
     # max_len leaves room for the positions that feeding the whole sequence with the cache would use
     return [
@@ -987,6 +1066,12 @@ def _gen_specs(hidden):
     ]
 
 
+GENERATE_DEFAULTS = dict(temperature=1.0, top_k=None, use_cache=True)  # generate's signature
+GENERATE_DEFAULT_HINT = (
+    "the signature's defaults are temperature=1.0, top_k=None, use_cache=True: generate(model, idx, "
+    "max_new_tokens) must do what generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, "
+    "use_cache=True) does"
+)
 MAX_RECORDED = 200  # calls of the model recorded per generate (the cases need at most 10)
 
 
@@ -1029,8 +1114,11 @@ def _gen_cases(hidden):
         s = gpt_state(v, d, n, max_len, g, F64)
         s = {k: (t * 0.6 if k == "tok_emb.weight" or k == "head.weight" else t) for k, t in s.items()}
         idx = torch.randint(0, v, (b, t0), generator=g)
-        kw = dict(temperature=temp, top_k=top_k, use_cache=use_cache)
-        sampled = temp > 0 and top_k != 1
+        default = temp is None  # the signature's defaults, compared with them given explicitly
+        kw = {} if default else dict(temperature=temp, top_k=top_k, use_cache=use_cache)
+        explicit = GENERATE_DEFAULTS if default else kw
+        use_cache = True if default else use_cache
+        sampled = default or (temp > 0 and top_k != 1)
         steps = [new("model", "GPT", v, d, h, n, max_len, state=s, dtype=F64), let("idx", idx)]
         outputs = ["out", "idx"]
         record = helper("decoder.record_generate")  # what each step feeds the model, with grad on or off
@@ -1049,26 +1137,44 @@ def _gen_cases(hidden):
                     **kw,
                 ),
                 call("_", ref("g", "manual_seed"), 11 + i),
-                call("again", "generate", ref("model"), ref("idx"), n_new, generator=ref("g"), **kw),
+                call("again", "generate", ref("model"), ref("idx"), n_new, generator=ref("g"), **explicit)
+                if not default
+                else call(
+                    "again",
+                    record,
+                    graded("generate"),
+                    ref("model"),
+                    ref("idx"),
+                    n_new,
+                    generator=ref("g"),
+                    **explicit,
+                ),
             ]
             outputs.append("again")
         else:
             steps.append(call("out", record, graded("generate"), ref("model"), ref("idx"), n_new, **kw))
+        shown = (
+            "temperature, top_k and use_cache left out (defaults 1.0, None, True)"
+            if default
+            else f"temperature={temp}, top_k={top_k}, use_cache={use_cache}"
+        )
         cases.append(
             Case(
                 f"generate(GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) "
-                f"(float64), idx {tuple(idx.shape)}, max_new_tokens={n_new}, temperature={temp}, top_k={top_k}, "
-                f"use_cache={use_cache}" + (", generator seeded" if sampled else ""),
+                f"(float64), idx {tuple(idx.shape)}, max_new_tokens={n_new}, {shown}"
+                + (", generator seeded" if sampled else ""),
                 steps,
                 outputs,
-                facts=dict(s=s, idx=idx, n_new=n_new, h=h, v=v, sampled=sampled, use_cache=use_cache),
+                facts=dict(
+                    s=s, idx=idx, n_new=n_new, h=h, v=v, sampled=sampled, use_cache=use_cache, default=default
+                ),
                 size=b * (t0 + n_new) * d * n,
             )
         )
     return cases
 
 
-def _judge_calls(calls, t0, n_new, use_cache):
+def _judge_calls(calls, t0, n_new, use_cache, default=False):
     """What each call of the model was fed: with the cache, the prompt and then one token per step,
     each with the cache of everything before it; without, the whole sequence so far; never with grad."""
     if not isinstance(calls, (list, tuple)) or not all(
@@ -1091,7 +1197,9 @@ def _judge_calls(calls, t0, n_new, use_cache):
         want = [[t0 + i, -1] for i in range(n_new)]
     if fed == want:
         return
-    if use_cache and fed == [[t0 + i, -1] for i in range(n_new)]:
+    if default and fed == [[t0 + i, -1] for i in range(n_new)]:
+        hint = GENERATE_DEFAULT_HINT
+    elif use_cache and fed == [[t0 + i, -1] for i in range(n_new)]:
         hint = (
             "your generate never uses the cache: every step fed the whole sequence again without a "
             "kv_cache. With use_cache=True, feed the prompt once, then only the new token, out[:, -1:], "
@@ -1153,6 +1261,22 @@ def _gen_judge(case, out):
             "you sampled from the logits of every position, (B, T * V) or (B * T, V): take the last "
             "position's logits, logits[:, -1, :] (B, V)"
         )
+    if f.get("default"):  # "again": the same call with the defaults given explicitly, recorded too
+        explicit = out["again"]
+        if not isinstance(explicit, (tuple, list)) or len(explicit) != 2:
+            raise CheckFailure(f"generate's output could not be read back: {explicit!r:.80}")
+        again, calls_again = explicit
+        _judge_calls(calls_again, t0, n_new, True)  # its own mistakes are named first
+        _judge_calls(calls, t0, n_new, True, default=True)
+        again = expect_tensor(again, "generate's output", shape=got.shape)
+        if not torch.equal(got, again):
+            raise CheckFailure(
+                "generate called without temperature, top_k and use_cache gave other tokens than with "
+                "temperature=1.0, top_k=None, use_cache=True (the same seeded generator).\n"
+                f"  got:      {got[0].tolist()}\n  expected: {again[0].tolist()}\n"
+                f"  hint: {GENERATE_DEFAULT_HINT}"
+            )
+        return
     if f["sampled"]:
         if not torch.equal(got, out["again"]):
             raise CheckFailure(

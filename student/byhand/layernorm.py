@@ -141,6 +141,7 @@ _LN_VISIBLE = [
     ((3, 5, 4), None, 2.0, 3.0, torch.float32),
     ((2, 6, 7), 0.1, 1.0, 0.2, torch.float64),
     ((4, 3, 5), 1e-5, -1.5, 2.5, torch.float32),
+    ((3, 4, 8), None, 0.01, 0.003, torch.float64),  # variance near the default eps: the default shows
 ]
 _LN_HIDDEN = [
     ((6, 8), 0.1, 3.0, 0.3, torch.float32),
@@ -165,7 +166,9 @@ def _ln_cases(hidden):
                 label,
                 steps,
                 ["y", "x", "weight", "bias"],
-                facts=dict(x=x, weight=weight, bias=bias, eps=1e-5 if eps is None else eps),
+                facts=dict(
+                    x=x, weight=weight, bias=bias, eps=1e-5 if eps is None else eps, default_eps=eps is None
+                ),
                 size=x.numel(),
             )
         )
@@ -179,7 +182,19 @@ def _ln_judge(case, out):
     y = expect_tensor(out["y"], "layer_norm(x, weight, bias)", shape=exp.shape)
     _expect_dtype(y, x.dtype, "layer_norm")
     rtol, atol = _tol(x.dtype)
-    hint = _layer_norm_hint(y, x, w, b, eps) or (
+    hint = _layer_norm_hint(y, x, w, b, eps)
+    if not hint and f["default_eps"]:
+        hint = diagnose(
+            y,
+            [
+                (
+                    "the default eps should be 1e-5 (as F.layer_norm): layer_norm(x, weight, bias, eps=1e-5)",
+                    lambda e=e: ref_layer_norm(x, w, b, e),
+                )
+                for e in (1e-6, 1e-8, 1e-12, 0.0)
+            ],
+        )
+    hint = hint or (
         "compare step by step: mean and population variance over "
         "the last dim, (x - mean) / sqrt(var + eps), then * weight + bias"
     )
@@ -316,6 +331,7 @@ _RMS_VISIBLE = [
     ((3, 5, 4), None, 2.0, 0.5, torch.float32),
     ((2, 4, 6), 0.1, 0.3, 0.2, torch.float64),
     ((4, 3, 7), 1e-6, -1.0, 3.0, torch.float32),
+    ((3, 4, 8), None, 0.0008, 0.0005, torch.float64),  # mean square near the default eps
 ]
 _RMS_HIDDEN = [
     ((6, 8), 0.05, 1.5, 0.3, torch.float64),
@@ -513,7 +529,7 @@ def _torch_batch_norm(x, rm, rv, w, b, training, momentum, eps):
 _BN_VISIBLE = [
     (5, 3, [(True, None, None)], torch.float32),
     (6, 4, [(True, 0.3, 1e-5), (True, 0.3, 1e-5), (False, 0.3, 1e-5)], torch.float64),
-    (4, 7, [(False, None, None)], torch.float32),
+    (4, 7, [(False, None, None)], torch.float64),  # float64: the default eps shows
 ]
 _BN_HIDDEN = [
     (8, 5, [(True, 0.1, 0.1), (False, 0.1, 0.1)], torch.float32),
@@ -608,12 +624,16 @@ _BN_MISTAKES = [
 ]
 
 
-def _over_calls(f: dict, batch_norm, **mistake) -> tuple:
+_BN_DEFAULT_EPS = "the default eps should be 1e-5 (as F.batch_norm): batch_norm(..., momentum=0.1, eps=1e-5)"
+
+
+def _over_calls(f: dict, batch_norm, default_eps=1e-5, **mistake) -> tuple:
     """(each call's output, running_mean, running_var after the last call) of the case's calls in
-    turn, computed by `batch_norm` (torch's, or the reference with a mistake)."""
+    turn, computed by `batch_norm` (torch's, or the reference with a mistake; `default_eps`: the
+    eps of a call that leaves it out)."""
     rm, rv, ys = f["rm"], f["rv"], []
     for x, (training, momentum, eps) in zip(f["xs"], f["calls"]):
-        momentum, eps = 0.1 if momentum is None else momentum, 1e-5 if eps is None else eps
+        momentum, eps = 0.1 if momentum is None else momentum, default_eps if eps is None else eps
         y, rm, rv = batch_norm(x, rm, rv, f["w"], f["b"], training, momentum, eps, **mistake)
         ys.append(y)
     return ys, rm, rv
@@ -631,6 +651,10 @@ def _bn_judge(case, out):
     rtol, atol = _tol(dt)
     mistakes = {key: run(stat_dim=1) if key == "stat_dim" else run(**{key: True}) for key, _ in _BN_MISTAKES}
     hints = dict(_BN_MISTAKES)
+    if any(eps is None for _, _, eps in calls):  # a call that leaves eps out: its default is used
+        for e in (0.0, 1e-6, 1e-3):
+            mistakes[f"default_eps {e}"] = run(default_eps=e)
+            hints[f"default_eps {e}"] = _BN_DEFAULT_EPS
 
     for j, exp in enumerate(exp_ys):
         y = expect_tensor(out[f"y{j}"], f"batch_norm output (call {j + 1})", shape=exp.shape)

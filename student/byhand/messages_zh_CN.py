@@ -40,6 +40,13 @@ LABELS = [
     (r" with random weights", "，随机权重"),
     (r"random weight", "随机的 weight"),
     (r" with a random state dict", "，随机的 state_dict"),
+    (r"also built without norm_first \(the default\)", "另外也不传 norm_first 构建了一次（默认值）"),
+    (r"temperature left out \(default (?P<t>[\d.]+)\)", r"不传 temperature（默认值 \g<t>）"),
+    (r" \(a non-contiguous transposed view\)", "（不连续的转置视图）"),
+    (
+        r"temperature, top_k and use_cache left out \(defaults 1\.0, None, True\)",
+        "不传 temperature、top_k 和 use_cache（默认值 1.0、None、True）",
+    ),
     (r"fresh parameters", "刚初始化的参数"),
     (r"fresh weight", "刚初始化的 weight"),
     (r"^a fresh ", "刚初始化的 "),
@@ -247,6 +254,13 @@ LINES = [
         "期望结果：不保留任何 {n} 个元素及以上的张量（q、k、v、o 和 lse 都是 O(L) 的）",
     ),
     (r"expected: a tuple (?P<t>\(.*\))", "期望结果：一个元组 {t}"),
+    (r"expected: a bias of shape (?P<s>\(\d+,\))", "期望结果：形状为 {s} 的偏置"),
+    (
+        r"expected: mean=0, std=0\.02 \(down to 0\.02 / sqrt\(2 \* n_layers\) = (?P<s>\S+) for a residual "
+        r"projection\)",
+        "期望结果：mean=0, std=0.02（残差投影可以小到 0.02 / sqrt(2 * n_layers) = {s}）",
+    ),
+    (r"got: *(?P<n>\S+) with largest \|value\| (?P<v>\S+)", "你的结果：{n} 的最大绝对值为 {v}"),
     (r"got: *(?P<v>.*)", "你的结果：{v}"),
     (r"expected: (?P<v>.*)", "期望结果：{v}"),
     (
@@ -693,6 +707,99 @@ def _why(i: int) -> list:
 STRUCTURE = [(a + "; " + b, ta + "；" + tb) for a, ta in _why(1) for b, tb in _why(2)] + _why(1)
 
 PIECES = STRUCTURE + [
+    (
+        E("the default eps should be 1e-5 (as F.layer_norm): layer_norm_backward(dy, x, weight, eps=1e-5)"),
+        "eps 的默认值应为 1e-5（与 F.layer_norm 一样）：layer_norm_backward(dy, x, weight, eps=1e-5)",
+    ),
+    (
+        E(
+            "generate called without temperature, top_k and use_cache gave other tokens than with "
+            "temperature=1.0, top_k=None, use_cache=True (the same seeded generator)."
+        ),
+        "不传 temperature、top_k 和 use_cache 调用 generate，得到的 token 与传入 temperature=1.0、top_k=None、"
+        "use_cache=True 时不同（生成器的种子相同）。",
+    ),
+    (
+        E(
+            "the signature's defaults are temperature=1.0, top_k=None, use_cache=True: generate(model, idx, "
+            "max_new_tokens) must do what generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, "
+            "use_cache=True) does"
+        ),
+        "函数签名里的默认值是 temperature=1.0、top_k=None、use_cache=True：`generate(model, idx, max_new_tokens)` "
+        "必须与 `generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True)` 做同样的事",
+    ),
+    (
+        E(
+            "the default temperature should be 1.0: sample_next(logits, temperature=1.0, top_k=None, "
+            "generator=None) draws from softmax(logits) when called without a temperature"
+        ),
+        "temperature 的默认值应为 1.0：不传 temperature 调用 sample_next(logits, temperature=1.0, top_k=None, "
+        "generator=None) 时，从 softmax(logits) 中抽样",
+    ),
+    (
+        E("a fresh GPT is not initialized as GPT-2 is: a bias does not start at 0."),
+        "刚初始化的 GPT 没有按 GPT-2 的方式初始化：有一个偏置不是从 0 开始的。",
+    ),
+    (
+        E("a fresh GPT is not initialized as GPT-2 is: a weight is not drawn from N(0, 0.02^2)."),
+        "刚初始化的 GPT 没有按 GPT-2 的方式初始化：有一个权重不是从 N(0, 0.02^2) 中抽取的。",
+    ),
+    (
+        E("GPT-2 starts every Linear's bias at 0: nn.init.zeros_(m.bias) for each nn.Linear that has one"),
+        "GPT-2 把每个 Linear 的偏置都初始化为 0：对每个带偏置的 nn.Linear 调用 nn.init.zeros_(m.bias)",
+    ),
+    (
+        E(
+            "GPT-2 draws the embeddings and every Linear weight from N(0, 0.02^2): "
+            "nn.init.normal_(m.weight, mean=0.0, std=0.02)"
+        ),
+        "GPT-2 从 N(0, 0.02^2) 中抽取嵌入和每个 Linear 的权重：nn.init.normal_(m.weight, mean=0.0, std=0.02)",
+    ),
+    (
+        r"(?P<c>\w+) built without norm_first does not compute what (?P=c)\(\.\.\., norm_first=True\) "
+        r"computes \(the same seed, so the same weights\)\.",
+        "不传 norm_first 构建的 {c} 与 {c}(..., norm_first=True) 算的不一样（随机种子相同，所以权重也相同）。",
+    ),
+    (r"(?P<c>\w+) output without norm_first", "不传 norm_first 时 {c} 的输出"),
+    (
+        E(
+            "the signature's default is norm_first=True (Pre-LN): "
+            "__init__(self, ..., dropout=0.0, norm_first=True), and each layer gets norm_first=norm_first"
+        ),
+        "函数签名里的默认值是 norm_first=True（Pre-LN）：__init__(self, ..., dropout=0.0, norm_first=True)，"
+        "并且每一层都传入 norm_first=norm_first",
+    ),
+    (
+        E(
+            "ResidualStack(depth, d_model), built without pre_ln, does not compute what "
+            "ResidualStack(depth, d_model, pre_ln=True) computes."
+        ),
+        "不传 pre_ln 构建的 ResidualStack(depth, d_model) 与 ResidualStack(depth, d_model, pre_ln=True) 算的不一样。",
+    ),
+    (
+        E("the signature's default is pre_ln=True: __init__(self, depth, d_model, pre_ln=True)"),
+        "函数签名里的默认值是 pre_ln=True：__init__(self, depth, d_model, pre_ln=True)",
+    ),
+    (
+        E("MultiHeadAttention(d_model, n_heads), called without bias, has no biases."),
+        "不传 bias 调用 MultiHeadAttention(d_model, n_heads) 时，它没有偏置。",
+    ),
+    (
+        E(
+            "a (B, Lq, Lk) mask was given no head dim, so it lines up with the heads instead of the "
+            "sequences (sequence b's mask went to head b): mask[:, None] makes it (B, 1, Lq, Lk), one mask "
+            "per sequence shared by its heads"
+        ),
+        "(B, Lq, Lk) 的掩码没有加上头的维度，于是它按头而不是按序列对齐（第 b 个序列的掩码用在了第 b 个头上）："
+        "mask[:, None] 把它变成 (B, 1, Lq, Lk)，每个序列一个掩码，由它的所有头共用",
+    ),
+    (
+        E(
+            "the signature's default is bias=True: __init__(self, d_model, n_heads, bias=True), "
+            "and each nn.Linear gets bias=bias"
+        ),
+        "函数签名里的默认值是 bias=True：__init__(self, d_model, n_heads, bias=True)，并且每个 nn.Linear 都传入 bias=bias",
+    ),
     (E("generate's output"), "generate 的输出"),
     # names of what a check compares
     (r"the std of (?P<x>\S+)", "{x} 的标准差"),
@@ -2450,6 +2557,14 @@ PIECES = STRUCTURE + [
     (
         E("the default eps should be 1e-5 (as nn.LayerNorm): __init__(self, d_model, eps=1e-5)"),
         "eps 的默认值应为 1e-5（与 nn.LayerNorm 一样）：__init__(self, d_model, eps=1e-5)",
+    ),
+    (
+        E("the default eps should be 1e-5 (as F.layer_norm): layer_norm(x, weight, bias, eps=1e-5)"),
+        "eps 的默认值应为 1e-5（与 F.layer_norm 一样）：layer_norm(x, weight, bias, eps=1e-5)",
+    ),
+    (
+        E("the default eps should be 1e-5 (as F.batch_norm): batch_norm(..., momentum=0.1, eps=1e-5)"),
+        "eps 的默认值应为 1e-5（与 F.batch_norm 一样）：batch_norm(..., momentum=0.1, eps=1e-5)",
     ),
     (
         E("the first call was right: check how the running buffers are updated and used"),

@@ -86,7 +86,7 @@ def ref_block_grad_norms(state, depth, x, pre_ln, loss="mean", param="linears", 
 
 # (depth, d_model, pre_ln, batch dims, dtype)
 _STACK_VISIBLE = [
-    (3, 10, True, (4,), torch.float64),
+    (3, 10, None, (4,), torch.float64),  # pre_ln left out: the signature's default, Pre-LN
     (3, 10, False, (4,), torch.float64),
     (5, 16, True, (2, 3), torch.float32),
     (5, 16, False, (2, 3), torch.float32),
@@ -104,22 +104,32 @@ def _stack_case(depth, d, pre_ln, batch, dtype, seed, what):
     g = gen(seed)
     state = random_state(depth, d, g, dtype)
     x = rand(*batch, d, dtype=dtype, mean=0.5, std=2.0, generator=g)
-    steps = [new("stack", "ResidualStack", depth, d, pre_ln=pre_ln, state=state, dtype=dtype), let("x", x)]
+    kw = {} if pre_ln is None else {"pre_ln": pre_ln}
+    steps = [new("stack", "ResidualStack", depth, d, state=state, dtype=dtype, **kw), let("x", x)]
     if what == "forward":
         steps.append(call("y", ref("stack"), ref("x")))
         outputs = ["y", "x"]
+        if pre_ln is None:  # the same stack with pre_ln=True: its own mistakes are named first
+            steps += [
+                new("stack_explicit", "ResidualStack", depth, d, pre_ln=True, state=state, dtype=dtype),
+                call("y_explicit", ref("stack_explicit"), ref("x")),
+            ]
+            outputs.append("y_explicit")
     else:
         steps += [call("g", "block_grad_norms", ref("stack"), ref("x")), call("y", ref("stack"), ref("x"))]
         outputs = ["g", "y", "x"]
     label = (
-        f"ResidualStack(depth={depth}, d_model={d}, pre_ln={pre_ln}) with a random state dict, "
-        f"x {tuple(x.shape)} {dtype}"
+        f"ResidualStack(depth={depth}, d_model={d}"
+        + ("" if pre_ln is None else f", pre_ln={pre_ln}")
+        + f") with a random state dict, x {tuple(x.shape)} {dtype}"
     )
     return Case(
         label,
         steps,
         outputs,
-        facts=dict(state=state, depth=depth, x=x, pre_ln=pre_ln),
+        facts=dict(
+            state=state, depth=depth, x=x, pre_ln=True if pre_ln is None else pre_ln, default=pre_ln is None
+        ),
         size=depth * d * x.numel(),
     )
 
@@ -136,10 +146,28 @@ def _tol(dtype):
     return dict(rtol=1e-4, atol=1e-4) if dtype != torch.float64 else dict(rtol=1e-7, atol=1e-9)
 
 
+def y_double(out, name="y"):
+    """The stack's output `name` in float64 (empty when it is not a tensor)."""
+    y = out.get(name)
+    return y.double() if isinstance(y, torch.Tensor) else torch.empty(0)
+
+
 def _stack_judge(case, out):
     f = case.facts
     state, depth, x, pre_ln = f["state"], f["depth"], f["x"], f["pre_ln"]
     exp = ref_forward(state, depth, x, pre_ln)
+    if f.get("default"):  # built without pre_ln, and the same stack built with pre_ln=True
+        if not _judge.close(y_double(out, "y_explicit"), exp, **_tol(x.dtype)):
+            out = {**out, "y": out.get("y_explicit")}  # the stack's own mistakes are named first
+        elif not _judge.close(y_double(out), exp, **_tol(x.dtype)):
+            post = _judge.close(y_double(out), ref_forward(state, depth, x, False), **_tol(x.dtype))
+            raise CheckFailure(
+                "ResidualStack(depth, d_model), built without pre_ln, does not compute what "
+                "ResidualStack(depth, d_model, pre_ln=True) computes.\n"
+                f"  got:      {'Post-LN' if post else _judge._fmt(y_double(out))}\n"
+                f"  expected: {'Pre-LN' if post else _judge._fmt(exp)}\n"
+                "  hint: the signature's default is pre_ln=True: __init__(self, depth, d_model, pre_ln=True)"
+            )
     y = expect_tensor(out["y"], "ResidualStack output", shape=exp.shape)
     _judge.expect_dtype(y, x.dtype, "ResidualStack output")
     want, other = ("Pre-LN", "Post-LN") if pre_ln else ("Post-LN", "Pre-LN")

@@ -409,15 +409,21 @@ def _block_cases(hidden):
         pad = _pad(b, seq, g) if padded else None
         steps = [new("blk", "EncoderBlock", d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
         steps += _called_on_x("blk", pad)
+        probe = i == 0 and not hidden  # norm_first left out: the signature's default
+        if probe:
+            steps += _default_probe("EncoderBlock", (d, h, d_ff), x.float(), 6150)
         label = (
             f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), x {tuple(x.shape)} "
             f"{dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
+            + ("; also built without norm_first (the default)" if probe else "")
         )
         cases.append(
             Case(
                 label,
                 steps,
-                ["y", "x"] + (["y_nopad"] if pad is not None else []),
+                ["y", "x"]
+                + (["y_nopad"] if pad is not None else [])
+                + (["y_default", "y_explicit"] if probe else []),
                 facts=dict(state=state, h=h, x=x, pad=pad, nf=nf, dt=dt),
                 size=b * seq * d,
             )
@@ -442,6 +448,37 @@ def _block_cases(hidden):
         )
     )
     return cases
+
+
+def _default_probe(cls: str, args: tuple, x, seed: int) -> list:
+    """Steps that build `cls(*args)` twice from the same seed, once leaving norm_first out and once
+    with norm_first=True, and call both on x: the signature's default must be Pre-LN."""
+    return [
+        _core.seed(seed),
+        new("m_default", cls, *args),
+        _core.seed(seed),
+        new("m_explicit", cls, *args, norm_first=True),
+        let("x_probe", x),
+        call("y_default", ref("m_default"), ref("x_probe")),
+        call("y_explicit", ref("m_explicit"), ref("x_probe")),
+    ]
+
+
+def _judge_default(cls: str, out: dict) -> None:
+    """The module built without norm_first must compute what the one with norm_first=True does."""
+    if "y_default" not in out:
+        return
+    y, y_exp = out["y_default"], out["y_explicit"]
+    expect_tensor(y_exp, f"{cls}(..., norm_first=True) output")
+    y = expect_tensor(y, f"{cls} output without norm_first", shape=y_exp.shape)
+    if not _judge.close(y.to(F64), y_exp.to(F64), *_tol(y_exp.dtype)):
+        raise CheckFailure(
+            f"{cls} built without norm_first does not compute what {cls}(..., norm_first=True) computes "
+            "(the same seed, so the same weights).\n"
+            f"  got:      {_judge._fmt(y)}\n  expected: {_judge._fmt(y_exp)}\n"
+            "  hint: the signature's default is norm_first=True (Pre-LN): "
+            "__init__(self, ..., dropout=0.0, norm_first=True), and each layer gets norm_first=norm_first"
+        )
 
 
 def _eval_twice(module: str, x) -> list:
@@ -478,6 +515,7 @@ def _block_judge(case, out):
     state, h, x, pad, nf, dt = f["state"], f["h"], f["x"], f["pad"], f["nf"], f["dt"]
     if f.get("eval"):
         return _judge_eval("EncoderBlock output", out, ref_torch_layer(state, h, x, pad, nf), dt)
+    _judge_default("EncoderBlock", out)
     exp = ref_torch_layer(state, h, x, pad, nf)
     _compare(
         "EncoderBlock output",
@@ -550,15 +588,21 @@ def _encoder_cases(hidden):
         pad = _pad(b, seq, g) if padded else None
         steps = [new("enc", "Encoder", n, d, h, d_ff, norm_first=nf, state=state, dtype=dt), let("x", x)]
         steps += _called_on_x("enc", pad)
+        probe = i == 0 and not hidden  # norm_first left out: the signature's default
+        if probe:
+            steps += _default_probe("Encoder", (n, d, h, d_ff), x.float(), 6350)
         label = (
             f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), "
             f"x {tuple(x.shape)} {dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
+            + ("; also built without norm_first (the default)" if probe else "")
         )
         cases.append(
             Case(
                 label,
                 steps,
-                ["y", "x"] + (["y_nopad"] if pad is not None else []),
+                ["y", "x"]
+                + (["y_nopad"] if pad is not None else [])
+                + (["y_default", "y_explicit"] if probe else []),
                 facts=dict(state=state, h=h, n=n, x=x, pad=pad, nf=nf, dt=dt),
                 size=b * seq * d * n,
             )
@@ -592,6 +636,7 @@ def _encoder_judge(case, out):
     state, h, n, x, pad, nf, dt = f["state"], f["h"], f["n"], f["x"], f["pad"], f["nf"], f["dt"]
     if f.get("eval"):
         return _judge_eval("Encoder output", out, ref_torch_encoder(state, h, n, x, pad, nf), dt)
+    _judge_default("Encoder", out)
     exp = ref_torch_encoder(state, h, n, x, pad, nf)
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
     mistakes = []
@@ -672,16 +717,22 @@ def _model_cases(hidden):
             ]
         else:
             steps.append(call("y", ref("model"), ref("tokens")))
+        probe = i == 0 and not hidden  # norm_first left out: the signature's default
+        if probe:
+            steps += _default_probe("TinyTransformer", (v, d, h, d_ff, n, max_len), tokens, 6550)
         label = (
             f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
             f"max_len={max_len}, norm_first={nf}) ({dt}), tokens {tuple(tokens.shape)}, "
             f"pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
+            + ("; also built without norm_first (the default)" if probe else "")
         )
         cases.append(
             Case(
                 label,
                 steps,
-                ["y", "tokens"] + (["y_nopad"] if pad is not None else []),
+                ["y", "tokens"]
+                + (["y_nopad"] if pad is not None else [])
+                + (["y_default", "y_explicit"] if probe else []),
                 facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=pad, nf=nf, dt=dt),
                 size=b * seq * d * n,
             )
@@ -752,6 +803,7 @@ def _model_judge(case, out):
     exp = head(ref_torch_encoder(enc_state, f["h"], f["n"], x, pad, f["nf"]))
     if f.get("eval"):  # the positional table is float32 by contract: the tolerance of float32
         return _judge_eval("TinyTransformer logits", out, exp, torch.float32)
+    _judge_default("TinyTransformer", out)
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
     d = s["embed.weight"].shape[1]
 

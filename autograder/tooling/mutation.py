@@ -32,6 +32,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from autograder import course
 
@@ -41,80 +42,91 @@ SOFT_LIMIT_S = 20  # per mutant, in the worker: a Python loop that never ends is
 HARD_LIMIT_S = 60  # per mutant, from outside: a worker stuck in C is killed and started again
 
 # The operators, each with a name the docs list (docs/mutation.md)
-BINOPS = {
-    ast.Add: [ast.Sub],
-    ast.Sub: [ast.Add],
-    ast.Mult: [ast.Div],
-    ast.Div: [ast.Mult, ast.FloorDiv],
-    ast.FloorDiv: [ast.Div],
-    ast.Mod: [ast.FloorDiv],
-    ast.Pow: [ast.Mult],
-    ast.MatMult: [ast.Mult],
-}
-CMPOPS = {
-    ast.Lt: [ast.LtE],
-    ast.LtE: [ast.Lt],
-    ast.Gt: [ast.GtE],
-    ast.GtE: [ast.Gt],
-    ast.Eq: [ast.NotEq],
-    ast.NotEq: [ast.Eq],
-    ast.Is: [ast.IsNot],
-    ast.IsNot: [ast.Is],
-    ast.In: [ast.NotIn],
-    ast.NotIn: [ast.In],
-}
-BOOLOPS = {ast.And: ast.Or, ast.Or: ast.And}
+BINOPS = MappingProxyType(
+    {
+        ast.Add: [ast.Sub],
+        ast.Sub: [ast.Add],
+        ast.Mult: [ast.Div],
+        ast.Div: [ast.Mult, ast.FloorDiv],
+        ast.FloorDiv: [ast.Div],
+        ast.Mod: [ast.FloorDiv],
+        ast.Pow: [ast.Mult],
+        ast.MatMult: [ast.Mult],
+    }
+)
+
+CMPOPS = MappingProxyType(
+    {
+        ast.Lt: [ast.LtE],
+        ast.LtE: [ast.Lt],
+        ast.Gt: [ast.GtE],
+        ast.GtE: [ast.Gt],
+        ast.Eq: [ast.NotEq],
+        ast.NotEq: [ast.Eq],
+        ast.Is: [ast.IsNot],
+        ast.IsNot: [ast.Is],
+        ast.In: [ast.NotIn],
+        ast.NotIn: [ast.In],
+    }
+)
+
+BOOLOPS = MappingProxyType({ast.And: ast.Or, ast.Or: ast.And})
 # functions and methods a student mixes up with a sibling (called by that name, or as an attribute)
-SWAPS = {
-    "softmax": "log_softmax",
-    "log_softmax": "softmax",
-    "sum": "mean",
-    "mean": "sum",
-    "tril": "triu",
-    "triu": "tril",
-    "max": "min",
-    "min": "max",
-    "amax": "amin",
-    "amin": "amax",
-    "argmax": "argmin",
-    "argmin": "argmax",
-    "sqrt": "rsqrt",
-    "rsqrt": "sqrt",
-    "sin": "cos",
-    "cos": "sin",
-    "exp": "log",
-    "log": "exp",
-    "zeros": "ones",
-    "ones": "zeros",
-    "zeros_": "ones_",
-    "ones_": "zeros_",
-    "zeros_like": "ones_like",
-    "ones_like": "zeros_like",
-    "cat": "stack",
-    "stack": "cat",
-    "relu": "gelu",
-    "gelu": "relu",
-    "GELU": "ReLU",
-    "ReLU": "GELU",
-    "var": "std",
-    "std": "var",
-    "normal_": "uniform_",
-    "uniform_": "normal_",
-    "reshape": "view",
-}
-DIM_KEYWORDS = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim"}
-OPERATORS = {
-    "arithmetic": "+ <-> -, * -> /, / -> * and //, // -> /, % -> //, ** -> *, @ -> *",
-    "unary": "-x -> x, not x -> x, ~x -> x",
-    "comparison": "< <-> <=, > <-> >=, == <-> !=, is <-> is not, in <-> not in",
-    "boolean": "and <-> or",
-    "constant": "an int n -> n + 1 and n - 1; a float f -> 0.0 (f != 0) and f + 1.0; True <-> False",
-    "dim": "the same, on a dim/axis argument (dim=-1 -> dim=0 and dim=-2; transpose(1, 2) -> transpose(0, 2) ...)",
-    "swap": "a function or method for its sibling: " + ", ".join(f"{a}->{b}" for a, b in SWAPS.items()),
-    "drop": "a statement dropped: an augmented assignment (x += ...), a re-assignment of a name "
-    "already bound (x = x / t), a call whose value is unused (nn.init.zeros_(...), a list append)",
-    "default": "a keyword default in a signature (temperature=1.0 -> 0.0 and 2.0, is_causal=False -> True)",
-}
+SWAPS = MappingProxyType(
+    {
+        "softmax": "log_softmax",
+        "log_softmax": "softmax",
+        "sum": "mean",
+        "mean": "sum",
+        "tril": "triu",
+        "triu": "tril",
+        "max": "min",
+        "min": "max",
+        "amax": "amin",
+        "amin": "amax",
+        "argmax": "argmin",
+        "argmin": "argmax",
+        "sqrt": "rsqrt",
+        "rsqrt": "sqrt",
+        "sin": "cos",
+        "cos": "sin",
+        "exp": "log",
+        "log": "exp",
+        "zeros": "ones",
+        "ones": "zeros",
+        "zeros_": "ones_",
+        "ones_": "zeros_",
+        "zeros_like": "ones_like",
+        "ones_like": "zeros_like",
+        "cat": "stack",
+        "stack": "cat",
+        "relu": "gelu",
+        "gelu": "relu",
+        "GELU": "ReLU",
+        "ReLU": "GELU",
+        "var": "std",
+        "std": "var",
+        "normal_": "uniform_",
+        "uniform_": "normal_",
+        "reshape": "view",
+    }
+)
+
+DIM_KEYWORDS = frozenset({"dim", "axis", "dim0", "dim1", "start_dim", "end_dim"})
+OPERATORS = MappingProxyType(
+    {
+        "arithmetic": "+ <-> -, * -> /, / -> * and //, // -> /, % -> //, ** -> *, @ -> *",
+        "unary": "-x -> x, not x -> x, ~x -> x",
+        "comparison": "< <-> <=, > <-> >=, == <-> !=, is <-> is not, in <-> not in",
+        "boolean": "and <-> or",
+        "constant": "an int n -> n + 1 and n - 1; a float f -> 0.0 (f != 0) and f + 1.0; True <-> False",
+        "dim": "the same, on a dim/axis argument (dim=-1 -> dim=0 and dim=-2; transpose(1, 2) -> transpose(0, 2) ...)",
+        "swap": "a function or method for its sibling: " + ", ".join(f"{a}->{b}" for a, b in SWAPS.items()),
+        "drop": "a statement dropped: an augmented assignment (x += ...), a re-assignment of a name "
+        "already bound (x = x / t), a call whose value is unused (nn.init.zeros_(...), a list append)",
+        "default": "a keyword default in a signature (temperature=1.0 -> 0.0 and 2.0, is_causal=False -> True)",
+    }
+)
 
 
 @dataclass(frozen=True)

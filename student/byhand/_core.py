@@ -630,7 +630,12 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
                 f"{question.name}: not done yet. It still raises NotImplementedError: "
                 f"replace the stub in its answer cell with your code."
             )
-        raise AnswerError(f"{question.name} raised {result['error']}\n  on input: {case.label}")
+        # a case whose inputs are the likely cause (per-sequence positions) names it: `raised_hint`
+        hint = case.facts.get("raised_hint")
+        raise AnswerError(
+            f"{question.name} raised {result['error']}\n  on input: {case.label}"
+            + (f"\n  hint: {hint}" if hint else "")
+        )
     outputs = {}
     for name in case.outputs:
         if name not in result.get("outputs", {}):

@@ -450,7 +450,7 @@ _FWD_SPECS = [
     ((2,), 12, 10, 16, 4, False, 4, 3, torch.float64, "large"),
     ((2,), 11, 11, 8, 4, True, 4, 3, torch.float32, "large"),
     ((2, 2), 100, 100, 8, 8, False, 16, 16, torch.float32, ""),  # large enough to see the L x L matrix
-    ((2,), 200, 200, 8, 8, False, None, None, torch.float32, "default"),
+    ((2,), 100, 100, 8, 8, False, None, None, torch.float32, "default"),
 ]
 _FWD_HIDDEN = [
     ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64, ""),
@@ -460,7 +460,7 @@ _FWD_HIDDEN = [
     ((3,), 13, 13, 8, 6, True, 5, 4, torch.float64, "large"),
     ((2,), 96, 96, 8, 8, True, 16, 16, torch.float64, ""),
     ((1, 2), 130, 90, 8, 8, False, 32, 16, torch.float32, ""),
-    ((3,), 150, 150, 6, 6, False, None, None, torch.float64, "default"),
+    ((3,), 120, 120, 6, 6, False, None, None, torch.float64, "default"),
 ]
 
 
@@ -705,7 +705,7 @@ _BWD_SPECS = [
     ((2,), 12, 10, 16, 4, False, 4, 3, torch.float64, "large"),
     ((2,), 64, 64, 8, 8, True, 8, 8, torch.float32, ""),  # 8 blocks a side: skipping is measured
     ((2,), 100, 100, 8, 8, False, 16, 16, torch.float32, ""),
-    ((2,), 150, 150, 8, 8, False, None, None, torch.float32, "default"),
+    ((2,), 90, 90, 8, 8, False, None, None, torch.float32, "default"),
 ]
 _BWD_HIDDEN = [
     ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64, ""),
@@ -714,7 +714,7 @@ _BWD_HIDDEN = [
     ((2, 2), 13, 13, 16, 5, True, 3, 4, torch.float64, "large"),
     ((2,), 96, 96, 8, 8, True, 16, 16, torch.float64, ""),
     ((1, 2), 130, 90, 8, 8, False, 32, 16, torch.float32, ""),
-    ((3,), 130, 130, 6, 6, False, None, None, torch.float64, "default"),
+    ((3,), 120, 120, 6, 6, False, None, None, torch.float64, "default"),
 ]
 
 

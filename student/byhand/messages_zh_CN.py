@@ -90,6 +90,8 @@ LABELS = [
     (r"large scores \(\|s\| up to about (?P<n>\d+)\)", r"很大的分数（|s| 最大约 \g<n>）"),
     (r"is_causal not given \(default\)", "不传 is_causal（用默认值）"),
     (r"default blocks \(64, 64\)", "默认块大小 (64, 64)"),
+    (r" \(batched, ", "（每个序列一行，"),
+    (r" \(long, ", "（很大的位置，"),
     (r" \(random\)", "（随机掩码）"),
     (r" \(broadcast\)", "（广播）"),
     (r" \(causal\)", "（因果）"),
@@ -2657,6 +2659,41 @@ PIECES = STRUCTURE + [
     (
         E("your rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)"),
         "你的旋转方向反了：(a, b) -> (a cos - b sin, a sin + b cos)",
+    ),
+    (
+        E(
+            "the positions here hold one row per sequence, shape (B, 1, L) or (B, L), broadcastable to x's (..., L): "
+            "compute the angles as positions[..., None] * theta ** (-2i / d_head), (..., L, d_head/2), not with "
+            "torch.outer or a flattened positions vector"
+        ),
+        "这里的 positions 每个序列一行，形状为 (B, 1, L) 或 (B, L)，可广播到 x 的 (..., L)："
+        "角度要写成 positions[..., None] * theta ** (-2i / d_head)，形状 (..., L, d_head/2)，"
+        "不要用 torch.outer，也不要把 positions 展平成一个向量",
+    ),
+    (
+        E(
+            "your angles lose precision at large positions (around 1e5 they are off by about 1e-2): compute "
+            "positions * theta ** (-2i / d_head) and their cos and sin in float64 (positions.to(torch.float64)), "
+            "then cast cos and sin to x.dtype"
+        ),
+        "位置很大时你的角度丢了精度（在 1e5 左右大约差 1e-2）：positions * theta ** (-2i / d_head) "
+        "和它的 cos、sin 都要用 float64 计算（positions.to(torch.float64)），再把 cos 和 sin 转成 x.dtype",
+    ),
+    (
+        E(
+            "your attention ignores its theta argument (it rotates with the default 10000): keep it, "
+            "self.theta = theta, and pass it on, apply_rope(q, positions, self.theta)"
+        ),
+        "你的注意力忽略了它的 theta 参数（它按默认的 10000 旋转）：把它存下来，self.theta = theta，"
+        "再传下去，apply_rope(q, positions, self.theta)",
+    ),
+    (
+        E(
+            "eps should default to 1e-6: def __init__(self, d_model, n_heads, n_kv_heads, d_ff, eps=1e-6), "
+            "passed on to both nn.RMSNorm(d_model, eps=eps)"
+        ),
+        "eps 的默认值应为 1e-6：`def __init__(self, d_model, n_heads, n_kv_heads, d_ff, eps=1e-6)`，"
+        "并传给两个 nn.RMSNorm(d_model, eps=eps)",
     ),
     (
         E("your apply_rope ignores its positions argument (it uses 0 .. L-1): rotate by the positions given"),

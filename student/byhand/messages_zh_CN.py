@@ -2662,6 +2662,14 @@ PIECES = STRUCTURE + [
     ),
     (
         E(
+            "x may have any number of leading dims, (..., d): work on the last dim only (x.shape[-1], x[..., i]), "
+            "never unpack x.shape into a fixed number of names"
+        ),
+        "x 前面可以有任意多个维度，(..., d)：只对最后一维操作（x.shape[-1]、x[..., i]），"
+        "不要把 x.shape 拆包成固定个数的变量",
+    ),
+    (
+        E(
             "the positions here hold one row per sequence, shape (B, 1, L) or (B, L), broadcastable to x's (..., L): "
             "compute the angles as positions[..., None] * theta ** (-2i / d_head), (..., L, d_head/2), not with "
             "torch.outer or a flattened positions vector"

@@ -139,6 +139,14 @@ FLOAT32_ANGLES = (
 )
 
 
+def _raised(kind, shape):
+    """The hint of a case on which an answer raised a shape error: its per-sequence positions, or its
+    leading dims (anything but the usual three)."""
+    if kind == "batched":
+        return (PER_SEQUENCE, _core.SHAPE_ERRORS)
+    return _judge.leading_dims_hint(shape)
+
+
 def _rope_cases(hidden):
     cases = []
     for i, (shape, kind, theta, dt) in enumerate(_rope_specs(hidden)):
@@ -172,7 +180,7 @@ def _rope_cases(hidden):
                     theta=theta,
                     dt=dt,
                     kind=kind,
-                    raised_hint=PER_SEQUENCE if kind == "batched" else None,
+                    raised_hint=_raised(kind, shape),
                 ),
                 size=x.numel(),
             )
@@ -310,7 +318,8 @@ def _swiglu_cases(hidden):
             call("out", ref("ffn"), ref("x")),
         ]
         label = f"SwiGLU(d_model={d}, d_ff={d_ff}) ({dt}), x {tuple(shape)}"
-        cases.append(Case(label, steps, ["out", "x"], facts=dict(s=s, x=x, dt=dt), size=x.numel() * d_ff))
+        facts = dict(s=s, x=x, dt=dt, raised_hint=_raised("", shape))
+        cases.append(Case(label, steps, ["out", "x"], facts=facts, size=x.numel() * d_ff))
     return cases
 
 

@@ -114,6 +114,7 @@ def _rope_specs(hidden):
             ((2, 4, 11, 6), "batched", 10000.0, torch.float32),
             ((3, 5, 8), "batched", 100.0, torch.float64),
             ((2, 5, 16), "long", 500000.0, torch.float32),
+            ((1, 2, 2, 3, 8), "random", 10000.0, torch.float64),
         ]
     return [
         ((9, 10), "arange", 10000.0, torch.float64),

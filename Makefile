@@ -11,7 +11,7 @@ DB_URL  ?=
 # where handed-out notebooks install the checks from (the site's wheel URL, an index name, a git URL)
 export BYHAND_SOURCE
 
-.PHONY: postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
+.PHONY: mutation postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -28,6 +28,7 @@ help:
 	@echo "make formgrader [OUT=dir]                    nbgrader's formgrader on a grading output folder"
 	@echo "make wheel                                   the student package (byhand) as a wheel in build/wheel/"
 	@echo "make bench                                   grading benchmark table"
+	@echo "make mutation [LESSONS=...]                  mutate the reference answers, run the checks on each (docs/mutation.md)"
 
 $(STAMP): requirements.txt pyproject.toml student/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -147,6 +148,12 @@ test-oldest-torch: $(STAMP)
 # that way and judges all of them in-process, through the same wire and verdict)
 test-catalogue: $(STAMP)
 	TBB_CATALOGUE=all $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_grading.py -k "classic_mistake or correct_alternative"
+
+# mutation testing of the checks (docs/mutation.md): fails on a survivor not listed as equivalent in
+# tests/mutation_equivalents.toml, or a mutant only the hidden checks kill; make test-full runs the
+# same through tests/test_mutation.py
+mutation: $(STAMP)
+	$(BIN)/python -m autograder mutation $(LESSONS)
 
 bench: $(STAMP)
 	$(BIN)/python -m autograder bench

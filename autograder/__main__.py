@@ -9,6 +9,7 @@ examples                          regenerate the bundled example class
 wheel [--out DIR]                 the student package (byhand) as a wheel (default build/wheel)
 setup-cells [LESSON ...]          put the canonical checks import into the lessons' setup cells
 bench                             the grading benchmark table
+mutation [LESSON ...]             mutate the reference answers, run the checks on each mutant, print the table
 """
 
 from __future__ import annotations
@@ -182,6 +183,9 @@ def main(argv=None) -> int:
         "--isolation", action="store_true", help="only: what isolation costs a notebook (interleaved)"
     )
     b.add_argument("--rounds", type=int, default=3, help="with --isolation: rounds over the notebooks")
+    m = sub.add_parser("mutation", help="mutation testing of the lessons' checks (docs/mutation.md)")
+    m.add_argument("lessons", nargs="*")
+    m.add_argument("--quiet", action="store_true", help="only the table and the problems")
     args = p.parse_args(argv)
     if args.cmd == "grade":
         from autograder.collect.submissions import DEFAULT_LMS_PATTERN
@@ -235,6 +239,10 @@ def main(argv=None) -> int:
         for path in rewrite_setup_cells(args.lessons or None):
             print(f"rewrote the setup cell of {path.relative_to(course.ROOT)}")
         return 0
+    if args.cmd == "mutation":
+        from autograder.tooling.mutation import main as mutation_main
+
+        return mutation_main(args.lessons or None, quiet=args.quiet)
     if args.cmd == "bench":
         examples()
         if args.isolation:

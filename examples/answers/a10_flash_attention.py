@@ -397,6 +397,15 @@ def flash_attention_backward(q, k, v, o, lse, do, is_causal=False, block_q=64, b
         question="FlashAttention",
         hint="whole score (or probability) matrix",
     ),
+    "fn_causal_by_default": dict(
+        cells={
+            FN: FUNCTION_OK.replace(
+                "def forward(ctx, q, k, v, is_causal=False):", "def forward(ctx, q, k, v, is_causal=True):"
+            )
+        },
+        question="FlashAttention",
+        hint="is_causal should default to False",
+    ),
     "fn_small_blocks": dict(
         cells={
             FN: _function(

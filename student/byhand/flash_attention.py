@@ -112,7 +112,9 @@ def run_function(cls, q, k, v, is_causal, do):
     leaves = {t.untyped_storage().data_ptr() for t in (q, k, v)}
     forward = _observer_class()()
     with forward:
-        o, node, saved = _core.apply_recording(apply, q, k, v, is_causal)
+        # is_causal None: applied as apply(q, k, v), forward's default for is_causal
+        args = (q, k, v) if is_causal is None else (q, k, v, is_causal)
+        o, node, saved = _core.apply_recording(apply, *args)
     kept = []
     for how, t in saved:
         inner = t.grad_fn is not None and t.grad_fn is not node
@@ -573,6 +575,7 @@ def _default_causal_hint(o, facts, rtol, atol, who="flash_attention_forward") ->
 
 
 SIGNATURES = {
+    "FlashAttention.forward": "def forward(ctx, q, k, v, is_causal=False)",
     "flash_attention_forward": "def flash_attention_forward(q, k, v, is_causal=False, block_q=64, block_k=64)",
     "flash_attention_backward": "def flash_attention_backward(q, k, v, o, lse, do, is_causal=False, block_q=64, "
     "block_k=64)",
@@ -815,9 +818,18 @@ def _bwd_judge(case, out):
 
 
 def _fn_cases(hidden):
-    specs = [((2,), 9, 9, 4, 4, True, torch.float64), ((2, 2), 64, 80, 8, 8, False, torch.float32)]
+    # (leading dims, Lq, Lk, d, d_v, is_causal (None: not given, forward's default), dtype)
+    specs = [
+        ((2,), 9, 9, 4, 4, True, torch.float64),
+        ((2,), 10, 10, 4, 3, None, torch.float64),
+        ((2, 2), 64, 80, 8, 8, False, torch.float32),
+    ]
     if hidden:
-        specs = [((3,), 70, 70, 8, 6, True, torch.float64), ((2,), 12, 7, 5, 3, False, torch.float32)]
+        specs = [
+            ((3,), 70, 70, 8, 6, True, torch.float64),
+            ((3,), 8, 8, 5, 4, None, torch.float32),
+            ((2,), 12, 7, 5, 3, False, torch.float32),
+        ]
     cases = []
     for i, (lead, lq, lk, d, dv, causal, dt) in enumerate(specs):
         g = gen(10700 + 47 * i + (500 if hidden else 0))
@@ -826,13 +838,15 @@ def _fn_cases(hidden):
         steps = [let("q", q), let("k", k), let("v", v), let("do", do)]
         run = helper("flash_attention.run_function")
         steps.append(call("r", run, graded("FlashAttention"), *map(ref, "qkv"), causal, ref("do")))
+        given = "" if causal is None else f", {causal}"
+        default = ", is_causal not given (default)" if causal is None else ""
         cases.append(
             Case(
-                f"FlashAttention.apply(q, k, v, {causal}) with q {tuple(q.shape)}, k {tuple(k.shape)}, "
-                f"v {tuple(v.shape)}, then backward with a random do, {str(dt)[6:]}",
+                f"FlashAttention.apply(q, k, v{given}) with q {tuple(q.shape)}, k {tuple(k.shape)}, "
+                f"v {tuple(v.shape)}{default}, then backward with a random do, {str(dt)[6:]}",
                 steps,
                 ["r"],
-                facts=_facts(q, k, v, causal, 64, 64, do=do),
+                facts=_facts(q, k, v, bool(causal), 64, 64, do=do, kind="default" if causal is None else ""),
                 size=q.numel() + k.numel(),
             )
         )
@@ -864,6 +878,10 @@ def _fn_judge(case, out):
         raise CheckFailure(f"the backward pass of FlashAttention raised {error}\n  hint: {hint}")
     o_exp, _ = ref_forward(q, k, v, causal)
     expected = "forward should return the o of flash_attention_forward(q, k, v, is_causal)"
+    if isinstance(o, torch.Tensor) and o.shape == o_exp.shape:
+        expected = (
+            _default_causal_hint(o, f, *_tols(o_exp, q.dtype), who="FlashAttention.forward") or expected
+        )
     grads = (("q", dq), ("k", dk), ("v", dv))
     _judge.function_judged(
         "FlashAttention.apply(q, k, v, is_causal)", o, o_exp, expected, _tols(o_exp, q.dtype), grads

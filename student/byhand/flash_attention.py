@@ -445,6 +445,8 @@ def _label(q, k, v, is_causal, bq, bk, dtype, kind=""):
 # the block sizes not given. The hidden cases repeat each kind with other data and sizes.
 _FWD_SPECS = [
     ((2,), 8, 12, 4, 3, False, 4, 4, torch.float64, ""),
+    ((), 9, 11, 4, 3, False, 4, 3, torch.float64, ""),  # no leading dims: q (Lq, d)
+    ((2, 1, 2), 6, 6, 4, 4, True, 3, 2, torch.float32, ""),
     ((2, 3), 10, 10, 4, 5, True, 4, 4, torch.float32, ""),
     ((3,), 7, 13, 5, 6, False, 3, 4, torch.float32, ""),  # ragged: neither block divides
     ((2,), 13, 13, 6, 4, True, 4, 3, torch.float64, ""),  # causal, ragged, block_k < block_q
@@ -456,6 +458,8 @@ _FWD_SPECS = [
 ]
 _FWD_HIDDEN = [
     ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64, ""),
+    ((), 12, 7, 5, 4, False, 5, 3, torch.float32, ""),
+    ((1, 2, 2), 7, 7, 4, 3, True, 2, 3, torch.float64, ""),
     ((4,), 9, 17, 8, 7, False, 8, 5, torch.float64, ""),
     ((3,), 17, 17, 4, 5, True, 5, 7, torch.float32, ""),
     ((2, 3), 10, 13, 16, 5, False, 3, 5, torch.float64, "large"),
@@ -701,6 +705,8 @@ def _skip_judge(case, out):
 
 _BWD_SPECS = [
     ((2,), 8, 12, 4, 3, False, 4, 4, torch.float64, ""),
+    ((), 9, 11, 4, 3, False, 4, 3, torch.float64, ""),  # no leading dims
+    ((2, 1, 2), 6, 6, 4, 4, True, 3, 2, torch.float32, ""),
     ((2, 3), 10, 10, 4, 5, True, 4, 4, torch.float32, ""),
     ((3,), 7, 13, 5, 6, False, 3, 4, torch.float64, ""),
     ((2,), 13, 13, 6, 4, True, 4, 3, torch.float64, ""),  # causal, ragged, block_k < block_q
@@ -712,6 +718,8 @@ _BWD_SPECS = [
 ]
 _BWD_HIDDEN = [
     ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64, ""),
+    ((), 12, 7, 5, 4, False, 5, 3, torch.float32, ""),
+    ((1, 2, 2), 7, 7, 4, 3, True, 2, 3, torch.float64, ""),
     ((4,), 9, 17, 8, 7, False, 8, 5, torch.float32, ""),
     ((3,), 17, 17, 4, 5, True, 5, 7, torch.float64, ""),
     ((2, 2), 13, 13, 16, 5, True, 3, 4, torch.float64, "large"),

@@ -72,12 +72,14 @@ _FFN_VISIBLE = [
     ((2, 5, 6), 14, None, "default", torch.float32),
     ((7, 8), 20, 0.0, "train", torch.float64),
     ((2, 2, 3, 5), 11, 0.0, "train", torch.float32),
+    ((7,), 13, 0.0, "train", torch.float64),  # one token, no leading dims
     ((3, 4, 5), 12, 0.5, "eval", torch.float32),
     ((2, 3, 6), 9, 1.0, "train", torch.float64),
 ]
 _FFN_HIDDEN = [
     ((2, 3, 4, 10), 24, 0.0, "train", torch.float32),
     ((6, 9), 18, 0.0, "train", torch.float64),
+    ((10,), 16, 0.0, "train", torch.float32),
     ((5, 7, 12), 40, 0.3, "eval", torch.float64),
     ((4, 6, 8), 16, 1.0, "train", torch.float32),
     ((9, 16), 64, None, "default", torch.float64),

@@ -233,6 +233,46 @@ class PositionwiseFeedForward(nn.Module):
         question="HybridSublayerConnection",
         hint="dropout is applied before the norm",
     ),
+    # found by writing answers from the lesson's text alone (issue 38): each passed the self-check before
+    "sublayer_assumes_three_dims": dict(
+        cells={
+            "SublayerConnection_answer": _sublayer(
+                pre="B, L, D = x.shape\n            return x + self.dropout(sublayer(self.norm(x)))",
+                post="B, L, D = x.shape\n        return self.norm(x + self.dropout(sublayer(x)))",
+            )
+        },
+        question="SublayerConnection",
+        hint="any number of leading dims",
+    ),
+    "hybrid_assumes_three_dims": dict(
+        cells={
+            "HybridSublayerConnection_answer": _hybrid(
+                "B, L, D = x.shape\n        return x + self.dropout(self.norm(sublayer(x)))"
+            )
+        },
+        question="HybridSublayerConnection",
+        hint="any number of leading dims",
+    ),
+    "ffn_flattens_three_dims": dict(
+        cells={
+            "PositionwiseFeedForward_answer": _ffn(
+                "B, L, d = x.shape\n        h = self.w1(x.reshape(B * L, d))\n"
+                "        return self.w2(self.dropout(torch.relu(h))).reshape(B, L, d)"
+            )
+        },
+        question="PositionwiseFeedForward",
+        hint="any number of leading dims",
+    ),
+    "sublayer_dropout_default_0_1": dict(
+        cells={"SublayerConnection_answer": _sublayer().replace("dropout=0.0", "dropout=0.1")},
+        question="SublayerConnection",
+        hint="dropout should default to 0.0",
+    ),
+    "hybrid_dropout_default_0_1": dict(
+        cells={"HybridSublayerConnection_answer": _hybrid().replace("dropout=0.0", "dropout=0.1")},
+        question="HybridSublayerConnection",
+        hint="dropout should default to 0.0",
+    ),
     # two bugs at once
     "ffn_no_relu_and_no_dropout": dict(
         cells={"PositionwiseFeedForward_answer": _ffn("return self.w2(self.w1(x))")},

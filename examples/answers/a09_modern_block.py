@@ -316,6 +316,48 @@ MISTAKES = {
         hint="eps argument",
     ),
     "block_no_attention_residual": _block("h = x + a", "h = a", "around the attention"),
+    # found by writing answers from the lesson's text alone (issue 38): each passed the self-check before
+    "rope_angles_in_float32": dict(
+        cells={
+            "apply_rope_answer": """
+def apply_rope(x, positions, theta=10000.0):
+    d = x.shape[-1]
+    inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2).float() / d))
+    angle = positions.float()[..., None] * inv_freq
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2)
+"""
+        },
+        question="apply_rope",
+        hint="your angles lose precision at large positions",
+    ),
+    "rope_angles_in_x_dtype": _rope(
+        "angle = positions.to(torch.float64)[..., None] * inv_freq",
+        "angle = positions.to(x.dtype)[..., None] * inv_freq.to(x.dtype)",
+        "your angles lose precision at large positions",
+    ),
+    "rope_angle_cast_before_cos": _rope(
+        "cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)",
+        "angle = angle.to(x.dtype)\n    cos, sin = angle.cos(), angle.sin()",
+        "your angles lose precision at large positions",
+    ),
+    "rope_one_shared_position_vector": _rope(
+        "angle = positions.to(torch.float64)[..., None] * inv_freq",
+        "angle = torch.outer(positions.to(torch.float64), inv_freq)",
+        "one row per sequence",
+    ),
+    "rope_positions_flattened": _rope(
+        "angle = positions.to(torch.float64)[..., None] * inv_freq",
+        "angle = positions.to(torch.float64).view(-1, 1) * inv_freq",
+        "one row per sequence",
+    ),
+    "gqa_theta_not_passed_to_rope": _gqa(
+        "apply_rope(q, positions, self.theta), apply_rope(k, positions, self.theta)",
+        "apply_rope(q, positions), apply_rope(k, positions)",
+        "ignores its theta argument",
+    ),
+    "block_eps_default_1e5": _block("d_ff, eps=1e-6):", "d_ff, eps=1e-5):", "eps should default to 1e-6"),
     "block_positions_not_passed_on": _block(
         "self.attn(self.attn_norm(x), positions, kv_cache)",
         "self.attn(self.attn_norm(x), kv_cache=kv_cache)",

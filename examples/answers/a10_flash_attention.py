@@ -312,6 +312,110 @@ def flash_attention_backward(q, k, v, o, lse, do, is_causal=False, block_q=64, b
         question="FlashAttention",
         hint="None for is_causal",
     ),
+    # found by writing answers from the lesson's text alone (issue 38): each passed every check before
+    "fwd_no_running_max": dict(
+        cells={
+            FWD: _forward(
+                l_line="l = l + p.sum(dim=-1)",
+                acc_line="acc = acc + p @ v_j",
+                lse_line="lse[..., i0:i1] = torch.log(l)",
+            )
+            .replace("m_new = torch.maximum(m, s.amax(dim=-1))", "m_new = m")
+            .replace("p = torch.exp(s - m_new.unsqueeze(-1))", "p = torch.exp(s)")
+        },
+        question="flash_attention_forward",
+        hint="exp(S) overflows on large scores",
+    ),
+    "fwd_max_starts_at_zero": dict(
+        cells={FWD: FORWARD_OK.replace("m = q.new_full(rows, -math.inf)", "m = q.new_zeros(rows)")},
+        question="flash_attention_forward",
+        hint="the running max starts at 0 instead of -inf",
+    ),
+    "fwd_causal_keys_stop_at_first_query": dict(
+        cells={FWD: _forward(key_range="range(0, min(i0 + 1, lk) if is_causal else lk, block_k)")},
+        question="flash_attention_forward",
+        hint="the key loop stops at the query block's first query",
+    ),
+    "fwd_causal_keys_stop_before_last_query": dict(
+        cells={FWD: _forward(key_range="range(0, min(i1 - 1, lk) if is_causal else lk, block_k)")},
+        question="flash_attention_forward",
+        hint="not range(0, i1 - 1, block_k)",
+    ),
+    "fwd_causal_by_default": dict(
+        cells={FWD: FORWARD_OK.replace("is_causal=False, block_q=64", "is_causal=True, block_q=64")},
+        question="flash_attention_forward",
+        hint="is_causal should default to False",
+    ),
+    "fwd_default_blocks_32": dict(
+        cells={FWD: FORWARD_OK.replace("block_q=64, block_k=64", "block_q=32, block_k=32")},
+        question="flash_attention_forward",
+        hint="block_q and block_k should default to 64",
+    ),
+    "bwd_partial_query_block_skipped": dict(
+        cells={BWD: _backward(first_line="first = -(-j0 // block_q) * block_q if is_causal else 0")},
+        question="flash_attention_backward",
+        hint="skips a query block that sees the key block",
+    ),
+    "bwd_p_from_exp_s": dict(
+        cells={BWD: _backward(p_line="p = torch.exp(s) / torch.exp(lse[..., i0:i1].unsqueeze(-1))")},
+        question="flash_attention_backward",
+        hint="never exp(S) / exp(lse)",
+    ),
+    "bwd_default_blocks_16": dict(
+        cells={BWD: BACKWARD_OK.replace("block_q=64, block_k=64", "block_q=16, block_k=16")},
+        question="flash_attention_backward",
+        hint="block_q and block_k should default to 64",
+    ),
+    "fn_backward_through_autograd": dict(
+        cells={
+            FN: _function(
+                FN_FORWARD_OK,
+                """        q, k, v, o, lse = ctx.saved_tensors
+        with torch.enable_grad():
+            leaves = [t.detach().requires_grad_(True) for t in (q, k, v)]
+            out = attention(*leaves, ctx.is_causal)
+            dq, dk, dv = torch.autograd.grad(out, leaves, do)
+        return dq, dk, dv, None""",
+            )
+        },
+        question="FlashAttention",
+        hint="with no autograd inside it",
+    ),
+    "fn_forward_builds_the_matrix": dict(
+        cells={
+            FN: _function(
+                """        o = attention(q, k, v, is_causal)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if is_causal:
+            s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool).tril(), -math.inf)
+        ctx.save_for_backward(q, k, v, o, torch.logsumexp(s, -1))
+        ctx.is_causal = is_causal
+        return o""",
+                FN_BACKWARD_OK,
+            )
+        },
+        question="FlashAttention",
+        hint="whole score (or probability) matrix",
+    ),
+    "fn_causal_by_default": dict(
+        cells={
+            FN: FUNCTION_OK.replace(
+                "def forward(ctx, q, k, v, is_causal=False):", "def forward(ctx, q, k, v, is_causal=True):"
+            )
+        },
+        question="FlashAttention",
+        hint="is_causal should default to False",
+    ),
+    "fn_small_blocks": dict(
+        cells={
+            FN: _function(
+                FN_FORWARD_OK.replace("(q, k, v, is_causal)", "(q, k, v, is_causal, 16, 16)"),
+                FN_BACKWARD_OK.replace("ctx.is_causal)", "ctx.is_causal, 16, 16)"),
+            )
+        },
+        question="FlashAttention",
+        hint="use the default block sizes",
+    ),
 }
 
 ALTERNATIVES = {
@@ -405,8 +509,8 @@ EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},
     "carol_partial": {**{q: 0 for q in MAX}, "flash_attention_forward": 3, "causal_skipping": 1},
-    # FlashAttention calls the student's forward: the full matrix costs nothing there (its check
-    # looks at what is saved), so only the forward question loses; skipping is judged on FLOPs
-    "dave_full_matrix": {**MAX, "flash_attention_forward": 0, "causal_skipping": 0},
+    # FlashAttention calls the student's forward, whose allocations its check watches too; skipping
+    # is judged on FLOPs
+    "dave_full_matrix": {**MAX, "flash_attention_forward": 0, "causal_skipping": 0, "FlashAttention": 0},
     "erin_masks_causal": {**MAX, "causal_skipping": 0, "flash_attention_backward": 0, "FlashAttention": 0},
 }

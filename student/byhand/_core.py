@@ -662,6 +662,10 @@ def no_forward_message(name: str, info: dict) -> str:
 # Cases, questions and judging
 
 
+# what a shape error says (torch's and Python's messages), for a case's `raised_hint`
+SHAPE_ERRORS = ("unpack", "shape", "size", "dimension", "Expected", "expand", "outer", "index", "match")
+
+
 @dataclass
 class Case:
     """One input for one question. `steps`/`outputs` travel to the kernel; `facts` stay here."""
@@ -705,7 +709,13 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
                 f"{question.name}: not done yet. It still raises NotImplementedError: "
                 f"replace the stub in its answer cell with your code."
             )
-        raise AnswerError(answer_error_message(question.name, result, case.label))
+        # a case whose inputs are the likely cause of a shape error (per-sequence positions, a 2-D x)
+        # names them: `raised_hint` = (hint, words one of which the error says)
+        hint, words = case.facts.get("raised_hint") or ("", ())
+        hint = hint if any(w in str(result["error"]) for w in words) else ""
+        raise AnswerError(
+            answer_error_message(question.name, result, case.label) + (f"\n  hint: {hint}" if hint else "")
+        )
     outputs = {}
     for name in case.outputs:
         if name not in result.get("outputs", {}):

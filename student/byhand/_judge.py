@@ -161,6 +161,20 @@ def with_pairs(singles: list, model: Callable) -> list:
     return out
 
 
+LEADING_DIMS = (
+    "x may have any number of leading dims, (..., d): work on the last dim only (x.shape[-1], x[..., i]), "
+    "never unpack x.shape into a fixed number of names"
+)
+
+
+def leading_dims_hint(shape, usual: int = 3):
+    """A case's `raised_hint` when its x has other leading dims than the usual (B, L, d): an answer
+    that raised a shape error there assumed them."""
+    from ._core import SHAPE_ERRORS
+
+    return (LEADING_DIMS, SHAPE_ERRORS) if len(shape) != usual else None
+
+
 def inputs_unchanged(out: dict, facts: dict, names, who: str, advice: str = "use out-of-place ops") -> None:
     """Each input of `names` that came back must be what the case sent: the answer `who` must not
     modify its inputs in place."""

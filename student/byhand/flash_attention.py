@@ -102,21 +102,31 @@ def observe(fn, *args, **kwargs):
 
 def run_function(cls, q, k, v, is_causal, do):
     """Apply `cls` (an autograd.Function) to fresh leaves, backward with `do`, report raw facts:
-    (o, dq, dk, dv, kept, backward_error). `kept`: one row per tensor kept for backward,
+    (o, dq, dk, dv, kept, backward_error, seen). `kept`: one row per tensor kept for backward,
     [how ("saved", "inner": saved by an op inside forward, "ctx": an attribute of ctx), numel of its
-    storage, shape, part of an autograd graph (0/1)]."""
+    storage, shape, part of an autograd graph (0/1)]. `seen`: what the observer saw, [[largest,
+    matmul FLOPs] of the forward, [largest, matmul FLOPs, tensors saved for an autograd graph] of
+    the backward]."""
     apply = getattr(cls, "apply", cls)
     q, k, v = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
     leaves = {t.untyped_storage().data_ptr() for t in (q, k, v)}
-    o, node, saved = _core.apply_recording(apply, q, k, v, is_causal)
+    forward = _observer_class()()
+    with forward:
+        # is_causal None: applied as apply(q, k, v), forward's default for is_causal
+        args = (q, k, v) if is_causal is None else (q, k, v, is_causal)
+        o, node, saved = _core.apply_recording(apply, *args)
     kept = []
     for how, t in saved:
         inner = t.grad_fn is not None and t.grad_fn is not node
         leaf = t.requires_grad and t.is_leaf and t.untyped_storage().data_ptr() not in leaves
         n = t.untyped_storage().nbytes() // max(1, t.element_size())
         kept.append([how, int(n), [int(s) for s in t.shape], int(inner or leaf)])
-    error = _core.backward_error(o, do)
-    return o.detach() if isinstance(o, torch.Tensor) else o, q.grad, k.grad, v.grad, kept, error
+    backward, graph = _observer_class()(), []
+    # an op that saves a tensor while backward runs builds an autograd graph there (enable_grad inside it)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: (graph.append(1), t)[1], lambda t: t), backward:
+        error = _core.backward_error(o, do)
+    seen = [[forward.largest, int(forward.flops)], [backward.largest, int(backward.flops), len(graph)]]
+    return o.detach() if isinstance(o, torch.Tensor) else o, q.grad, k.grad, v.grad, kept, error, seen
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,6 +165,10 @@ def blocked_forward(q, k, v, is_causal, bq, bk, mistake=None):
         for j0 in range(0, k_end, bk):
             j1 = min(j0 + bk, lk)
             if is_causal and j0 > i1 - 1:
+                continue
+            if is_causal and mistake == "skip_after_i0" and j0 > i0:
+                continue
+            if is_causal and mistake == "skip_from_last" and j0 >= i1 - 1:
                 continue
             diagonal = is_causal and j1 - 1 > i0
             if mistake == "diag_skipped" and diagonal:
@@ -215,6 +229,17 @@ _FWD_MISTAKES = [
     ("no_scale", "the scores miss the scale 1/sqrt(d): s = q k^T / sqrt(d)"),
     ("scale_twice", "the scale is applied twice (scores divided by d): s = q k^T / sqrt(d), once"),
     (
+        "skip_after_i0",
+        "a key block that crosses the diagonal is skipped: the key loop stops at the query block's first query "
+        "i0, but its queries run to i1 - 1 and see keys up to i1 - 1; loop j0 over range(0, i1, block_k) "
+        "(with block_k != block_q a key block can start inside the query block)",
+    ),
+    (
+        "skip_from_last",
+        "a key block that crosses the diagonal is skipped: the key block that starts at the query block's "
+        "last query i1 - 1 holds its own key; loop j0 over range(0, i1, block_k), not range(0, i1 - 1, block_k)",
+    ),
+    (
         "ragged_keys",
         "the last key block is dropped when block_k does not divide Lk: the last block is shorter, "
         "k[..., j0:j0 + block_k, :] is fine with j0 running over range(0, Lk, block_k)",
@@ -251,6 +276,8 @@ def blocked_backward(q, k, v, do, is_causal, bq, bk, mistake=None):
             i1 = min(i0 + bq, lq)
             if is_causal and j0 > i1 - 1:
                 continue
+            if is_causal and mistake == "skip_partial_q" and i0 < j0:
+                continue
             s = q[..., i0:i1, :] @ k[..., j0:j1, :].transpose(-2, -1) * scale
             if is_causal and mistake != "causal_unmasked":
                 allowed = torch.arange(j0, j1)[None, :] <= torch.arange(i0, i1)[:, None]
@@ -285,6 +312,11 @@ _BWD_MISTAKES = [
         "the row; rebuild them from the saved log-sum-exp, P = exp(S - lse)",
     ),
     ("no_scale_bwd", "dq and dk miss the scale: dq = dS k / sqrt(d), dk = dS^T q / sqrt(d)"),
+    (
+        "skip_partial_q",
+        "the backward pass skips a query block that sees the key block: the query block that holds query j0 "
+        "may start before j0 (block_q != block_k); start the query loop at (j0 // block_q) * block_q",
+    ),
     (
         "causal_unmasked",
         "the causal mask is missing in the backward pass: the diagonal blocks must mask key > query "
@@ -372,9 +404,20 @@ def _tols(expected, dtype):
     return rtol, atol * scale
 
 
-def _inputs(lead, lq, lk, d, dv, dtype, g):
-    q = rand(*lead, lq, d, dtype=dtype, mean=0.4, std=1.5, generator=g)
-    k = rand(*lead, lk, d, dtype=dtype, mean=-0.3, std=1.5, generator=g)
+def _inputs(lead, lq, lk, d, dv, dtype, g, large=False):
+    """q, k, v; `large`: scores of about +-1000 in float64 (+-150 in float32), where exp overflows
+    without the running max: the keys all point one way, the first half of the queries with them
+    (large positive scores), the second half against them (every score large and negative)."""
+    if not large:
+        q = rand(*lead, lq, d, dtype=dtype, mean=0.4, std=1.5, generator=g)
+        k = rand(*lead, lk, d, dtype=dtype, mean=-0.3, std=1.5, generator=g)
+    else:
+        target = 1000.0 if dtype == torch.float64 else 150.0  # exp overflows past 709 (float64), 88 (float32)
+        size = math.sqrt(target / math.sqrt(d))  # q.k / sqrt(d) is about size^2 sqrt(d)
+        sign = torch.ones(lq, 1, dtype=torch.float64)
+        sign[lq // 2 :] = -1.0
+        q = (rand(*lead, lq, d, dtype=torch.float64, mean=size, std=0.5, generator=g) * sign).to(dtype)
+        k = rand(*lead, lk, d, dtype=dtype, mean=size, std=0.5, generator=g)
     v = rand(*lead, lk, dv, dtype=dtype, mean=1.0, std=2.0, generator=g)
     return q, k, v
 
@@ -386,27 +429,44 @@ def _facts(q, k, v, is_causal, bq, bk, **more):
     return dict(q=q, k=k, v=v, is_causal=is_causal, bq=bq, bk=bk, **sizes, **more)
 
 
-def _label(q, k, v, is_causal, bq, bk, dtype):
+def _label(q, k, v, is_causal, bq, bk, dtype, kind=""):
     blocks = "default blocks (64, 64)" if bq is None else f"block_q={bq}, block_k={bk}"
-    return (
-        f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, is_causal={is_causal}, {blocks}, "
-        f"{str(dtype)[6:]}"
+    causal = "is_causal not given (default)" if kind == "default" else f"is_causal={is_causal}"
+    large = (
+        f", large scores (|s| up to about {1000 if dtype == torch.float64 else 150})"
+        if kind == "large"
+        else ""
     )
+    return f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {causal}, {blocks}, {str(dtype)[6:]}{large}"
 
 
-# (leading dims, Lq, Lk, d, d_v, is_causal, block_q, block_k (None: the defaults), dtype)
+# (leading dims, Lq, Lk, d, d_v, is_causal, block_q, block_k (None: the defaults), dtype, kind); kind
+# "large": scores large enough that exp overflows without the running max; "default": is_causal and
+# the block sizes not given. The hidden cases repeat each kind with other data and sizes.
 _FWD_SPECS = [
-    ((2,), 8, 12, 4, 3, False, 4, 4, torch.float64),
-    ((2, 3), 10, 10, 4, 5, True, 4, 4, torch.float32),
-    ((3,), 7, 13, 5, 6, False, 3, 4, torch.float32),  # ragged: neither block divides
-    ((2, 2), 100, 100, 8, 8, False, 16, 16, torch.float32),  # large enough to see the L x L matrix
+    ((2,), 8, 12, 4, 3, False, 4, 4, torch.float64, ""),
+    ((), 9, 11, 4, 3, False, 4, 3, torch.float64, ""),  # no leading dims: q (Lq, d)
+    ((2, 1, 2), 6, 6, 4, 4, True, 3, 2, torch.float32, ""),
+    ((2, 3), 10, 10, 4, 5, True, 4, 4, torch.float32, ""),
+    ((3,), 7, 13, 5, 6, False, 3, 4, torch.float32, ""),  # ragged: neither block divides
+    ((2,), 13, 13, 6, 4, True, 4, 3, torch.float64, ""),  # causal, ragged, block_k < block_q
+    ((2,), 14, 14, 5, 3, True, 3, 5, torch.float32, ""),  # causal, ragged, block_k > block_q
+    ((2,), 12, 10, 16, 4, False, 4, 3, torch.float64, "large"),
+    ((2,), 11, 11, 8, 4, True, 4, 3, torch.float32, "large"),
+    ((2, 2), 100, 100, 8, 8, False, 16, 16, torch.float32, ""),  # large enough to see the L x L matrix
+    ((2,), 100, 100, 8, 8, False, None, None, torch.float32, "default"),
 ]
 _FWD_HIDDEN = [
-    ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64),  # ragged and causal, block_q != block_k
-    ((4,), 9, 17, 8, 7, False, 8, 5, torch.float64),
-    ((2,), 96, 96, 8, 8, True, 16, 16, torch.float64),
-    ((1, 2), 130, 90, 8, 8, False, 32, 16, torch.float32),
-    ((2,), 200, 200, 8, 8, False, None, None, torch.float32),  # the default block sizes
+    ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64, ""),
+    ((), 12, 7, 5, 4, False, 5, 3, torch.float32, ""),
+    ((1, 2, 2), 7, 7, 4, 3, True, 2, 3, torch.float64, ""),
+    ((4,), 9, 17, 8, 7, False, 8, 5, torch.float64, ""),
+    ((3,), 17, 17, 4, 5, True, 5, 7, torch.float32, ""),
+    ((2, 3), 10, 13, 16, 5, False, 3, 5, torch.float64, "large"),
+    ((3,), 13, 13, 8, 6, True, 5, 4, torch.float64, "large"),
+    ((2,), 96, 96, 8, 8, True, 16, 16, torch.float64, ""),
+    ((1, 2), 130, 90, 8, 8, False, 32, 16, torch.float32, ""),
+    ((3,), 120, 120, 6, 6, False, None, None, torch.float64, "default"),
 ]
 
 
@@ -417,23 +477,30 @@ def _observed(name: str, inputs: dict, **kwargs) -> list:
 
 
 def _drawn(specs: list, seed: int, step: int, hidden: bool):
-    """Each spec (leading dims, Lq, Lk, d, d_v, is_causal, block_q, block_k, dtype) with its
+    """Each spec (leading dims, Lq, Lk, d, d_v, is_causal, block_q, block_k, dtype, kind) with its
     generator and the q, k, v drawn from it."""
     for i, spec in enumerate(specs):
         g = gen(seed + step * i + (500 if hidden else 0))
-        lead, lq, lk, d, dv, _, _, _, dt = spec
-        yield spec, g, _inputs(lead, lq, lk, d, dv, dt, g)
+        lead, lq, lk, d, dv, _, _, _, dt, kind = spec
+        yield spec, g, _inputs(lead, lq, lk, d, dv, dt, g, large=kind == "large")
+
+
+def _options(causal, bq, bk, kind) -> dict:
+    """The keyword arguments of a case: none for "default" (is_causal and the blocks as the
+    signature states them)."""
+    if kind == "default":
+        return {}
+    return {"is_causal": causal} | ({} if bq is None else {"block_q": bq, "block_k": bk})
 
 
 def _fwd_cases(hidden):
     cases = []
-    for (_, _, _, _, _, causal, bq, bk, dt), _, (q, k, v) in _drawn(
+    for (_, _, _, _, _, causal, bq, bk, dt, kind), _, (q, k, v) in _drawn(
         _FWD_HIDDEN if hidden else _FWD_SPECS, 10100, 37, hidden
     ):
-        kw = {} if bq is None else {"block_q": bq, "block_k": bk}
-        steps = _observed("flash_attention_forward", dict(q=q, k=k, v=v), is_causal=causal, **kw)
-        facts = _facts(q, k, v, causal, bq or 64, bk or 64)
-        label = _label(q, k, v, causal, bq, bk, dt)
+        steps = _observed("flash_attention_forward", dict(q=q, k=k, v=v), **_options(causal, bq, bk, kind))
+        facts = _facts(q, k, v, causal, bq or 64, bk or 64, kind=kind)
+        label = _label(q, k, v, causal, bq, bk, dt, kind)
         cases.append(Case(label, steps, ["r", "q", "k", "v"], facts=facts, size=q.numel() + k.numel()))
     return cases
 
@@ -469,6 +536,72 @@ def _ragged_rows_hint(got, exp, facts, rtol, atol):
     return ""
 
 
+NO_MAX = (
+    "exp(S) overflows on large scores: subtract the running max before exponentiating, m_new = max(m, "
+    "rowmax(S)), p = exp(S - m_new), and rescale l and the output by exp(m - m_new)"
+)
+MAX_FROM_ZERO = (
+    "on the rows whose scores are all large and negative every exp(S - m) underflows to 0 and l = 0: the "
+    "running max starts at 0 instead of -inf; start it at -inf (torch.full(..., -math.inf))"
+)
+
+
+def _overflow_hint(got, facts) -> str:
+    """NaN or inf where the answer should be finite (scores of about +-1000): the running max is
+    missing (every row is hit) or starts at 0 (exactly the rows whose scores are all negative)."""
+    if facts.get("kind") != "large":
+        return ""
+    bad = ~torch.isfinite(got.double())
+    if got.dim() == facts["q"].dim():
+        bad = bad.any(-1)  # o (..., Lq, d_v): a row per query; lse (..., Lq) already is
+    if not bool(bad.any()):
+        return ""
+    q, k = facts["q"].double(), facts["k"].double()
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if facts["is_causal"]:
+        s = s.masked_fill(~causal_mask(s.shape[-2], s.shape[-1]), -math.inf)
+    negative = s.amax(-1) < 0  # (..., Lq)
+    if bad.shape != negative.shape:
+        return ""
+    if bool(bad.all()):  # every exp overflows or underflows: no max at all
+        return NO_MAX
+    return MAX_FROM_ZERO if torch.equal(bad, negative) else ""
+
+
+def _default_causal_hint(o, facts, rtol, atol, who="flash_attention_forward") -> str:
+    """With is_causal not given, an output equal to the causal one: the default is True."""
+    if facts.get("kind") != "default" or facts["lq"] != facts["lk"]:
+        return ""
+    causal, _ = ref_forward(facts["q"], facts["k"], facts["v"], True)
+    if not _judge.close(o, causal.to(o.dtype), rtol, atol):
+        return ""
+    return f"is_causal should default to False: {SIGNATURES[who]}"
+
+
+SIGNATURES = {
+    "FlashAttention.forward": "def forward(ctx, q, k, v, is_causal=False)",
+    "flash_attention_forward": "def flash_attention_forward(q, k, v, is_causal=False, block_q=64, block_k=64)",
+    "flash_attention_backward": "def flash_attention_backward(q, k, v, o, lse, do, is_causal=False, block_q=64, "
+    "block_k=64)",
+}
+
+
+def judge_default_blocks(facts, seen, who):
+    """Called without block sizes, the answer must use 64 x 64 blocks: one block of scores per
+    batch-and-head at least is what the observer sees (smaller blocks never make one that large)."""
+    if facts.get("kind") != "default" or not isinstance(seen[0], (list, tuple)) or len(seen[0]) != 4:
+        return
+    n, shape = int(seen[0][0]), tuple(seen[0][1])
+    block = facts["heads"] * min(64, facts["lq"]) * min(64, facts["lk"])
+    if n < block:
+        raise CheckFailure(
+            f"{who}, called without block_q and block_k, works in blocks smaller than 64 x 64.\n"
+            f"  got:      the largest tensor it made has {n} elements, shape {shape}\n"
+            f"  expected: a (64, 64) block of scores per batch-and-head, {block} elements\n"
+            f"  hint: block_q and block_k should default to 64: {SIGNATURES.get(who, who)}"
+        )
+
+
 def _fwd_judge(case, out):
     f = case.facts
     q, k, v, causal, bq, bk = f["q"], f["k"], f["v"], f["is_causal"], f["bq"], f["bk"]
@@ -487,16 +620,18 @@ def _fwd_judge(case, out):
         return models[key]
 
     rtol, atol = _tols(o_exp, q.dtype)
-    hint = _ragged_rows_hint(o, o_exp, f, rtol, atol) or diagnose(
-        o, [(hints[key], lambda key=key: model(key)[0]) for key in hints]
-    )
+    hint = _default_causal_hint(o, f, rtol, atol) or _ragged_rows_hint(o, o_exp, f, rtol, atol)
+    hint = hint or diagnose(o, [(hints[key], lambda key=key: model(key)[0]) for key in hints])
+    hint = hint or _overflow_hint(o, f)
     expected = "o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l"
     assert_close(o, o_exp.to(o.dtype), "o (the attention output)", hint or expected, rtol, atol)
     hint = diagnose(lse, [(hints[key], lambda key=key: model(key)[1]) for key in hints])
+    hint = hint or _overflow_hint(lse, f)
     what = "lse (the log-sum-exp of each row of scaled scores)"
     expected = "lse = m + log(l), the running max plus the log of the normaliser, per query"
     assert_close(lse, lse_exp.to(lse.dtype), what, hint or expected, *_tols(lse_exp, q.dtype))
     _unchanged(out, f, ("q", "k", "v"), who)
+    judge_default_blocks(f, seen, who)
     judge_memory(f, seen, who)
     need = 2 * f["heads"] * f["lq"] * f["lk"] * (q.shape[-1] + v.shape[-1])
     judge_flops_seen(f, seen[1], need // 2 if causal else need, who)
@@ -510,9 +645,13 @@ SKIP_LIMIT = 0.75  # block skipping does (n + 1) / (2 n) of the dense FLOPs: 0.5
 
 def _skip_cases(hidden):
     # (leading dims, L, d, block_q, block_k, dtype)
-    specs = [((2,), 128, 8, 16, 16, torch.float32)]
+    specs = [
+        ((2,), 128, 8, 16, 16, torch.float32),
+        ((2,), 96, 6, 12, 8, torch.float32),
+        ((1,), 100, 8, 10, 20, torch.float64),
+    ]
     if hidden:
-        specs = [((2, 2), 96, 6, 12, 8, torch.float64), ((3,), 100, 8, 10, 20, torch.float32)]
+        specs = [((2, 2), 96, 6, 12, 8, torch.float64), ((3,), 120, 8, 8, 24, torch.float32)]
     cases = []
     for i, (lead, L, d, bq, bk, dt) in enumerate(specs):
         g = gen(10300 + 41 * i + (500 if hidden else 0))
@@ -565,39 +704,70 @@ def _skip_judge(case, out):
 # flash_attention_backward
 
 _BWD_SPECS = [
-    ((2,), 8, 12, 4, 3, False, 4, 4, torch.float64),
-    ((2, 3), 10, 10, 4, 5, True, 4, 4, torch.float32),
-    ((3,), 7, 13, 5, 6, False, 3, 4, torch.float64),
-    ((2,), 100, 100, 8, 8, False, 16, 16, torch.float32),
+    ((2,), 8, 12, 4, 3, False, 4, 4, torch.float64, ""),
+    ((), 9, 11, 4, 3, False, 4, 3, torch.float64, ""),  # no leading dims
+    ((2, 1, 2), 6, 6, 4, 4, True, 3, 2, torch.float32, ""),
+    ((2, 3), 10, 10, 4, 5, True, 4, 4, torch.float32, ""),
+    ((3,), 7, 13, 5, 6, False, 3, 4, torch.float64, ""),
+    ((2,), 13, 13, 6, 4, True, 4, 3, torch.float64, ""),  # causal, ragged, block_k < block_q
+    ((2,), 14, 14, 5, 3, True, 3, 5, torch.float32, ""),  # causal, ragged, block_k > block_q
+    ((2,), 12, 10, 16, 4, False, 4, 3, torch.float64, "large"),
+    ((2,), 64, 64, 8, 8, True, 8, 8, torch.float32, ""),  # 8 blocks a side: skipping is measured
+    ((2,), 100, 100, 8, 8, False, 16, 16, torch.float32, ""),
+    ((2,), 90, 90, 8, 8, False, None, None, torch.float32, "default"),
 ]
 _BWD_HIDDEN = [
-    ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64),
-    ((4,), 9, 17, 8, 7, False, 8, 5, torch.float32),
-    ((2,), 96, 96, 8, 8, True, 16, 16, torch.float64),
-    ((1, 2), 130, 90, 8, 8, False, 32, 16, torch.float32),
+    ((2, 2), 11, 11, 6, 4, True, 4, 3, torch.float64, ""),
+    ((), 12, 7, 5, 4, False, 5, 3, torch.float32, ""),
+    ((1, 2, 2), 7, 7, 4, 3, True, 2, 3, torch.float64, ""),
+    ((4,), 9, 17, 8, 7, False, 8, 5, torch.float32, ""),
+    ((3,), 17, 17, 4, 5, True, 5, 7, torch.float64, ""),
+    ((2, 2), 13, 13, 16, 5, True, 3, 4, torch.float64, "large"),
+    ((2,), 96, 96, 8, 8, True, 16, 16, torch.float64, ""),
+    ((1, 2), 130, 90, 8, 8, False, 32, 16, torch.float32, ""),
+    ((3,), 120, 120, 6, 6, False, None, None, torch.float64, "default"),
 ]
 
 
 def _bwd_cases(hidden):
     cases = []
-    for (lead, lq, _, _, dv, causal, bq, bk, dt), g, (q, k, v) in _drawn(
+    for (lead, lq, _, _, dv, causal, bq, bk, dt, kind), g, (q, k, v) in _drawn(
         _BWD_HIDDEN if hidden else _BWD_SPECS, 10500, 43, hidden
     ):
         do = rand(*lead, lq, dv, dtype=dt, mean=0.3, std=1.0, generator=g)
         o, lse = ref_forward(q, k, v, causal)
         o, lse = o.to(dt), lse.to(dt)
         inputs = dict(q=q, k=k, v=v, o=o, lse=lse, do=do)
-        steps = _observed("flash_attention_backward", inputs, is_causal=causal, block_q=bq, block_k=bk)
+        steps = _observed("flash_attention_backward", inputs, **_options(causal, bq, bk, kind))
         cases.append(
             Case(
-                f"{_label(q, k, v, causal, bq, bk, dt)}, o and lse of the forward, do {tuple(do.shape)} (mean 0.3)",
+                f"{_label(q, k, v, causal, bq, bk, dt, kind)}, o and lse of the forward, do {tuple(do.shape)} "
+                "(mean 0.3)",
                 steps,
                 ["r", "q", "k", "v", "o", "lse", "do"],
-                facts=_facts(q, k, v, causal, bq, bk, do=do, o=o, lse=lse),
+                facts=_facts(q, k, v, causal, bq or 64, bk or 64, do=do, o=o, lse=lse, kind=kind),
                 size=q.numel() + k.numel(),
             )
         )
     return cases
+
+
+def _bwd_default_causal_hint(got, i, f, rtol, atol) -> str:
+    if f.get("kind") != "default" or f["lq"] != f["lk"]:
+        return ""
+    causal = ref_backward(f["q"], f["k"], f["v"], f["do"], True)[i]
+    if not _judge.close(got, causal.to(got.dtype), rtol, atol):
+        return ""
+    return f"is_causal should default to False: {SIGNATURES['flash_attention_backward']}"
+
+
+def _bwd_overflow_hint(got, f) -> str:
+    if f.get("kind") != "large" or bool(torch.isfinite(got.double()).all()):
+        return ""
+    return (
+        "a gradient has NaN or inf on large scores: exp(S) overflows; rebuild P = exp(S - lse) in one "
+        "exponential, never exp(S) / exp(lse)"
+    )
 
 
 def _judge_grads(grads, f, who, models=None):
@@ -614,8 +784,10 @@ def _judge_grads(grads, f, who, models=None):
     for i, name in sorted(enumerate(("dq", "dk", "dv")), key=lambda t: -t[0]):  # dv first: it needs no dS
         got = expect_tensor(grads[i], f"{name} from {who}", shape=exp[i].shape)
         _judge.expect_dtype(got, q.dtype, f"{name} from {who}")
-        hint = diagnose(got, [(hints[key], lambda key=key: model(key)[i]) for key in hints])
         rtol, atol = _tols(exp[i], q.dtype)
+        hint = _bwd_default_causal_hint(got, i, f, rtol, atol)
+        hint = hint or diagnose(got, [(hints[key], lambda key=key: model(key)[i]) for key in hints])
+        hint = hint or _bwd_overflow_hint(got, f)
         assert_close(
             got,
             exp[i].to(q.dtype),
@@ -634,6 +806,7 @@ def _bwd_judge(case, out):
     grads, seen = _pair(out["r"], who, ("dq", "dk", "dv"))
     _judge_grads(grads, f, who)
     _unchanged(out, f, ("q", "k", "v", "o", "lse", "do"), who)
+    judge_default_blocks(f, seen, who)
     judge_memory(f, seen, who)
     q, v = f["q"], f["v"]
     dense = 2 * f["heads"] * f["lq"] * f["lk"] * (3 * q.shape[-1] + 2 * v.shape[-1])
@@ -653,9 +826,18 @@ def _bwd_judge(case, out):
 
 
 def _fn_cases(hidden):
-    specs = [((2,), 9, 9, 4, 4, True, torch.float64), ((2, 2), 64, 80, 8, 8, False, torch.float32)]
+    # (leading dims, Lq, Lk, d, d_v, is_causal (None: not given, forward's default), dtype)
+    specs = [
+        ((2,), 9, 9, 4, 4, True, torch.float64),
+        ((2,), 10, 10, 4, 3, None, torch.float64),
+        ((2, 2), 64, 80, 8, 8, False, torch.float32),
+    ]
     if hidden:
-        specs = [((3,), 70, 70, 8, 6, True, torch.float64), ((2,), 12, 7, 5, 3, False, torch.float32)]
+        specs = [
+            ((3,), 70, 70, 8, 6, True, torch.float64),
+            ((3,), 8, 8, 5, 4, None, torch.float32),
+            ((2,), 12, 7, 5, 3, False, torch.float32),
+        ]
     cases = []
     for i, (lead, lq, lk, d, dv, causal, dt) in enumerate(specs):
         g = gen(10700 + 47 * i + (500 if hidden else 0))
@@ -664,13 +846,15 @@ def _fn_cases(hidden):
         steps = [let("q", q), let("k", k), let("v", v), let("do", do)]
         run = helper("flash_attention.run_function")
         steps.append(call("r", run, graded("FlashAttention"), *map(ref, "qkv"), causal, ref("do")))
+        given = "" if causal is None else f", {causal}"
+        default = ", is_causal not given (default)" if causal is None else ""
         cases.append(
             Case(
-                f"FlashAttention.apply(q, k, v, {causal}) with q {tuple(q.shape)}, k {tuple(k.shape)}, "
-                f"v {tuple(v.shape)}, then backward with a random do, {str(dt)[6:]}",
+                f"FlashAttention.apply(q, k, v{given}) with q {tuple(q.shape)}, k {tuple(k.shape)}, "
+                f"v {tuple(v.shape)}{default}, then backward with a random do, {str(dt)[6:]}",
                 steps,
                 ["r"],
-                facts=_facts(q, k, v, causal, 64, 64, do=do),
+                facts=_facts(q, k, v, bool(causal), 64, 64, do=do, kind="default" if causal is None else ""),
                 size=q.numel() + k.numel(),
             )
         )
@@ -681,9 +865,9 @@ def _fn_judge(case, out):
     f = case.facts
     q, k, v, causal = f["q"], f["k"], f["v"], f["is_causal"]
     r = out["r"]
-    if not isinstance(r, (tuple, list)) or len(r) != 6:
+    if not isinstance(r, (tuple, list)) or len(r) != 7:
         raise CheckFailure("the grader could not apply FlashAttention (no results came back)")
-    o, dq, dk, dv, kept, error = r
+    o, dq, dk, dv, kept, error, seen = r
     rows = [
         x
         for x in (kept if isinstance(kept, (list, tuple)) else [])
@@ -702,6 +886,10 @@ def _fn_judge(case, out):
         raise CheckFailure(f"the backward pass of FlashAttention raised {error}\n  hint: {hint}")
     o_exp, _ = ref_forward(q, k, v, causal)
     expected = "forward should return the o of flash_attention_forward(q, k, v, is_causal)"
+    if isinstance(o, torch.Tensor) and o.shape == o_exp.shape:
+        expected = (
+            _default_causal_hint(o, f, *_tols(o_exp, q.dtype), who="FlashAttention.forward") or expected
+        )
     grads = (("q", dq), ("k", dk), ("v", dv))
     _judge.function_judged(
         "FlashAttention.apply(q, k, v, is_causal)", o, o_exp, expected, _tols(o_exp, q.dtype), grads
@@ -731,6 +919,48 @@ def _fn_judge(case, out):
             "  hint: backward must take q, k, v, o, lse from ctx (ctx.save_for_backward / ctx.saved_tensors), "
             "not from a global or a closure"
         )
+    _judge_function_work(f, seen)
+
+
+def _judge_function_work(f, seen):
+    """What the Function's forward and backward made and computed, as the observer saw it: no
+    autograd graph built inside backward, no tensor over the budget in either pass, the matmuls
+    seen, and the default 64 x 64 blocks."""
+    ok = isinstance(seen, (list, tuple)) and len(seen) == 2
+    fwd, bwd = seen if ok else (None, None)
+    if not (
+        isinstance(fwd, (list, tuple)) and len(fwd) == 2 and isinstance(bwd, (list, tuple)) and len(bwd) == 3
+    ):
+        raise CheckFailure("the grader could not observe FlashAttention (no allocation report came back)")
+    if not isinstance(bwd[2], int) or bwd[2] > 0:
+        raise CheckFailure(
+            "FlashAttention.backward builds an autograd graph: it runs autograd (torch.enable_grad, "
+            "torch.autograd.grad or .backward) inside backward, through an attention that keeps every "
+            "intermediate.\n"
+            f"  got:      {bwd[2]} tensors saved for an autograd graph while backward ran\n"
+            "  expected: none\n"
+            "  hint: backward computes the gradients itself, with no autograd inside it: "
+            "flash_attention_backward(q, k, v, o, lse, do, ctx.is_causal) on the saved tensors"
+        )
+    q, v, causal = f["q"], f["v"], f["is_causal"]
+    judge_memory(f, [bwd[0], bwd[1], 0], "FlashAttention.backward")
+    judge_memory(f, [fwd[0], fwd[1], 0], "FlashAttention.forward")
+    dense = 2 * f["heads"] * f["lq"] * f["lk"]
+    judge_flops_seen(
+        f, fwd[1], dense * (q.shape[-1] + v.shape[-1]) // (2 if causal else 1), "FlashAttention.forward"
+    )
+    need = dense * (3 * q.shape[-1] + 2 * v.shape[-1]) // (2 if causal else 1)
+    judge_flops_seen(f, bwd[1], need, "FlashAttention.backward")
+    block = f["heads"] * min(64, f["lq"]) * min(64, f["lk"])
+    for name, (largest, _flops, *_) in (("forward", fwd), ("backward", bwd)):
+        if isinstance(largest, (list, tuple)) and len(largest) == 4 and int(largest[0]) < block:
+            raise CheckFailure(
+                f"FlashAttention.{name} works in blocks smaller than 64 x 64.\n"
+                f"  got:      the largest tensor it made has {int(largest[0])} elements, shape {tuple(largest[1])}\n"
+                f"  expected: a (64, 64) block of scores per batch-and-head, {block} elements\n"
+                "  hint: use the default block sizes: flash_attention_forward(q, k, v, is_causal) and "
+                "flash_attention_backward(q, k, v, o, lse, do, is_causal), without block_q and block_k"
+            )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -94,6 +94,11 @@ LABELS = [
     (r": its layers$", "：它的各层"),
     (r"; calls: ", "；依次调用："),
     (r"eps=default", "eps=默认值"),
+    (r"large scores \(\|s\| up to about (?P<n>\d+)\)", r"很大的分数（|s| 最大约 \g<n>）"),
+    (r"is_causal not given \(default\)", "不传 is_causal（用默认值）"),
+    (r"default blocks \(64, 64\)", "默认块大小 (64, 64)"),
+    (r" \(batched, ", "（每个序列一行，"),
+    (r" \(long, ", "（很大的位置，"),
     (r" \(random\)", "（随机掩码）"),
     (r" \(broadcast\)", "（广播）"),
     (r" \(causal\)", "（因果）"),
@@ -126,6 +131,19 @@ LINES = [
     ),
     (r"hint: (?P<t_h>.*)", "提示：{t_h}"),
     # got / expected lines that carry words, before the general ones (which copy the value)
+    (
+        r"got: *(?P<n>\d+) tensors saved for an autograd graph while backward ran",
+        "你的结果：backward 运行时，有 {n} 个张量为 autograd 计算图保存了下来",
+    ),
+    (E("expected: none"), "期望结果：一个也没有"),
+    (
+        r"got: *the largest tensor it made has (?P<n>\d+) elements, shape (?P<s>.*)",
+        "你的结果：它构造的最大张量有 {n} 个元素，形状 {s}",
+    ),
+    (
+        r"expected: a \(64, 64\) block of scores per batch-and-head, (?P<n>\d+) elements",
+        "期望结果：每个批与头有一个 (64, 64) 的分数块，共 {n} 个元素",
+    ),
     (
         r"got: *state_dict\(\) without nothing, with extra (?P<x>.*)",
         "你的结果：state_dict() 不缺键，但多出了 {x}",
@@ -512,7 +530,7 @@ LINES = [
     ),
     # lesson 10_flash_attention
     (
-        r"(?P<q>\w+) holds a tensor that grows with L: the memory of attention without the L x L matrix is what "
+        r"(?P<q>[\w.]+) holds a tensor that grows with L: the memory of attention without the L x L matrix is what "
         r"this exercise is about\.",
         "{q} 持有一个随 L 增长的张量：不构造 L x L 矩阵的注意力的内存，正是这个练习要做到的。",
     ),
@@ -554,6 +572,19 @@ LINES = [
         E("FlashAttention keeps a tensor of size Lq x Lk for its backward."),
         "FlashAttention 为 backward 保留了一个 Lq x Lk 大小的张量。",
     ),
+    (
+        E(
+            "FlashAttention.backward builds an autograd graph: it runs autograd (torch.enable_grad, "
+            "torch.autograd.grad or .backward) inside backward, through an attention that keeps every intermediate."
+        ),
+        "FlashAttention.backward 构建了一张 autograd 计算图：它在 backward 里面又跑了一遍 autograd"
+        "（torch.enable_grad、torch.autograd.grad 或 .backward），经过一个保留全部中间结果的注意力。",
+    ),
+    (
+        r"(?P<q>[\w.]+), called without block_q and block_k, works in blocks smaller than 64 x 64\.",
+        "不传 block_q 和 block_k 调用 {q} 时，它用的块比 64 x 64 小。",
+    ),
+    (r"(?P<q>[\w.]+) works in blocks smaller than 64 x 64\.", "{q} 用的块比 64 x 64 小。"),
     (
         E("FlashAttention's backward got the right gradients, yet its forward kept no tensor for it."),
         "FlashAttention 的 backward 算出了正确的梯度，但它的 forward 没有为它留下任何张量。",
@@ -878,6 +909,73 @@ PIECES = STRUCTURE + [
             "query; mask the entries with key position > query position inside it"
         ),
         "因果注意力的对角块没有加掩码：跨过对角线的块里有位于查询之后的键，要在块内对键位置 > 查询位置的元素加掩码",
+    ),
+    (
+        E(
+            "a key block that crosses the diagonal is skipped: the key loop stops at the query block's first "
+            "query i0, but its queries run to i1 - 1 and see keys up to i1 - 1; loop j0 over range(0, i1, "
+            "block_k) (with block_k != block_q a key block can start inside the query block)"
+        ),
+        "跨过对角线的一个键块被跳过了：键的循环停在查询块的第一个查询 i0，可这个块的查询一直到 i1 - 1，"
+        "能看到直到 i1 - 1 的键；让 j0 取遍 range(0, i1, block_k)（block_k != block_q 时，键块可能从查询块中间开始）",
+    ),
+    (
+        E(
+            "a key block that crosses the diagonal is skipped: the key block that starts at the query block's "
+            "last query i1 - 1 holds its own key; loop j0 over range(0, i1, block_k), not range(0, i1 - 1, block_k)"
+        ),
+        "跨过对角线的一个键块被跳过了：从查询块最后一个查询 i1 - 1 开始的键块里有这个查询自己的键；"
+        "让 j0 取遍 range(0, i1, block_k)，而不是 range(0, i1 - 1, block_k)",
+    ),
+    (
+        E(
+            "the backward pass skips a query block that sees the key block: the query block that holds query j0 "
+            "may start before j0 (block_q != block_k); start the query loop at (j0 // block_q) * block_q"
+        ),
+        "反向传播跳过了一个能看到这个键块的查询块：包含查询 j0 的查询块可能在 j0 之前就开始了"
+        "（block_q != block_k）；查询的循环要从 (j0 // block_q) * block_q 开始",
+    ),
+    (
+        E(
+            "exp(S) overflows on large scores: subtract the running max before exponentiating, m_new = max(m, "
+            "rowmax(S)), p = exp(S - m_new), and rescale l and the output by exp(m - m_new)"
+        ),
+        "分数很大时 exp(S) 会溢出：取指数之前先减去运行最大值，m_new = max(m, rowmax(S))，p = exp(S - m_new)，"
+        "并用 exp(m - m_new) 重新缩放 l 和输出",
+    ),
+    (
+        E(
+            "on the rows whose scores are all large and negative every exp(S - m) underflows to 0 and l = 0: the "
+            "running max starts at 0 instead of -inf; start it at -inf (torch.full(..., -math.inf))"
+        ),
+        "在分数全是很大负数的那些行上，每个 exp(S - m) 都下溢成 0，于是 l = 0：运行最大值是从 0 而不是 -inf "
+        "开始的；让它从 -inf 开始（torch.full(..., -math.inf)）",
+    ),
+    (
+        E(
+            "a gradient has NaN or inf on large scores: exp(S) overflows; rebuild P = exp(S - lse) in one "
+            "exponential, never exp(S) / exp(lse)"
+        ),
+        "分数很大时梯度里出现了 NaN 或 inf：exp(S) 溢出了；用一次指数重建 P = exp(S - lse)，"
+        "绝不要写成 exp(S) / exp(lse)",
+    ),
+    (r"is_causal should default to False: (?P<c>def .*)", "is_causal 的默认值应为 False：`{c}`"),
+    (r"block_q and block_k should default to 64: (?P<c>def .*)", "block_q 和 block_k 的默认值应为 64：`{c}`"),
+    (
+        E(
+            "backward computes the gradients itself, with no autograd inside it: "
+            "flash_attention_backward(q, k, v, o, lse, do, ctx.is_causal) on the saved tensors"
+        ),
+        "backward 自己算梯度，里面不用 autograd：对保存下来的张量调用 "
+        "flash_attention_backward(q, k, v, o, lse, do, ctx.is_causal)",
+    ),
+    (
+        E(
+            "use the default block sizes: flash_attention_forward(q, k, v, is_causal) and "
+            "flash_attention_backward(q, k, v, o, lse, do, is_causal), without block_q and block_k"
+        ),
+        "用默认的块大小：flash_attention_forward(q, k, v, is_causal) 和 "
+        "flash_attention_backward(q, k, v, o, lse, do, is_causal)，不传 block_q 和 block_k",
     ),
     (
         E("the scores miss the scale 1/sqrt(d): s = q k^T / sqrt(d)"),
@@ -2713,6 +2811,49 @@ PIECES = STRUCTURE + [
     (
         E("your rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)"),
         "你的旋转方向反了：(a, b) -> (a cos - b sin, a sin + b cos)",
+    ),
+    (
+        E(
+            "x may have any number of leading dims, (..., d): work on the last dim only (x.shape[-1], x[..., i]), "
+            "never unpack x.shape into a fixed number of names"
+        ),
+        "x 前面可以有任意多个维度，(..., d)：只对最后一维操作（x.shape[-1]、x[..., i]），"
+        "不要把 x.shape 拆包成固定个数的变量",
+    ),
+    (
+        E(
+            "the positions here hold one row per sequence, shape (B, 1, L) or (B, L), broadcastable to x's (..., L): "
+            "compute the angles as positions[..., None] * theta ** (-2i / d_head), (..., L, d_head/2), not with "
+            "torch.outer or a flattened positions vector"
+        ),
+        "这里的 positions 每个序列一行，形状为 (B, 1, L) 或 (B, L)，可广播到 x 的 (..., L)："
+        "角度要写成 positions[..., None] * theta ** (-2i / d_head)，形状 (..., L, d_head/2)，"
+        "不要用 torch.outer，也不要把 positions 展平成一个向量",
+    ),
+    (
+        E(
+            "your angles lose precision at large positions (around 1e5 they are off by about 1e-2): compute "
+            "positions * theta ** (-2i / d_head) and their cos and sin in float64 (positions.to(torch.float64)), "
+            "then cast cos and sin to x.dtype"
+        ),
+        "位置很大时你的角度丢了精度（在 1e5 左右大约差 1e-2）：positions * theta ** (-2i / d_head) "
+        "和它的 cos、sin 都要用 float64 计算（positions.to(torch.float64)），再把 cos 和 sin 转成 x.dtype",
+    ),
+    (
+        E(
+            "your attention ignores its theta argument (it rotates with the default 10000): keep it, "
+            "self.theta = theta, and pass it on, apply_rope(q, positions, self.theta)"
+        ),
+        "你的注意力忽略了它的 theta 参数（它按默认的 10000 旋转）：把它存下来，self.theta = theta，"
+        "再传下去，apply_rope(q, positions, self.theta)",
+    ),
+    (
+        E(
+            "eps should default to 1e-6: def __init__(self, d_model, n_heads, n_kv_heads, d_ff, eps=1e-6), "
+            "passed on to both nn.RMSNorm(d_model, eps=eps)"
+        ),
+        "eps 的默认值应为 1e-6：`def __init__(self, d_model, n_heads, n_kv_heads, d_ff, eps=1e-6)`，"
+        "并传给两个 nn.RMSNorm(d_model, eps=eps)",
     ),
     (
         E("your apply_rope ignores its positions argument (it uses 0 .. L-1): rotate by the positions given"),

@@ -102,20 +102,50 @@ def _rope_mistakes(x, pos, theta):
 
 
 def _rope_specs(hidden):
-    # (x shape, positions kind, theta, dtype)
+    # (x shape, positions kind, theta, dtype); "batched": one row of positions per sequence, (B, 1, L)
+    # for x (B, H, L, d) or (B, L) for x (B, L, d); "long": positions around 1e5, where angles computed
+    # in float32 are off by about 1e-2. The hidden cases repeat each kind with other data and sizes.
     if not hidden:
         return [
             ((3, 7, 8), "arange", 10000.0, torch.float32),
             ((2, 3, 5, 12), "offset", 10000.0, torch.float64),
             ((4, 6, 16), "random", 500.0, torch.float32),
+            ((9, 10), "random", 100.0, torch.float64),
+            ((2, 4, 11, 6), "batched", 10000.0, torch.float32),
+            ((3, 5, 8), "batched", 100.0, torch.float64),
+            ((2, 5, 16), "long", 500000.0, torch.float32),
+            ((1, 2, 2, 3, 8), "random", 10000.0, torch.float64),
         ]
     return [
         ((9, 10), "arange", 10000.0, torch.float64),
         ((2, 4, 11, 6), "batched", 10000.0, torch.float32),
+        ((4, 7, 6), "batched", 500.0, torch.float64),
         ((3, 5, 32), "random", 500000.0, torch.float64),
         ((2, 6, 2), "offset", 100.0, torch.float32),
         ((1, 2, 3, 4, 14), "random", 10000.0, torch.float64),
+        ((3, 2, 6, 12), "long", 500000.0, torch.float32),
+        ((2, 7, 10), "long", 10000.0, torch.float64),
     ]
+
+
+PER_SEQUENCE = (
+    "the positions here hold one row per sequence, shape (B, 1, L) or (B, L), broadcastable to x's (..., L): "
+    "compute the angles as positions[..., None] * theta ** (-2i / d_head), (..., L, d_head/2), not with "
+    "torch.outer or a flattened positions vector"
+)
+FLOAT32_ANGLES = (
+    "your angles lose precision at large positions (around 1e5 they are off by about 1e-2): compute positions * "
+    "theta ** (-2i / d_head) and their cos and sin in float64 (positions.to(torch.float64)), then cast cos and "
+    "sin to x.dtype"
+)
+
+
+def _raised(kind, shape):
+    """The hint of a case on which an answer raised a shape error: its per-sequence positions, or its
+    leading dims (anything but the usual three)."""
+    if kind == "batched":
+        return (PER_SEQUENCE, _core.SHAPE_ERRORS)
+    return _judge.leading_dims_hint(shape)
 
 
 def _rope_cases(hidden):
@@ -128,8 +158,13 @@ def _rope_cases(hidden):
             pos = torch.arange(L)
         elif kind == "offset":
             pos = torch.arange(L) + 37  # e.g. new tokens after a cache of 37
-        elif kind == "batched":
-            pos = torch.randint(0, 300, (shape[0], 1, L), generator=g)  # (B, 1, L): one row per sequence
+        elif (
+            kind == "batched"
+        ):  # one row per sequence: (B, 1, L) against (B, H, L, d), (B, L) against (B, L, d)
+            rows = (shape[0], 1, L) if len(shape) == 4 else (shape[0], L)
+            pos = torch.randint(0, 300, rows, generator=g)
+        elif kind == "long":
+            pos = torch.randint(90_000, 130_000, (L,), generator=g)
         else:
             pos = torch.randint(0, 2000, (L,), generator=g)
         kw = {} if theta == 10000.0 else {"theta": theta}
@@ -140,11 +175,34 @@ def _rope_cases(hidden):
                 + f"), theta={theta:g}",
                 [let("x", x), let("pos", pos), call("out", "apply_rope", ref("x"), ref("pos"), **kw)],
                 ["out", "x", "pos"],
-                facts=dict(x=x, pos=pos, theta=theta, dt=dt),
+                facts=dict(
+                    x=x,
+                    pos=pos,
+                    theta=theta,
+                    dt=dt,
+                    kind=kind,
+                    raised_hint=_raised(kind, shape),
+                ),
                 size=x.numel(),
             )
         )
     return cases
+
+
+def _float32_angles(got, x, pos, theta) -> bool:
+    """An output off by about what angles rounded to float32 give (positions times frequencies in
+    float32: about 1e-2 radians at positions around 1e5): the rotation is right, its angles are not
+    float64."""
+    if not isinstance(got, torch.Tensor) or got.shape != x.shape:
+        return False
+    d = x.shape[-1]
+    inv = (float(theta) ** (-torch.arange(0, d, 2, dtype=F64) / d)).float()
+    ang = (pos.float()[..., None] * inv).to(F64)
+    a, b = x.to(F64)[..., 0::2], x.to(F64)[..., 1::2]
+    rounded = torch.stack([a * ang.cos() - b * ang.sin(), a * ang.sin() + b * ang.cos()], dim=-1).flatten(-2)
+    exp = ref_rope(x, pos, theta)
+    err, scale = (got.to(F64) - exp).abs().max(), (rounded - exp).abs().max()
+    return bool(torch.isfinite(err)) and float(err) <= 10 * float(scale) and float(scale) > 1e-6
 
 
 def _rope_judge(case, out):
@@ -157,7 +215,9 @@ def _rope_judge(case, out):
         dt,
         "apply_rope output",
         _rope_mistakes(x, pos, theta),
-        "rotate each pair (x[..., 2i], x[..., 2i+1]) at position p by the angle p * theta ** (-2i / d_head): "
+        FLOAT32_ANGLES
+        if _float32_angles(out["out"], x, pos, theta)
+        else "rotate each pair (x[..., 2i], x[..., 2i+1]) at position p by the angle p * theta ** (-2i / d_head): "
         "(a, b) -> (a cos - b sin, a sin + b cos)",
     )
     if not torch.equal(out["x"], x) or not torch.equal(out["pos"], pos):
@@ -232,8 +292,18 @@ def _swiglu_mistakes(s, x):
 def _swiglu_specs(hidden):
     # (x shape, d_ff, dtype)
     if not hidden:
-        return [((2, 5, 12), 20, torch.float32), ((3, 4, 8), 24, torch.float64)]
-    return [((7, 16), 44, torch.float64), ((2, 3, 6, 10), 26, torch.float32), ((4, 9, 24), 64, torch.float32)]
+        return [
+            ((2, 5, 12), 20, torch.float32),
+            ((3, 4, 8), 24, torch.float64),
+            ((7, 16), 44, torch.float64),
+            ((2, 3, 6, 10), 26, torch.float32),
+        ]
+    return [
+        ((5, 12), 30, torch.float64),
+        ((2, 2, 3, 8), 20, torch.float32),
+        ((4, 9, 24), 64, torch.float32),
+        ((3, 6, 14), 36, torch.float64),
+    ]
 
 
 def _swiglu_cases(hidden):
@@ -249,7 +319,8 @@ def _swiglu_cases(hidden):
             call("out", ref("ffn"), ref("x")),
         ]
         label = f"SwiGLU(d_model={d}, d_ff={d_ff}) ({dt}), x {tuple(shape)}"
-        cases.append(Case(label, steps, ["out", "x"], facts=dict(s=s, x=x, dt=dt), size=x.numel() * d_ff))
+        facts = dict(s=s, x=x, dt=dt, raised_hint=_raised("", shape))
+        cases.append(Case(label, steps, ["out", "x"], facts=facts, size=x.numel() * d_ff))
     return cases
 
 
@@ -274,8 +345,18 @@ def _swiglu_judge(case, out):
 def _repeat_specs(hidden):
     # (B, n_kv_heads, L, d_head, n_rep, dtype)
     if not hidden:
-        return [(2, 3, 5, 4, 2, torch.float32), (1, 2, 7, 6, 3, torch.float64)]
-    return [(3, 1, 4, 8, 4, torch.float32), (2, 4, 3, 5, 2, torch.float64), (2, 3, 6, 4, 1, torch.float32)]
+        return [
+            (2, 3, 5, 4, 2, torch.float32),
+            (1, 2, 7, 6, 3, torch.float64),
+            (3, 1, 4, 8, 4, torch.float32),
+            (2, 3, 6, 4, 1, torch.float32),
+        ]
+    return [
+        (2, 4, 3, 5, 2, torch.float64),
+        (1, 2, 5, 3, 3, torch.float32),
+        (2, 1, 3, 4, 4, torch.float64),
+        (2, 2, 4, 6, 1, torch.float64),
+    ]
 
 
 def _repeat_cases(hidden):
@@ -434,6 +515,14 @@ def _gqa_mistakes(s, x, h, hkv, theta, positions=None, cache=None):
                 lambda: ref_gqa(s, x, h, hkv, theta, None, cache)[0],
             )
         )
+    if theta != 10000.0:
+        out.append(
+            (
+                "your attention ignores its theta argument (it rotates with the default 10000): keep it, "
+                "self.theta = theta, and pass it on, apply_rope(q, positions, self.theta)",
+                lambda: ref_gqa(s, x, h, hkv, 10000.0, positions, cache)[0],
+            )
+        )
     out += [
         ("RoPE is missing: rotate q and k with apply_rope before the scores", m(rope="")),
         ("the values are rotated too: RoPE rotates q and k only, v stays as w_v(x)", m(rope="qkv")),
@@ -474,13 +563,15 @@ def _gqa_specs(hidden):
         return [
             (2, 5, 24, 4, 2, torch.float32, 0, 0, None, 10000.0),
             (3, 6, 16, 4, 1, torch.float64, 0, 0, None, 10000.0),
+            (1, 6, 20, 2, 2, torch.float32, 0, 0, None, 10000.0),  # n_kv_heads = n_heads: MHA
+            (2, 6, 24, 4, 2, torch.float64, 0, 0, None, 500.0),
             (2, 7, 16, 2, 1, torch.float64, 0, 0, "strided", 10000.0),
             (2, 7, 24, 6, 2, torch.float32, 6, 1, None, 10000.0),
             (3, 9, 16, 4, 2, torch.float64, 5, 4, None, 10000.0),
         ]
     return [
         (4, 8, 32, 8, 2, torch.float64, 0, 0, None, 500.0),
-        (1, 6, 20, 2, 2, torch.float32, 0, 0, None, 10000.0),
+        (2, 5, 24, 3, 3, torch.float64, 0, 0, None, 10000.0),
         (2, 12, 36, 6, 3, torch.float32, 10, 2, None, 10000.0),
         (2, 11, 32, 4, 1, torch.float64, 7, 4, None, 500.0),
         (3, 5, 24, 3, 1, torch.float64, 0, 0, "random", 10000.0),
@@ -674,7 +765,7 @@ def ref_block(
     return y, kv[0]
 
 
-def _block_mistakes(s, x, h, hkv, eps, cache, positions=None):
+def _block_mistakes(s, x, h, hkv, eps, cache, positions=None, default_eps=False):
     def m(**kw):
         return lambda: ref_block(s, x, h, hkv, eps, positions=positions, cache=cache, **kw)[0]
 
@@ -713,6 +804,14 @@ def _block_mistakes(s, x, h, hkv, eps, cache, positions=None):
         ),
         ("the residual connection around the FFN is missing: y = h + ffn(ffn_norm(h))", m(ffn_res=False)),
     ]
+    if default_eps:
+        out.append(
+            (
+                "eps should default to 1e-6: def __init__(self, d_model, n_heads, n_kv_heads, d_ff, eps=1e-6), "
+                "passed on to both nn.RMSNorm(d_model, eps=eps)",
+                m(norm_eps=1e-5),
+            )
+        )
     if eps > 1e-3:
         out.append(
             (
@@ -725,24 +824,29 @@ def _block_mistakes(s, x, h, hkv, eps, cache, positions=None):
 
 
 def _block_specs(hidden):
-    # (B, T, d_model, n_heads, n_kv_heads, d_ff, eps (None: the default), dtype, T_past, T_new)
+    # (B, T, d_model, n_heads, n_kv_heads, d_ff, eps (None: the default), dtype, T_past, T_new, positions
+    # given (strided) or not); the hidden cases repeat each kind with other data and sizes
     if not hidden:
         return [
-            (2, 5, 16, 4, 2, 24, None, torch.float32, 0, 0),
-            (3, 4, 24, 6, 3, 40, 0.1, torch.float64, 0, 0),
-            (2, 8, 16, 4, 1, 20, 0.05, torch.float64, 5, 3),
+            (2, 5, 16, 4, 2, 24, None, torch.float32, 0, 0, False),
+            (1, 6, 20, 2, 2, 36, None, torch.float64, 0, 0, False),
+            (3, 4, 24, 6, 3, 40, 0.1, torch.float64, 0, 0, False),
+            (2, 7, 16, 4, 2, 24, 0.1, torch.float64, 0, 0, True),
+            (2, 8, 16, 4, 1, 20, 0.05, torch.float64, 5, 3, False),
+            (2, 10, 24, 4, 2, 32, 0.1, torch.float32, 9, 1, False),
         ]
     return [
-        (4, 7, 32, 8, 2, 48, 0.2, torch.float32, 0, 0),
-        (1, 6, 20, 2, 2, 36, None, torch.float64, 0, 0),
-        (2, 10, 24, 4, 2, 32, 0.1, torch.float32, 9, 1),
-        (2, 7, 16, 4, 2, 24, 0.1, torch.float64, 0, 0),  # with positions given (strided)
+        (4, 7, 32, 8, 2, 48, 0.2, torch.float32, 0, 0, False),
+        (2, 5, 24, 3, 1, 30, None, torch.float64, 0, 0, False),
+        (3, 6, 16, 2, 2, 28, 0.1, torch.float32, 0, 0, True),
+        (2, 9, 20, 2, 1, 24, 0.05, torch.float64, 6, 3, False),
+        (1, 8, 16, 4, 2, 24, None, torch.float32, 7, 1, False),
     ]
 
 
 def _block_cases(hidden):
     cases = []
-    for i, (b, t, d, h, hkv, d_ff, eps, dt, t_past, t_new) in enumerate(_block_specs(hidden)):
+    for i, (b, t, d, h, hkv, d_ff, eps, dt, t_past, t_new, given) in enumerate(_block_specs(hidden)):
         g = gen(9400 + 31 * i + d + (900 if hidden else 0))
         s = block_state(d, h, hkv, d_ff, g, dt)
         x = rand(b, t, d, dtype=dt, mean=0.2, std=0.5 if eps else 2.0, generator=g)
@@ -752,7 +856,7 @@ def _block_cases(hidden):
             f", eps={eps})" if eps is not None else ")"
         )
         head += f" ({dt}), "
-        pos = torch.arange(t) * 5 + 3 if hidden and i == 3 else None
+        pos = torch.arange(t) * 5 + 3 if given else None
         cases.append(
             _with_and_without_cache(
                 new("blk", "LlamaBlock", d, h, hkv, d_ff, state=s, dtype=dt, **kw),
@@ -760,7 +864,7 @@ def _block_cases(hidden):
                 x,
                 (t_past, t_new, pos),
                 lambda x_past, s=s, h=h, hkv=hkv, eps_=eps_: ref_block(s, x_past, h, hkv, eps_)[1],
-                dict(s=s, h=h, hkv=hkv, eps=eps_, dt=dt),
+                dict(s=s, h=h, hkv=hkv, eps=eps_, dt=dt, default_eps=eps is None),
             )
         )
     return cases
@@ -777,7 +881,7 @@ def _block_judge(case, out):
         exp,
         dt,
         "LlamaBlock output y" + (" with a cache" if cache is not None else ""),
-        _block_mistakes(s, x, h, hkv, eps, cache, pos),
+        _block_mistakes(s, x, h, hkv, eps, cache, pos, f.get("default_eps", False)),
         "first make GroupedQueryAttention and SwiGLU pass their checks; then h = x + attn(attn_norm(x)) (with the "
         "positions and the cache), y = h + ffn(ffn_norm(h)), attn_norm and ffn_norm nn.RMSNorm(d_model, eps=eps)",
     )

@@ -71,11 +71,15 @@ _FFN_VISIBLE = [
     ((2, 3, 6), 10, None, "fresh", torch.float32),
     ((2, 5, 6), 14, None, "default", torch.float32),
     ((7, 8), 20, 0.0, "train", torch.float64),
+    ((2, 2, 3, 5), 11, 0.0, "train", torch.float32),
+    ((7,), 13, 0.0, "train", torch.float64),  # one token, no leading dims
     ((3, 4, 5), 12, 0.5, "eval", torch.float32),
     ((2, 3, 6), 9, 1.0, "train", torch.float64),
 ]
 _FFN_HIDDEN = [
     ((2, 3, 4, 10), 24, 0.0, "train", torch.float32),
+    ((6, 9), 18, 0.0, "train", torch.float64),
+    ((10,), 16, 0.0, "train", torch.float32),
     ((5, 7, 12), 40, 0.3, "eval", torch.float64),
     ((4, 6, 8), 16, 1.0, "train", torch.float32),
     ((9, 16), 64, None, "default", torch.float64),
@@ -123,7 +127,7 @@ def _ffn_cases(hidden):
                 label,
                 steps,
                 ["y", "x", "y_again"],
-                facts=dict(mode=mode, p=p, state=state, x=x),
+                facts=dict(mode=mode, p=p, state=state, x=x, raised_hint=_judge.leading_dims_hint(shape)),
                 size=x.numel() * d_ff,
             )
         )
@@ -277,9 +281,13 @@ def ref_sublayer_connection(x, norm_state, spec, pre_norm, placement=None, drop_
 _SUB_VISIBLE = [
     ((4, 3, 6), True, 0.0, "train", "linear", torch.float32),
     ((3, 4, 8), False, 0.0, "train", "linear", torch.float64),
+    ((3, 5, 7), True, 0.0, "train", "linear_tanh", torch.float64),
+    ((6, 10), False, 0.0, "train", "linear_tanh", torch.float32),
+    ((2, 2, 3, 6), True, 0.0, "train", "linear", torch.float64),
     ((2, 3, 7), True, 0.0, "train", "zero", torch.float32),
     ((3, 2, 7), False, 0.0, "train", "zero", torch.float64),
     ((2, 5, 6), None, None, "train", "linear", torch.float32),
+    ((2, 3, 2, 5), None, None, "train", "zero", torch.float64),
     ((4, 3, 6), True, 0.5, "eval", "linear", torch.float32),
     ((2, 4, 5), False, 1.0, "train", "linear", torch.float64),
     ((3, 5, 6), True, 1.0, "train", "linear", torch.float32),
@@ -322,7 +330,12 @@ def _around_a_sublayer(cls: str, shape, kind: str, mode: str, dt, g, **kw):
     sub_ref = ref("sub") if kind == "linear_tanh" else ref("lin")
     if mode == "eval":
         steps.append(call("_mode", ref("blk", "eval")))
-    steps += [let("x", x), call("y", ref("blk"), ref("x"), sub_ref)]
+    # a second call on the same input: dropout that is on where it should be off changes it
+    steps += [
+        let("x", x),
+        call("y", ref("blk"), ref("x"), sub_ref),
+        call("y_again", ref("blk"), ref("x"), sub_ref),
+    ]
     return steps, x, norm_state, sub_state
 
 
@@ -336,9 +349,16 @@ def _connection_case(cls, shape, kind, mode, dt, g, size, facts, **kw) -> Case:
         f"x {tuple(shape)} {dt} (mean 1.5, std 3)"
     )
     facts = dict(
-        x=x, norm_state=norm_state, spec=(kind, sub_state), p=kw.get("dropout"), mode=mode, kind=kind, **facts
+        x=x,
+        norm_state=norm_state,
+        spec=(kind, sub_state),
+        p=kw.get("dropout"),
+        mode=mode,
+        kind=kind,
+        raised_hint=_judge.leading_dims_hint(shape),
+        **facts,
     )
-    return Case(label, steps, ["y", "x"], facts=facts, size=size)
+    return Case(label, steps, ["y", "x", "y_again"], facts=facts, size=size)
 
 
 def _sub_cases(hidden):
@@ -443,10 +463,16 @@ def _judge_connection(out, f, exp, who, mistakes, expected) -> None:
     y = expect_tensor(out["y"], f"{who} output", shape=exp.shape)
     _judge.expect_dtype(y, x.dtype, f"{who} output")
     rtol, atol = _tol(x.dtype)
+    _same_input(out, f, who)  # first: an answer that adds into x changes what the second call sees
     if _judge.close(y, exp.to(y.dtype), rtol, atol):
-        _same_input(out, f, who)
         return
     hint = diagnose(y, mistakes())
+    again = out.get("y_again")
+    random = (
+        isinstance(again, torch.Tensor) and again.shape == y.shape and not _judge.close(again, y, rtol, atol)
+    )
+    if not hint and f["mode"] == "train" and f["p"] is None and random:
+        hint = "with no dropout argument, dropout should default to 0.0 (no dropout)"
     if not hint and f["mode"] == "eval":
         hint = (
             "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
@@ -461,12 +487,15 @@ def _judge_connection(out, f, exp, who, mistakes, expected) -> None:
 # (input shape, dropout (None = default), mode, sublayer kind, dtype)
 _HYB_VISIBLE = [
     ((4, 3, 6), 0.0, "train", "linear", torch.float32),
+    ((5, 9), 0.0, "train", "linear_tanh", torch.float64),
+    ((2, 2, 3, 7), 0.0, "train", "linear_tanh", torch.float32),
     ((3, 4, 8), None, "train", "zero", torch.float64),
     ((2, 5, 7), 0.5, "eval", "linear", torch.float32),
     ((3, 2, 6), 1.0, "train", "linear", torch.float64),
 ]
 _HYB_HIDDEN = [
     ((5, 6, 10), 0.0, "train", "linear_tanh", torch.float64),
+    ((4, 11), 0.0, "train", "linear", torch.float32),
     ((2, 3, 4, 9), None, "train", "zero", torch.float32),
     ((4, 12), 0.3, "eval", "linear_tanh", torch.float32),
     ((3, 5, 11), 1.0, "train", "linear", torch.float32),

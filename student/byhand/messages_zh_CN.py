@@ -142,7 +142,7 @@ LINES = [
     ),
     (
         r"expected: a \(64, 64\) block of scores per batch-and-head, (?P<n>\d+) elements",
-        "期望结果：每个批与头有一个 (64, 64) 的分数块，共 {n} 个元素",
+        "期望结果：每个样本的每个头有一个 (64, 64) 的分数块，共 {n} 个元素",
     ),
     (
         r"got: *state_dict\(\) without nothing, with extra (?P<x>.*)",
@@ -940,7 +940,7 @@ PIECES = STRUCTURE + [
             "exp(S) overflows on large scores: subtract the running max before exponentiating, m_new = max(m, "
             "rowmax(S)), p = exp(S - m_new), and rescale l and the output by exp(m - m_new)"
         ),
-        "分数很大时 exp(S) 会溢出：取指数之前先减去运行最大值，m_new = max(m, rowmax(S))，p = exp(S - m_new)，"
+        "分数很大时 exp(S) 会溢出：取指数之前先减去当前最大值，m_new = max(m, rowmax(S))，p = exp(S - m_new)，"
         "并用 exp(m - m_new) 重新缩放 l 和输出",
     ),
     (
@@ -948,7 +948,7 @@ PIECES = STRUCTURE + [
             "on the rows whose scores are all large and negative every exp(S - m) underflows to 0 and l = 0: the "
             "running max starts at 0 instead of -inf; start it at -inf (torch.full(..., -math.inf))"
         ),
-        "在分数全是很大负数的那些行上，每个 exp(S - m) 都下溢成 0，于是 l = 0：运行最大值是从 0 而不是 -inf "
+        "在分数全是很大负数的那些行上，每个 exp(S - m) 都下溢成 0，于是 l = 0：当前最大值是从 0 而不是 -inf "
         "开始的；让它从 -inf 开始（torch.full(..., -math.inf)）",
     ),
     (

@@ -180,7 +180,7 @@ LINES = [
     (E("y is not x shifted by one token."), "y 不是 x 错开一个 token 的结果。"),
     (
         E("two generators seeded alike give different batches, or differently seeded ones the same batch."),
-        "种子相同的两个生成器给出了不同的批次，或者种子不同的生成器给出了相同的批次。",
+        "种子相同的两个生成器给出了不同的批，或者种子不同的生成器给出了相同的批。",
     ),
     (
         r"got: *x\[:, 0\] = (?P<a>\[.*?\]) and (?P<b>\[.*?\]) \(same seed\), (?P<c>\[.*?\]) \(next seed\)",
@@ -1013,7 +1013,7 @@ PIECES = STRUCTURE + [
         E(
             "the batch does not come from the generator: draw the starts with torch.randint(..., generator=generator), so the same seed gives the same batch"
         ),
-        "批次不是由传入的生成器决定的：用 torch.randint(..., generator=generator) 抽取起点，这样同一个种子给出同一个批次",
+        "这个批不是由传入的生成器决定的：用 torch.randint(..., generator=generator) 抽取起点，这样同一个种子给出同一个批",
     ),
     (
         E(

@@ -173,8 +173,8 @@ def _grads(params, curv, centre, g, frozen):
     """The gradient of each parameter at its current value (None for the frozen one)."""
     out = []
     for i, p in enumerate(params):
-        noise = torch.randn(p.shape, dtype=F64, generator=g) * 0.5
-        grad = curv[i] * (p.detach().double() - centre[i]) + noise
+        noise = (torch.randn(p.shape, dtype=F64, generator=g) * 0.5).to(p.device)
+        grad = curv[i].to(p.device) * (p.detach().double() - centre[i].to(p.device)) + noise
         out.append(None if i == frozen else grad.to(p.dtype))
     return out
 
@@ -559,7 +559,9 @@ def clip(fn, grads, max_norm, as_generator=False):
     params = []
     for grad in grads:
         p = torch.zeros(
-            grad.shape if grad is not None else (2,), dtype=grad.dtype if grad is not None else F64
+            grad.shape if grad is not None else (2,),
+            dtype=grad.dtype if grad is not None else F64,
+            device=grad.device if grad is not None else None,
         )
         p.requires_grad_(True)
         p.grad = None if grad is None else grad.clone()
@@ -729,7 +731,7 @@ def batches(fn, data, kind, batch_size, context_length, seed, coverage):
     """get_batch on `data` held as `kind` ("numpy": uint16, "memmap": a uint16 np.memmap, "tensor":
     int64): the batch of one seed twice, of another seed once, then `coverage` windows in one batch.
     Returns the eight tensors, or the error one call raised (text) in place of a result."""
-    arr = data.numpy().astype(np.uint16)
+    arr = np.asarray(data, dtype=np.uint16)  # a list: the data stays on the CPU, whatever the device
     folder = None
     if kind == "memmap":
         folder = tempfile.mkdtemp()
@@ -742,7 +744,7 @@ def batches(fn, data, kind, batch_size, context_length, seed, coverage):
     elif kind == "numpy":
         held = arr
     else:
-        held = data.clone()
+        held = torch.tensor(data, dtype=torch.int64)
     results = []
     try:
         for s, n in ((seed, batch_size), (seed, batch_size), (seed + 1, batch_size), (seed + 2, coverage)):
@@ -805,7 +807,7 @@ def _batch_cases(hidden):
             f"({coverage} windows)"
         )
         steps = [
-            let("data", data),
+            let("data", data.tolist()),
             call(
                 "r",
                 helper("training.batches"),

@@ -21,7 +21,7 @@ ALLOWED = frozenset(
     softmax matmul tanh relu gelu sigmoid rsqrt sqrt exp log ln std var mean max min sum cat sin cos
     reshape view transpose unsqueeze triu tril append zeros ones
     float float32 float64 int64 bool none None True False self forward backward
-    nan inf pip install byhand notebook
+    nan inf pip install byhand notebook data
     arange theta dtype lse dp do dq offset repeat depth torch nh dh hs nats aten gradcheck ms dz dbeta dgamma
     Llama Meta Mistral Qwen Hugging Face FlashAttention Post-norm Pre-norm log-sum-exp
     Transformer PyTorch Python Jupyter Kaiming Xavier LeCun Adam AdamW Glorot Xiong Vaswani

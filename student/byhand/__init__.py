@@ -13,6 +13,7 @@ LESSONS = {
     "08_backward": "backward",
     "09_modern_block": "modern_block",
     "10_flash_attention": "flash_attention",
+    "12_training": "training",
 }
 
 __version__ = "0.2.0"  # byhand: the self-checks of the course; torch and numpy only

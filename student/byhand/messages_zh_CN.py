@@ -943,6 +943,7 @@ PIECES = STRUCTURE + [
             "and each nn.Linear gets bias=bias"
         ),
         "函数签名里的默认值是 bias=True：__init__(self, d_model, n_heads, bias=True)，并且每个 nn.Linear 都传入 bias=bias",
+    ),
     # lesson 12_training
     (E("cross_entropy(logits, targets)"), "cross_entropy(logits, targets) 的结果"),
     (r"the parameters after (?P<n>\d+) steps \(all of them, flattened\)", "{n} 步之后的参数（全部展平）"),

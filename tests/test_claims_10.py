@@ -7,8 +7,10 @@ from the solution notebook (the reference answers, lesson 1's `attention`, the `
 
 import math
 
+import pytest
 import torch
 from lesson_code import lesson_fixture, one_thread_each_test
+from sweeps_09_10 import BLOCKS_10, SETTINGS_10, float32_errors_10
 
 LESSON = "10_flash_attention"
 
@@ -77,18 +79,20 @@ def test_backward_with_small_blocks_equals_autograd(lesson):
         assert all(torch.allclose(a, b, rtol=1e-9, atol=1e-11) for a, b in zip(got, want)), seed
 
 
-def test_float32_error_is_lesson_1s(lesson):
-    """float32 against float64, scores of std about 9: both errors < 1e-4, blocked <= 1.5x naive, seeds 20-39?"""
-    fwd, att = lesson["flash_attention_forward"], lesson["attention"]
-    worst = {"naive": 0.0, "flash": 0.0}
-    for seed in range(20, 40):
-        q, k, v = _qkv(seed, (2,), 200, 200, 32, 32, scale=3.0)
-        exact = att(q, k, v, is_causal=True)
-        q32, k32, v32 = q.float(), k.float(), v.float()
-        worst["naive"] = max(worst["naive"], (att(q32, k32, v32, is_causal=True) - exact).abs().max().item())
-        got = fwd(q32, k32, v32, is_causal=True, block_q=32, block_k=32)[0]
-        worst["flash"] = max(worst["flash"], (got - exact).abs().max().item())
-    assert max(worst.values()) < 1e-4 and worst["flash"] < 1.5 * worst["naive"], worst
+@pytest.mark.parametrize("std", sorted(SETTINGS_10))
+def test_float32_error_per_seed_at_three_score_scales(lesson, std):
+    """float32 against float64, seed by seed (20-39), causal, L = 200, d = 32, q, k, v of std 1, sqrt 5 and 3
+    (scores of std about 1, 5 and 9; the notebook: 9, seeds 0-19), blocks of 16, 32 and 64: is the blocked
+    error below 3 times the naive one on every seed, larger on some seeds and smaller on others, below 2 times
+    as the worst over the 20 seeds, and both below 1e-4? Measured (tests/sweeps_09_10.py, seeds 0-19, 20-39
+    and 3000-3019): per seed 0.30 to 2.20 times, the worst over 20 seeds 0.39 to 1.63 times, largest error
+    2.9e-5. About 2 s a scale."""
+    for block in BLOCKS_10:
+        errors = [float32_errors_10(lesson, seed, SETTINGS_10[std], block) for seed in range(20, 40)]
+        ratios = [flash / naive for naive, flash in errors]
+        assert max(ratios) < 3 and min(ratios) < 1 < max(ratios), (std, block, ratios)
+        worst_naive, worst_flash = (max(e[i] for e in errors) for i in (0, 1))
+        assert worst_flash < 2 * worst_naive and max(worst_naive, worst_flash) < 1e-4, (std, block, errors)
 
 
 # (d, block_q, block_k)

@@ -28,6 +28,7 @@ ALLOWED = frozenset(
     Frobenius Encoder Linear
     noqa Colab NumPy numpy Function Softmax Dropout Swin output causal attn embed len argmax scheme long
     Su Shazeer Ainslie Radford Brown Touvron Liu Bengio He Ioffe Szegedy Sennrich Zhang Press Wolf Xiong
+    Kingma Ba Loshchilov Hutter
     """.split()
 )
 

@@ -27,7 +27,8 @@ ALLOWED = frozenset(
     Transformer PyTorch Python Jupyter Kaiming Xavier LeCun Adam AdamW Glorot Xiong Vaswani
     Frobenius Encoder Linear
     noqa Colab NumPy numpy Function Softmax Dropout Swin output causal attn embed len argmax scheme long
-    Su Shazeer Ainslie Radford Brown Touvron Liu Bengio He Ioffe Szegedy Sennrich Zhang Press Wolf Xiong Dao Jiang Yang Bai Team Mistral Qwen
+    Su Shazeer Ainslie Radford Brown Touvron Liu Bengio He Ioffe Szegedy Sennrich Zhang Press Wolf Xiong
+    Dao Jiang Yang Bai Team Mistral Qwen Kingma Ba Loshchilov Hutter
     """.split()
 )
 

@@ -1188,7 +1188,7 @@ PIECES = STRUCTURE + [
         E(
             "the batch does not come from the generator: draw the starts with torch.randint(..., generator=generator), so the same seed gives the same batch"
         ),
-        "这个批不是由传入的生成器决定的：用 torch.randint(..., generator=generator) 抽取起点，这样同一个种子给出同一个批",
+        "这个批不是由传入的生成器决定的：用 torch.randint(..., generator=generator) 抽取起点，这样同一个种子给出同样的一批",
     ),
     (
         E(

@@ -70,7 +70,7 @@ def ref_rope(x, positions, theta=10000.0, layout="interleaved", exponent="2i/d",
 
 def _rope_mistakes(x, pos, theta):
     L = x.shape[-2]
-    return [
+    out = [
         (
             "your rotation uses the half-split layout, pairs (i, i + d/2) (rotate_half): this lesson rotates "
             "the interleaved pairs (2i, 2i+1), x[..., 0::2] with x[..., 1::2]",
@@ -90,15 +90,28 @@ def _rope_mistakes(x, pos, theta):
             "your rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)",
             lambda: ref_rope(x, pos, theta, sign=-1.0),
         ),
-        (
-            "your apply_rope ignores its positions argument (it uses 0 .. L-1): rotate by the positions given",
-            lambda: ref_rope(x, torch.arange(L), theta),
-        ),
-        (
-            "your apply_rope ignores theta (it uses 10000): the frequencies are theta ** (-2i / d_head)",
-            lambda: ref_rope(x, pos, 10000.0),
-        ),
     ]
+    # a mistake is named only where its output differs from the right one: positions 0 .. L-1 and
+    # theta 10000 give the right rotation, so an answer slightly off there (float32 angles) is not
+    # "ignoring" them
+    if not torch.equal(
+        torch.as_tensor(pos).to(torch.arange(L).dtype).broadcast_to(x.shape[:-1]),
+        torch.arange(L).expand(x.shape[:-1]),
+    ):
+        out.append(
+            (
+                "your apply_rope ignores its positions argument (it uses 0 .. L-1): rotate by the positions given",
+                lambda: ref_rope(x, torch.arange(L), theta),
+            )
+        )
+    if theta != 10000.0:
+        out.append(
+            (
+                "your apply_rope ignores theta (it uses 10000): the frequencies are theta ** (-2i / d_head)",
+                lambda: ref_rope(x, pos, 10000.0),
+            )
+        )
+    return out
 
 
 def _rope_specs(hidden):
@@ -805,6 +818,15 @@ def _block_mistakes(s, x, h, hkv, eps, cache, positions=None, default_eps=False)
         ("the residual connection around the FFN is missing: y = h + ffn(ffn_norm(h))", m(ffn_res=False)),
     ]
     if default_eps:
+        # built with its default eps, a block whose norms ignore eps gets nn.RMSNorm's own default (the
+        # dtype's machine epsilon): name that, not a wrong default
+        out.append(
+            (
+                "your RMSNorms ignore the eps argument: pass it on, nn.RMSNorm(d_model, eps=eps) (nn.RMSNorm's "
+                "own default is the dtype's machine epsilon)",
+                m(norm_eps=torch.finfo(torch.float64).eps),
+            )
+        )
         out.append(
             (
                 "eps should default to 1e-6: def __init__(self, d_model, n_heads, n_kv_heads, d_ff, eps=1e-6), "

@@ -26,6 +26,7 @@ ALLOWED = frozenset(
     Llama Meta Mistral Qwen Hugging Face FlashAttention Post-norm Pre-norm log-sum-exp
     Transformer PyTorch Python Jupyter Kaiming Xavier LeCun Adam AdamW Glorot Xiong Vaswani
     Frobenius Encoder Linear
+    text vocab merges endoftext Tokenizer
     """.split()
 )
 

@@ -892,7 +892,7 @@ PIECES = STRUCTURE + [
             "special token ids taken from their place in special_tokens: look each one up in the vocab (its "
             "bytes -> its id); GPT-2's <|endoftext|> is id 50256"
         ),
-        "特殊 token 的 id 取成了它在 special_tokens 里的位置：应在词表里查它（它的 bytes -> 它的 id）；"
+        "特殊 token 的 id 取成了它在 special_tokens 里的位置：应在词表里查它（由它的字节串查出它的 id）；"
         "GPT-2 的 `<|endoftext|>` 的 id 是 50256",
     ),
     (

@@ -104,6 +104,8 @@ def _pick(pairs: dict, tie: str, ids: dict):
         return min(tied)
     if tie == "ids":
         return max(tied, key=lambda p: (ids[p[0]], ids[p[1]]))
+    if tie == "hf":  # Hugging Face tokenizers' BpeTrainer: the smallest pair of its token ids
+        return min(tied, key=lambda p: (ids[p[0]], ids[p[1]]))
     if tie == "first":
         return tied[0]
     return max(tied)
@@ -111,7 +113,8 @@ def _pick(pairs: dict, tie: str, ids: dict):
 
 def train(text, vocab_size, specials=(), tie="greatest", split="gpt2", cut=True, unique=False, at_end=False):
     """(vocab, merges, pair counts left) of BPE on `text`; the keywords make the classic mistakes:
-    `tie` ("smallest", "first": the first pair counted, "ids": the greatest pair of token ids),
+    `tie` ("smallest", "first": the first pair counted, "ids": the greatest pair of token ids; and
+    "hf", not a mistake but Hugging Face tokenizers' rule, for tests/test_claims_11.py),
     `split="none"` (no pre-tokens), `cut=False` (special tokens counted as text), `unique` (each
     distinct pre-token counted once), `at_end` (special tokens after the merges)."""
     specials = list(specials)
@@ -119,6 +122,9 @@ def train(text, vocab_size, specials=(), tie="greatest", split="gpt2", cut=True,
     vocab = {i + len(specials): t for i, t in base.items()}
     vocab.update({i: s.encode("utf-8") for i, s in enumerate(specials)})
     ids = {t: i for i, t in sorted(vocab.items(), reverse=True)}
+    if tie == "hf":  # its ids: the bytes ordered by their printable stand-ins, then merges as made
+        stand_in = bytes_to_unicode()
+        ids = {bytes([b]): i for i, b in enumerate(sorted(range(256), key=lambda b: stand_in[b]))}
     counted = _words(text, specials, split, cut)
     words = [list(w) for w in counted]
     freq = [1 if unique else c for c in counted.values()]

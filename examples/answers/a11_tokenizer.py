@@ -107,7 +107,7 @@ MISTAKES = {
             ),
         ),
         question="train_bpe",
-        hint="not the most frequent one at that step",
+        hint="at that step",  # a stale count makes a pair that is gone look frequent
     ),
     "fast_is_the_naive_trainer": dict(
         cells={

@@ -670,6 +670,7 @@ _STRINGS = [
     "emoji 🙂👍🏽 and mixed 日本語 text, Ünïcödé",
     "",
     "I'll say they've done it, we're sure; don't!",
+    "Amen.\n\nAnd the LORD said unto Moses,",  # a pre-token boundary that GPT-2's merges would cross
 ]
 
 
@@ -701,7 +702,7 @@ def _tok_specs(hidden: bool) -> list:
             "GPT-2's vocabulary and merges",
             ("gpt2",),
             [EOT],
-            [*texts[:4], texts[6], f"Bye.{EOT}Hallo, schöne Grüße aus Köln!"],
+            [*texts[:4], texts[6], texts[7], f"Bye.{EOT}Hallo, schöne Grüße aus Köln!"],
             [gpt2_cut[:2], gpt2_cut[:7]],
         ),
     ]

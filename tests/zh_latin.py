@@ -29,6 +29,7 @@ ALLOWED = frozenset(
     noqa Colab NumPy numpy Function Softmax Dropout Swin output causal attn embed len argmax scheme long
     Su Shazeer Ainslie Radford Brown Touvron Liu Bengio He Ioffe Szegedy Sennrich Zhang Press Wolf Xiong
     Dao Jiang Yang Bai Team Mistral Qwen Kingma Ba Loshchilov Hutter
+    text vocab merges endoftext Tokenizer
     """.split()
 )
 

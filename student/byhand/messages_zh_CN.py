@@ -3831,6 +3831,35 @@ SETUP = [
         '"""Attention of lesson 1 (scale 1/sqrt(d)): builds the whole (..., Lq, Lk) score matrix."""',
         '"""第 1 课的注意力（缩放因子 1/sqrt(d)）：会构造整个 (..., Lq, Lk) 分数矩阵。"""',
     ),
+    # lesson 11 (tokenizer): its setup cell also holds GPT-2's pattern and the two given helpers
+    (
+        "  # GPT-2's pattern needs \\p{L} (any letter) and \\p{N} (any digit): the standard `re` has neither",
+        "  # GPT-2 的模式要用 \\p{L}（任意字母）和 \\p{N}（任意数字），标准库的 `re` 两个都不支持",
+    ),
+    (
+        "  # it comes with the checks package, which the block below installs or names",
+        "  # 它随检查包一起安装；下面的代码会安装检查包，或者告诉你怎么装",
+    ),
+    (
+        "  # nothing here is random; the course seeds every lesson the same way",
+        "  # 这一课没有随机的东西；课程的每一课都这样设定种子",
+    ),
+    (
+        "# GPT-2's pre-tokenization pattern: contractions, words (with the space before them), numbers,\n"
+        "# punctuation runs, whitespace",
+        "# GPT-2 的预分词模式：英文缩写、单词（连同它前面的空格）、数字、\n"
+        "# 连续的标点、空白",
+    ),
+    ("# given: your answers use these two", "# 已经给出：你的答案要用到这两个函数"),
+    (
+        '"""`seq` with every occurrence of `pair` (left to right) replaced by one token, their bytes joined."""',
+        '"""把 `seq` 里 `pair` 的每一处出现（从左到右）换成一个 token，它的字节是两者拼接而成。"""',
+    ),
+    (
+        '"""How much of `buffer` can be encoded now: what comes after it cannot change its tokens."""',
+        '"""`buffer` 开头有多长的一段现在就能编码：后面再来的文本不会改变这一段的 token。"""',
+    ),
+    ("  # ends with a whole special token", "  # 以一个完整的特殊 token 结尾"),
 ]
 
 # added under each written question (the answer cell keeps nbgrader's placeholder, which must go)

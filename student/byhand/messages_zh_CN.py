@@ -3847,8 +3847,7 @@ SETUP = [
     (
         "# GPT-2's pre-tokenization pattern: contractions, words (with the space before them), numbers,\n"
         "# punctuation runs, whitespace",
-        "# GPT-2 的预分词模式：英文缩写、单词（连同它前面的空格）、数字、\n"
-        "# 连续的标点、空白",
+        "# GPT-2 的预分词模式：英文缩写、单词（连同它前面的空格）、数字、\n# 连续的标点、空白",
     ),
     ("# given: your answers use these two", "# 已经给出：你的答案要用到这两个函数"),
     (

@@ -73,7 +73,7 @@ PLOT_TEXT = frozenset(
     " set_xticks set_yticks set_xticklabels set_yticklabels xticks yticks supxlabel supylabel set_label"
     " colorbar".split()
 )
-PLOT_KEYWORDS = frozenset({"label", "title"})
+PLOT_KEYWORDS = frozenset({"label", "title", "xlabel", "ylabel"})  # ax.set(xlabel=...) too
 
 _DIM = r"(?:[\w.+\-*/ ]|\([\w.+\-*/ ,]*\))"
 SHAPE = re.compile(rf"\({_DIM}*,(?:{_DIM}|,)*\)")  # a tuple of sizes, one level of calls inside

@@ -29,6 +29,8 @@ ALLOWED = frozenset(
     noqa Colab NumPy numpy Function Softmax Dropout Swin output causal attn embed len argmax scheme long
     Su Shazeer Ainslie Radford Brown Touvron Liu Bengio He Ioffe Szegedy Sennrich Zhang Press Wolf Xiong
     Dao Jiang Yang Bai Team Mistral Qwen Kingma Ba Loshchilov Hutter
+    text vocab merges endoftext Tokenizer
+    Unicode Rust
     """.split()
 )
 
@@ -71,7 +73,7 @@ PLOT_TEXT = frozenset(
     " set_xticks set_yticks set_xticklabels set_yticklabels xticks yticks supxlabel supylabel set_label"
     " colorbar".split()
 )
-PLOT_KEYWORDS = frozenset({"label", "title"})
+PLOT_KEYWORDS = frozenset({"label", "title", "xlabel", "ylabel"})  # ax.set(xlabel=...) too
 
 _DIM = r"(?:[\w.+\-*/ ]|\([\w.+\-*/ ,]*\))"
 SHAPE = re.compile(rf"\({_DIM}*,(?:{_DIM}|,)*\)")  # a tuple of sizes, one level of calls inside

@@ -13,6 +13,7 @@ LESSONS = {
     "08_backward": "backward",
     "09_modern_block": "modern_block",
     "10_flash_attention": "flash_attention",
+    "11_tokenizer": "tokenizer",
     "12_training": "training",
 }
 

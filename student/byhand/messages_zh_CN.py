@@ -128,6 +128,36 @@ LABELS = [
     (r" \(causal\)", "（因果）"),
     (r" \(none\)", "（无）"),
     (r" \(dead_row\)", "（含全被掩码的行）"),
+    # lesson 11_tokenizer
+    (r"the ten-character example ", "十个字符的例子 "),
+    (
+        r" \(overlapping pairs; every pair merged before vocab_size\)",
+        "（重叠的字符对；在达到 vocab_size 之前所有字符对都已合并）",
+    ),
+    (r"random words of (?P<l>[a-d, ]+) \(many ties\)", "由 \\g<l> 组成的随机单词（很多计数相同的字符对）"),
+    (r"(?P<n>\d+) characters of English", "\\g<n> 个字符的英文"),
+    (r"(?P<n>\d+) characters of Chinese", "\\g<n> 个字符的中文"),
+    (
+        r" with (?P<a><\|endoftext\|>(?:<\|endoftext\|>)?) and (?P<b><\|endoftext\|><\|endoftext\|>)",
+        "，含 \\g<a> 和 \\g<b>",
+    ),
+    (r" with (?P<a><\|endoftext\|>)$", "，含 \\g<a>"),
+    (
+        r"Tokenizer with a vocabulary trained on English and Chinese with special tokens ",
+        "`Tokenizer`，用在英文和中文上训练的词表，特殊 token 为 ",
+    ),
+    (r"Tokenizer with GPT-2's vocabulary and merges", "`Tokenizer`，用 GPT-2 的词表和合并规则"),
+    (r"encode_iterable of a text read line by line", "encode_iterable，逐行读入的文本"),
+    (
+        r"encode_iterable of the same text cut at random places \(inside words and special tokens\)",
+        "encode_iterable，同一段文本在随机位置切开（切在单词和特殊 token 内部）",
+    ),
+    (r", (?P<n>\d+) pieces$", "，共 \\g<n> 段"),
+    (
+        r" on (?P<n>\d+) 个字符的英文, timed against the naive trainer",
+        " 在 \\g<n> 个字符的英文上，与朴素训练器比较用时",
+    ),
+    (r"<\|endoftext\|> and <\|endoftext\|><\|endoftext\|>$", "<|endoftext|> 和 <|endoftext|><|endoftext|>"),
 ]
 LABEL_SEPARATORS = {", ": "，", "; ": "；"}
 
@@ -383,6 +413,85 @@ LINES = [
     (
         r"expected: nothing of (?P<n>\d+) elements or more \(q, k, v, o and lse are each O\(L\)\)",
         "期望结果：不保留任何 {n} 个元素及以上的张量（q、k、v、o 和 lse 都是 O(L) 的）",
+    ),
+    # lesson 11_tokenizer (before the general got/expected frames: its values are bytes and text)
+    (r"got: *(?P<v>\(b['\"].*)", "你的结果：`{v}`"),
+    (r"expected: *(?P<v>\(b['\"].*)", "期望结果：`{v}`"),
+    (r"got: *(?P<v>b['\"].*|None)", "你的结果：`{v}`"),
+    (r"expected: *(?P<v>b['\"].*)", "期望结果：`{v}`"),
+    (r"got: *the text (?P<v>.*)", "你的结果：文本 `{v}`"),
+    (r"expected: *the text (?P<v>.*)", "期望结果：文本 `{v}`"),
+    (r"got: *(?P<n>\d+) merges", "你的结果：{n} 次合并"),
+    (
+        r"expected: (?P<n>\d+) merges \(vocab_size (?P<v>\d+), (?P<s>\d+) special tokens\)",
+        "期望结果：{n} 次合并（vocab_size {v}，{s} 个特殊 token）",
+    ),
+    (r"got: *(?P<n>\d+) tokens", "你的结果：{n} 个 token"),
+    (r"expected: (?P<n>\d+) tokens", "期望结果：{n} 个 token"),
+    (r"got: *(?P<r>[\d.]+) of the naive time", "你的结果：朴素训练器用时的 {r} 倍"),
+    (r"expected: at most (?P<r>[\d.]+) of the naive time", "期望结果：至多为朴素训练器用时的 {r} 倍"),
+    (r"got: *(?P<n>\d+) lines read", "你的结果：读了 {n} 行"),
+    (E("expected: a few lines read"), "期望结果：只读几行"),
+    (
+        r"(?P<q>\w+): (?P<n>\d+) merges where (?P<m>\d+) were expected \(the first (?P<k>\d+) agree\)\.",
+        "{q}：做了 {n} 次合并，期望是 {m} 次（前 {k} 次一致）。",
+    ),
+    (
+        r"(?P<q>\w+): merge (?P<k>\d+) \(counting from 0\) is wrong; the (?P=k) before it agree\.",
+        "{q}：第 {k} 次合并（从 0 数起）不对；它之前的 {k} 次一致。",
+    ),
+    (r"(?P<q>\w+): the vocab has (?P<n>\d+) tokens\.", "{q}：词表里有 {n} 个 token。"),
+    (r"(?P<q>\w+): vocab\[(?P<i>\d+)\] is wrong\.", "{q}：vocab[{i}] 不对。"),
+    (r"(?P<q>\w+): the grader could not read what it returned", "{q}：评分器无法读取它的返回值"),
+    (
+        r"(?P<q>\w+): it returned a (?P<t>\w+), not a pair \(vocab, merges\)",
+        "{q}：它返回了一个 `{t}`，而不是二元组 (vocab, merges)",
+    ),
+    (r"(?P<q>\w+): vocab is a (?P<t>\w+), not a dict", "{q}：vocab 是一个 `{t}`，不是 `dict`"),
+    (
+        r"(?P<q>\w+): vocab has the key (?P<k>.*), not an int id",
+        "{q}：vocab 里有键 `{k}`，不是 `int` 类型的 id",
+    ),
+    (
+        r"(?P<q>\w+): vocab\[(?P<i>-?\d+)\] is a (?P<t>\w+) \((?P<v>.*)\), not bytes",
+        "{q}：vocab[{i}] 是一个 `{t}`（`{v}`），不是 `bytes`",
+    ),
+    (r"(?P<q>\w+): merges is a (?P<t>\w+), not a list", "{q}：merges 是一个 `{t}`，不是 `list`"),
+    (
+        r"(?P<q>\w+): the merge (?P<m>.*) is not a tuple of two bytes",
+        "{q}：合并 `{m}` 不是由两个 `bytes` 组成的元组",
+    ),
+    (
+        E("train_bpe: the grader could not time it (no timings came back)"),
+        "train_bpe：评分器无法给它计时（没有返回计时结果）",
+    ),
+    (
+        r"train_bpe takes (?P<r>[\d.]+) times the naive trainer's time on the same text\.",
+        "在同一段文本上，train_bpe 的用时是朴素训练器的 {r} 倍。",
+    ),
+    (
+        r"Tokenizer\.encode returned (?P<v>.*), not a list of int ids",
+        "Tokenizer.encode 返回了 `{v}`，而不是由 int id 组成的列表",
+    ),
+    (
+        r"(?P<w>Tokenizer\.encode|encode_iterable) of (?P<s>.*) differs from id (?P<k>\d+) on\.",
+        "{w} 对 `{s}` 的结果从第 {k} 个 id 起与期望不同。",
+    ),
+    (r"decode\(encode\(s\)\) != s for s = (?P<s>.*)\.", "对 s = `{s}`，decode(encode(s)) != s。"),
+    (r"Tokenizer\.decode\((?P<i>\[.*?\])\) raised (?P<err>.*)", "Tokenizer.decode({i}) 抛出了异常：`{err}`"),
+    (r"Tokenizer\.decode\((?P<i>\[.*?\])\) is wrong\.", "Tokenizer.decode({i}) 的结果不对。"),
+    (
+        r"encode_iterable differs from encode of the joined text from id (?P<k>\d+) on\.",
+        "encode_iterable 的结果从第 {k} 个 id 起与对拼接后的整段文本调用 `encode` 的结果不同。",
+    ),
+    (
+        r"encode_iterable read (?P<a>\d+) of (?P<n>\d+) lines before its first id, and returned a list, not an "
+        r"iterator\.",
+        "encode_iterable 在给出第一个 id 之前读了 {n} 行中的 {a} 行，而且返回的是列表，不是迭代器。",
+    ),
+    (
+        r"encode_iterable read (?P<a>\d+) of (?P<n>\d+) lines before its first id\.",
+        "encode_iterable 在给出第一个 id 之前读了 {n} 行中的 {a} 行。",
     ),
     (r"expected: a tuple (?P<t>\(.*\))", "期望结果：一个元组 {t}"),
     (r"expected: a bias of shape (?P<s>\(\d+,\))", "期望结果：形状为 {s} 的偏置"),
@@ -1233,6 +1342,176 @@ PIECES = STRUCTURE + [
             "save the state_dicts as they are (no conversion to another dtype), so the resumed run repeats the uninterrupted one bit for bit"
         ),
         "按原样保存 state_dict（不要转换成别的 dtype），这样恢复后的训练才能逐位重复未中断的训练",
+    ),
+    # hints: lesson 11_tokenizer
+    (
+        E(
+            "ties broken the wrong way: when pairs have the same count, merge the lexicographically greatest "
+            "pair of bytes, max(pairs, key=lambda p: (counts[p], p))"
+        ),
+        "计数相同时选错了字符对：几个字符对计数相同时，合并按字节字典序最大的那一对，"
+        "`max(pairs, key=lambda p: (counts[p], p))`",
+    ),
+    (
+        E(
+            "ties broken by token ids: compare the pairs as bytes (b'ab' > b'a'), not by the ids of their tokens"
+        ),
+        "计数相同时按 token id 选了字符对：应按 bytes 比较字符对（`b'ab' > b'a'`），而不是比较它们的 token id",
+    ),
+    (
+        E(
+            "merges across pre-token boundaries: split the text with GPT2_PATTERN first and count pairs "
+            "only inside each pre-token"
+        ),
+        "合并跨过了预分词单元的边界：先用 GPT2_PATTERN 切分文本，只在每个预分词单元内部统计字符对",
+    ),
+    (
+        E(
+            "special tokens counted as text: cut the text at every special token first and never count "
+            "pairs across or inside them"
+        ),
+        "把特殊 token 当成普通文本统计了：先在每个特殊 token 处切开文本，既不统计跨过它们的字符对，也不统计它们内部的字符对",
+    ),
+    (
+        E(
+            "each pre-token counted once: a pair's count is the sum of the counts of the pre-tokens it occurs in"
+        ),
+        "每个预分词单元只算了一次：一个字符对的计数，是它所在的各个预分词单元出现次数之和",
+    ),
+    (
+        E(
+            "the pair merged is not the most frequent one at that step: after a merge, update the counts of "
+            "the pairs around each merged occurrence (the left neighbour's pair, the right neighbour's pair)"
+        ),
+        "那一步合并的字符对不是当时最频繁的：每次合并之后，要更新每处合并位置周围的字符对计数"
+        "（与左邻组成的字符对、与右邻组成的字符对）",
+    ),
+    (
+        E(
+            "the pair merged does not occur inside any pre-token at that step: count pairs of adjacent "
+            "tokens within pre-tokens, after the earlier merges"
+        ),
+        "那一步合并的字符对在任何预分词单元内部都不存在：应在完成之前的合并之后，统计预分词单元内相邻 token 组成的字符对",
+    ),
+    (
+        E(
+            "vocab id order wrong: special tokens first (ids 0, 1, ...), then the 256 single bytes in byte "
+            "order, then one token per merge in the order made"
+        ),
+        "词表的 id 顺序不对：先是特殊 token（id 为 0, 1, ...），再是按字节值排列的 256 个单字节，"
+        "然后按合并的先后每次合并一个 token",
+    ),
+    (
+        E("special tokens placed after the merges: they take the first ids, before the 256 bytes"),
+        "特殊 token 放在了合并得到的 token 之后：它们应占用最前面的 id，排在 256 个字节之前",
+    ),
+    (
+        E(
+            "training stops at the wrong size: merge until len(vocab) == vocab_size (the special tokens and "
+            "the 256 bytes count too), or until no pair is left"
+        ),
+        "训练停止时的大小不对：一直合并到 `len(vocab) == vocab_size`（特殊 token 和 256 个字节也算在内），"
+        "或者直到没有字符对可合并为止",
+    ),
+    (
+        E("vocab values and merges must be bytes (b'th'), not str: work on the UTF-8 bytes of the text"),
+        "vocab 的值和 merges 必须是 `bytes`（`b'th'`），不能是 `str`：要在文本的 UTF-8 字节上操作",
+    ),
+    (
+        E(
+            "it still visits every pre-token at every merge: keep, for each pair, the pre-tokens that contain "
+            "it, and after a merge update only those pre-tokens and their pair counts"
+        ),
+        "它每次合并仍然要访问所有预分词单元：为每个字符对记下包含它的预分词单元，"
+        "合并之后只更新这些预分词单元及其字符对计数",
+    ),
+    (
+        E(
+            "merges applied out of rank order: within a pre-token, always merge the pair with the lowest rank first"
+        ),
+        "没有按合并次序应用合并：在一个预分词单元内，总是先合并次序最靠前的字符对",
+    ),
+    (
+        E(
+            "merges applied left to right, not by rank: among the adjacent pairs that have a merge, take the one "
+            "with the lowest rank (the earliest merge), wherever it is"
+        ),
+        "按从左到右而不是按合并次序应用了合并：在所有有对应合并的相邻字符对中，不论位置，取次序最靠前（最早学到）的那一个",
+    ),
+    (
+        E(
+            "merges across pre-token boundaries: split with GPT2_PATTERN first and encode each pre-token on its own"
+        ),
+        "合并跨过了预分词单元的边界：先用 GPT2_PATTERN 切分，再分别编码每个预分词单元",
+    ),
+    (
+        E(
+            "special tokens split: cut the text at the special tokens first and give each its own id, never "
+            "encode it as text"
+        ),
+        "特殊 token 被拆开了：先在特殊 token 处切开文本，每个特殊 token 直接给出它自己的 id，绝不把它当作文本编码",
+    ),
+    (
+        E(
+            "overlapping special tokens not matched longest first: sort them by length, longest first, before "
+            "building the pattern that cuts the text"
+        ),
+        "相互重叠的特殊 token 没有按最长优先匹配：构造切分文本的模式之前，先把它们按长度从长到短排序",
+    ),
+    (
+        E(
+            "vocab id order wrong: ids come from the vocab (special tokens first, then the bytes), not from "
+            "the byte values or the merge ranks"
+        ),
+        "词表的 id 顺序不对：id 来自词表（先是特殊 token，再是字节），而不是字节值或合并次序",
+    ),
+    (
+        E(
+            "special token ids taken from their place in special_tokens: look each one up in the vocab (its "
+            "bytes -> its id); GPT-2's <|endoftext|> is id 50256"
+        ),
+        "特殊 token 的 id 取成了它在 special_tokens 里的位置：应在词表里查它（由它的字节串查出它的 id）；"
+        "GPT-2 的 `<|endoftext|>` 的 id 是 50256",
+    ),
+    (
+        E(
+            "encode differs from the reference: cut at the special tokens (longest first), split each piece with "
+            "GPT2_PATTERN, merge each pre-token's bytes in rank order, then map the byte strings to their vocab ids"
+        ),
+        "`encode` 的结果与参考实现不同：先在特殊 token 处切开（最长优先），用 GPT2_PATTERN 切分每一段，"
+        "按合并次序合并每个预分词单元的字节，再把得到的字节串映射为词表里的 id",
+    ),
+    (
+        E(
+            'decode raised on ids that cut a character: join the bytes, then .decode("utf-8", errors="replace")'
+        ),
+        '在截断了某个字符的 id 序列上，`decode` 抛出了异常：先拼接字节，再 `.decode("utf-8", errors="replace")`',
+    ),
+    (
+        E('decode: join the bytes of every id (vocab[i]), then .decode("utf-8", errors="replace") once'),
+        '`decode`：先拼接每个 id 的字节（vocab[i]），再统一 `.decode("utf-8", errors="replace")` 一次',
+    ),
+    (
+        E(
+            "decoded token by token: a character split over two tokens becomes replacement characters; join "
+            "all the bytes first, then decode once"
+        ),
+        "逐个 token 解码了：一个被拆在两个 token 里的字符会变成替换字符；应先拼接所有字节，再统一解码一次",
+    ),
+    (
+        E(
+            "each line encoded on its own: a pre-token (or a special token) that runs across two lines gets "
+            "other ids; hold back the text after the last complete pre-token and encode it with the next line"
+        ),
+        "每一行被单独编码了：跨过两行的预分词单元（或特殊 token）会得到别的 id；"
+        "把最后一个完整预分词单元之后的文本留下来，和下一行一起编码",
+    ),
+    (
+        E(
+            "encode_iterable is not lazy: it read every line before giving the first id; yield the ids of "
+            "each complete pre-token as soon as it is read"
+        ),
+        "encode_iterable 不是惰性的：它在给出第一个 id 之前读完了所有行；每读到一个完整的预分词单元，就立刻 `yield` 它的 id",
     ),
     (E("generate's output"), "generate 的输出"),
     # names of what a check compares
@@ -3552,6 +3831,34 @@ SETUP = [
         '"""Attention of lesson 1 (scale 1/sqrt(d)): builds the whole (..., Lq, Lk) score matrix."""',
         '"""第 1 课的注意力（缩放因子 1/sqrt(d)）：会构造整个 (..., Lq, Lk) 分数矩阵。"""',
     ),
+    # lesson 11 (tokenizer): its setup cell also holds GPT-2's pattern and the two given helpers
+    (
+        "  # GPT-2's pattern needs \\p{L} (any letter) and \\p{N} (any digit): the standard `re` has neither",
+        "  # GPT-2 的模式要用 \\p{L}（任意字母）和 \\p{N}（任意数字），标准库的 `re` 两个都不支持",
+    ),
+    (
+        "  # it comes with the checks package, which the block below installs or names",
+        "  # 它随检查包一起安装；下面的代码会安装检查包，或者告诉你怎么装",
+    ),
+    (
+        "  # nothing here is random; the course seeds every lesson the same way",
+        "  # 这一课没有随机的东西；课程的每一课都这样设定种子",
+    ),
+    (
+        "# GPT-2's pre-tokenization pattern: contractions, words (with the space before them), numbers,\n"
+        "# punctuation runs, whitespace",
+        "# GPT-2 的预分词模式：英文缩写、单词（连同它前面的空格）、数字、\n# 连续的标点、空白",
+    ),
+    ("# given: your answers use these two", "# 已经给出：你的答案要用到这两个函数"),
+    (
+        '"""`seq` with every occurrence of `pair` (left to right) replaced by one token, their bytes joined."""',
+        '"""把 `seq` 里 `pair` 的每一处出现（从左到右）换成一个 token，它的字节是两者拼接而成。"""',
+    ),
+    (
+        '"""How much of `buffer` can be encoded now: what comes after it cannot change its tokens."""',
+        '"""`buffer` 开头有多长的一段现在就能编码：后面再来的文本不会改变这一段的 token。"""',
+    ),
+    ("  # ends with a whole special token", "  # 以一个完整的特殊 token 结尾"),
 ]
 
 # added under each written question (the answer cell keeps nbgrader's placeholder, which must go)

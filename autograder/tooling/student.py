@@ -92,8 +92,13 @@ def setup_cell(source: str, topic: str) -> str:
     body = re.sub(r"\n{3,}", "\n\n", body)
     first, _, rest = body.partition("\n\n")
     group = first.split("\n")
-    if all(line.startswith("import ") for line in group) and not any("torch" in line for line in group):
-        stdlib = sorted(set(group) | set(SETUP_IMPORTS), key=lambda line: line.split()[1].lower())
+    if all(line.startswith(("import ", "from ")) for line in group) and not any(
+        "torch" in line for line in group
+    ):
+        # ruff's isort order within the stdlib group: `import x` lines first, then `from x import y`
+        plain = {line for line in group if line.startswith("import ")} | set(SETUP_IMPORTS)
+        froms = [line for line in group if line.startswith("from ")]
+        stdlib = sorted(plain, key=lambda line: line.split()[1].lower()) + froms
         body = "\n".join(stdlib) + ("\n\n" + rest if rest else "")
     else:
         body = "\n".join(SETUP_IMPORTS) + "\n\n" + body

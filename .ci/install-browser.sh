@@ -20,3 +20,8 @@ echo "install-browser.sh: installing ${missing[*]}"
 $sudo apt-get update -qq >/dev/null
 $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 /usr/bin/chromium --version
+# matplotlib lists the system's fonts once, on its first import (the venv's may have come first):
+# drop that list so the lessons' Chinese plots and the class report find the CJK font just installed
+if [[ " ${missing[*]} " == *" fonts-noto-cjk "* ]]; then
+    rm -f "${MPLCONFIGDIR:-$HOME/.cache/matplotlib}"/fontlist-*.json
+fi

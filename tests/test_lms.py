@@ -443,3 +443,30 @@ def test_the_mistakes_chart_keeps_every_label_whole(tmp_path):
     report._plots(tmp_path, n, [], [], [["01_attention", "scaled_dot_product_attention", hint, 3]])
     width, height = Image.open(tmp_path / "mistakes.png").size
     assert width > 600 and height > 100, (width, height)
+
+
+def test_a_chinese_class_gets_its_charts_in_chinese(tmp_path):
+    """A Chinese class's mistakes chart names the mistake in Chinese, wrapped by display width, and
+    draws every glyph when a CJK font is installed (no 'Glyph ... missing' warning)."""
+    import warnings
+
+    from byhand import fonts, i18n
+    from byhand.width import width
+
+    from autograder.record import report
+
+    hint = "the scores are divided by d_k: divide by sqrt(d_k), the std of q.k"
+    row = ["01_attention", "scaled_dot_product_attention", hint, 3]
+    label = report.mistake_label(row, "zh_CN")
+    expected = f"scaled_dot_product_attention：{i18n.hint(hint, 'zh_CN')}"
+    assert "".join(label.split()) == "".join(expected.split()), f"got {label!r}, expected {expected!r}"
+    assert "s\nqrt" not in label and "(d_\nk)" not in label, f"a word cut in two: {label!r}"
+    assert expected != f"scaled_dot_product_attention：{hint}", "the hint was not translated"
+    assert all(width(line) <= 60 for line in label.split("\n")), label
+    if not fonts.installed():
+        pytest.skip("no CJK font on this machine (Debian: fonts-noto-cjk)")
+    n = {"scores": {"01_attention": [("s1", 2, 13, False)]}, "mistakes": {}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a missing glyph is a UserWarning from matplotlib
+        report._plots(tmp_path, n, ["01_attention"], [["01_attention", "q", 0, 1, "0.5"]], [row], "zh_CN")
+    assert (tmp_path / "mistakes.png").exists() and (tmp_path / "scores.png").exists()

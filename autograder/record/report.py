@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import html
+import re
 import statistics
 import textwrap
 from collections import Counter, defaultdict
@@ -27,7 +28,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from byhand import i18n  # noqa: E402
+from byhand import fonts, i18n  # noqa: E402
+from byhand.width import width as display_width  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from autograder.course import lesson_max  # noqa: E402
@@ -107,7 +109,17 @@ def lesson_stats(n: dict) -> list:
     return out
 
 
-def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: list) -> None:
+def _plots(
+    folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: list, lang: str = i18n.DEFAULT
+) -> None:
+    """The report's three charts, their words in the class's language (a CJK font when one is installed)."""
+    zh = lang != i18n.DEFAULT
+    if zh:
+        fonts.use_cjk_font()
+
+    def t(text: str, **values) -> str:
+        return i18n.page(text, lang, **values)
+
     if lessons:
         cols = min(3, len(lessons))
         rows_ = (len(lessons) + cols - 1) // cols
@@ -119,13 +131,13 @@ def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: 
             mx = max(m for _, _, m, _ in n["scores"][lesson]) or 1
             ax.hist(pts, bins=range(0, int(mx) + 2), color="#4c72b0", edgecolor="white", align="left")
             ax.set_title(lesson, fontsize=9)
-            ax.set_xlabel(f"points (of {mx:g})", fontsize=8)
+            ax.set_xlabel(t("points (of {mx})", mx=f"{mx:g}"), fontsize=8)
             ax.set_xlim(-0.5, mx + 0.5)
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # students are counted whole
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         for row in axes:
-            row[0].set_ylabel("students")
-        fig.suptitle("Score distribution per lesson", fontsize=10)
+            row[0].set_ylabel(t("students"))
+        fig.suptitle(t("Score distribution per lesson"), fontsize=10)
         fig.tight_layout()
         fig.savefig(folder / "scores.png", dpi=90)
         plt.close(fig)
@@ -137,23 +149,23 @@ def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: 
         ax.set_yticks(range(len(rates)), labels, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_xlabel("pass rate")
-        ax.set_title("Pass rate per question", fontsize=10)
+        ax.set_xlabel(t("pass rate"))
+        ax.set_title(t("Pass rate per question"), fontsize=10)
         fig.tight_layout()
         fig.savefig(folder / "pass_rates.png", dpi=90)
         plt.close(fig)
     top = mistake_rows[:12]
     stale = folder / "mistakes.png"
     if top:
-        labels = [mistake_label(row) for row in top]
+        labels = [mistake_label(row, lang) for row in top]
         height = 0.3 * sum(label.count("\n") + 1 for label in labels) + 1.2
         fig, ax = plt.subplots(figsize=(11, height))
         ax.barh(range(len(top)), [row[3] for row in top], color="#dd8452")
         ax.set_yticks(range(len(top)), labels, fontsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.invert_yaxis()
-        ax.set_xlabel("submissions")
-        ax.set_title("Most common mistakes (knock-on failures not counted)", fontsize=10)
+        ax.set_xlabel(t("submissions"))
+        ax.set_title(t("Most common mistakes (knock-on failures not counted)"), fontsize=10)
         fig.tight_layout()
         fig.savefig(stale, dpi=90, bbox_inches="tight")  # the labels whole, however long
         plt.close(fig)
@@ -161,9 +173,21 @@ def _plots(folder: Path, n: dict, lessons: list, pass_rows: list, mistake_rows: 
         stale.unlink()
 
 
-def mistake_label(row) -> str:
-    """A mistake's label on the chart: the question and the whole hint, wrapped (never cut)."""
-    return "\n".join(textwrap.wrap(f"{row[1]}: {row[2]}", 60, break_long_words=True))
+def mistake_label(row, lang: str = i18n.DEFAULT) -> str:
+    """A mistake's label on the chart: the question and the whole hint in the class's language,
+    wrapped (never cut) at 60 columns: a CJK character takes two."""
+    if lang == i18n.DEFAULT:
+        return "\n".join(textwrap.wrap(f"{row[1]}: {row[2]}", 60, break_long_words=True))
+    text = f"{row[1]}：{i18n.hint(row[2], lang)}"
+    lines, line = [], ""
+    # a line breaks between CJK characters or at a space, never inside a Latin word or code
+    for unit in re.findall(r"[^\s\u2e80-\uffef]+|\s|.", text):
+        if line and display_width(line + unit) > 60:
+            lines.append(line.rstrip())
+            line = unit.lstrip()
+        else:
+            line += unit
+    return "\n".join(lines + [line])
 
 
 def write_report(out: Path, graded: list, submissions: list | None = None) -> Path:
@@ -199,10 +223,9 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
         ["lesson", "question", "hint", "count", "kind"],
         [r + ["mistake"] for r in mistake_rows] + [r + ["knock-on"] for r in knock_rows],
     )
-    _plots(folder, n, lessons, pass_rows, mistake_rows)
-
-    # page, in the class's language (the CSVs above are data: their headers stay as they are)
+    # page and charts in the class's language (the CSVs above are data: their headers stay as they are)
     lang = class_language(graded)
+    _plots(folder, n, lessons, pass_rows, mistake_rows, lang)
     esc = html.escape
 
     def t(text: str, **values) -> str:

@@ -4027,6 +4027,11 @@ PAGE = {
     "full points": "满分人数",
     "written answers to grade": "待评简答题",
     "Score distribution": "分数分布",
+    # the report's charts
+    "Score distribution per lesson": "各课分数分布",
+    "points (of {mx})": "得分（满分 {mx}）",
+    "pass rate": "通过率",
+    "Most common mistakes (knock-on failures not counted)": "最常见的错误（不计连带失败）",
     "Students": "学生",
     "Points per lesson; each links to the student's feedback page.": "各课得分；每一项都链接到该学生的反馈页面。",
     "written answers not graded yet.": "简答题尚未人工评分。",

@@ -32,6 +32,10 @@ LABEL = (
 # torch.float32 (mean 1.0, std 2.0)"), in order: the longer phrases first.
 LABELS = [
     # lesson 12_training
+    (
+        r"^AdamW\(params\), its defaults, gradients of size 1e-8",
+        "AdamW(params)，使用默认超参数，梯度大小为 1e-8",
+    ),
     (r"(?P<n>\d+) parameters (?=\()", r"\g<n> 个参数 "),
     (
         r"groups (?P<g>\[\[.*?\]\]) with weight_decay (?P<w>\[[^\]]*\])",
@@ -135,6 +139,10 @@ LABELS = [
         "（重叠的字符对；在达到 vocab_size 之前所有字符对都已合并）",
     ),
     (r"random words of (?P<l>[a-d, ]+) \(many ties\)", "由 \\g<l> 组成的随机单词（很多计数相同的字符对）"),
+    (
+        r"random words of (?P<l>[a-d, ]+) with (?P<s>\S+) and (?P<t>\S+) between them",
+        "由 \\g<l> 组成的随机单词，中间夹着 `\\g<s>` 和 `\\g<t>`",
+    ),
     (r"(?P<n>\d+) characters of English", "\\g<n> 个字符的英文"),
     (r"(?P<n>\d+) characters of Chinese", "\\g<n> 个字符的中文"),
     (
@@ -1266,6 +1274,18 @@ PIECES = STRUCTURE + [
     (
         E("return the global L2 norm of the gradients, before clipping"),
         "返回梯度在裁剪之前的全局 L2 范数",
+    ),
+    (
+        E(
+            "the 1e-6 is missing: scale by max_norm / (norm + 1e-6), as torch does (it matters when the norm itself is tiny)"
+        ),
+        "少了 1e-6：应像 torch 那样乘以 max_norm / (norm + 1e-6)（范数本身很小时，这一项就有影响）",
+    ),
+    (
+        E(
+            "AdamW(params) without arguments does not use torch.optim.AdamW's defaults: lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01 in the signature of __init__"
+        ),
+        "不带参数的 AdamW(params) 没有用 torch.optim.AdamW 的默认值：__init__ 的签名里应写 lr=1e-3、betas=(0.9, 0.999)、eps=1e-8、weight_decay=0.01",
     ),
     (
         E(

@@ -418,6 +418,17 @@ def _with_eot(text: str, every: int) -> str:
 
 
 TEN = "abababcabc"  # the lesson's ten-character example
+SEP, SEP_BB = "<|s|>", "<|s|>bb"  # SEP_BB starts with SEP and is not made of it: longest first matters
+
+
+def _words_with_seps(seed: int, letters: str) -> str:
+    """Random words of `letters` (no b) with SEP and SEP_BB between them: matched shortest first,
+    SEP_BB leaves a "bb" behind as text, 15 times."""
+    rng = random.Random(seed)
+    words = _random_words(seed, 60, letters).split(" ")
+    for i in range(30):
+        words.insert(rng.randrange(len(words)), SEP_BB if i % 2 else SEP)
+    return " ".join(words)
 
 
 def _train_specs(hidden: bool) -> list:
@@ -435,9 +446,21 @@ def _train_specs(hidden: bool) -> list:
                 [EOT, EOT2],
             ),
             ("800 characters of Chinese", _slice("zh", 13, 800), 256 + 30, []),
+            (
+                f"random words of a, c with {SEP} and {SEP_BB} between them",
+                _words_with_seps(14, "ac"),
+                258 + 8,
+                [SEP, SEP_BB],
+            ),
         ]
     return [
         ("random words of a, b, c, d (many ties)", _random_words(8, 90, "abcd"), 256 + 20, []),
+        (
+            f"random words of a, d with {SEP} and {SEP_BB} between them",
+            _words_with_seps(15, "ad"),
+            258 + 10,
+            [SEP, SEP_BB],
+        ),
         ("6000 characters of English", _slice("en", 21, 6000), 256 + 80, []),
         (
             f"4000 characters of English with {EOT} and {EOT2}",

@@ -169,12 +169,12 @@ def _problem(shapes, seed):
     return curv, centre, g
 
 
-def _grads(params, curv, centre, g, frozen):
-    """The gradient of each parameter at its current value (None for the frozen one)."""
+def _grads(params, curv, centre, g, frozen, scale=1.0):
+    """The gradient of each parameter at its current value, times `scale` (None for the frozen one)."""
     out = []
     for i, p in enumerate(params):
         noise = (torch.randn(p.shape, dtype=F64, generator=g) * 0.5).to(p.device)
-        grad = curv[i].to(p.device) * (p.detach().double() - centre[i].to(p.device)) + noise
+        grad = (curv[i].to(p.device) * (p.detach().double() - centre[i].to(p.device)) + noise) * scale
         out.append(None if i == frozen else grad.to(p.dtype))
     return out
 
@@ -196,13 +196,14 @@ def _build(cls, params, groups, group_wd, kw):
 
 def run_adamw(
     cls, inits, lr, betas, eps, weight_decay, steps, seed, frozen=-1, groups=None, group_wd=None,
-    scheduled=False, resume_at=-1, foreach=None,
+    scheduled=False, resume_at=-1, foreach=None, defaults=False, grad_scale=1.0,
 ):  # fmt: skip
     """Train parameters starting at `inits` with `cls` (the student's AdamW, or torch's: the judge
     runs the same function) for `steps` steps; returns (final parameters, state of parameter 0 as
-    [step, exp_avg, exp_avg_sq] or the keys it has)."""
+    [step, exp_avg, exp_avg_sq] or the keys it has). `defaults`: built as cls(params), every
+    hyperparameter the signature's default, the learning rate never set by the loop."""
     params = [p.detach().clone().requires_grad_(True) for p in inits]
-    kw = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+    kw = {} if defaults else dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
     if foreach is not None:
         kw["foreach"] = foreach
     opt = _build(cls, params, groups, group_wd, kw)
@@ -213,9 +214,10 @@ def run_adamw(
             params = [p.detach().clone().requires_grad_(True) for p in params]
             opt = _build(cls, params, groups, group_wd, kw)
             opt.load_state_dict(state)
-        for group in opt.param_groups:
-            group["lr"] = _lr_at(lr, t, steps, scheduled)
-        for p, grad in zip(params, _grads(params, curv, centre, g, frozen)):
+        if not defaults:
+            for group in opt.param_groups:
+                group["lr"] = _lr_at(lr, t, steps, scheduled)
+        for p, grad in zip(params, _grads(params, curv, centre, g, frozen, grad_scale)):
             p.grad = grad
         opt.step()
     state = opt.state.get(params[0], {})
@@ -249,7 +251,7 @@ def _adamw_model(inits, f, mistake=None):
             v = [torch.zeros_like(p) for p in params]
             n = [0] * len(params)
         rate = lr if mistake == "lr_fixed" else _lr_at(lr, t, f["steps"], f["scheduled"])
-        grads = _grads(params, curv, centre, g, f["frozen"])
+        grads = _grads(params, curv, centre, g, f["frozen"], f["grad_scale"])
         for i, grad in enumerate(grads):
             p, wd = params[i], wds[i]
             if grad is None:
@@ -313,6 +315,10 @@ _ADAMW_HINTS = {
         "a parameter without a gradient was changed: skip it (if p.grad is None: continue), as "
         "torch.optim.AdamW does"
     ),
+    "defaults": (
+        "AdamW(params) without arguments does not use torch.optim.AdamW's defaults: lr=1e-3, "
+        "betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01 in the signature of __init__"
+    ),
     "state_lost": (
         "the optimizer's state did not survive state_dict() / load_state_dict(): keep step, exp_avg and "
         "exp_avg_sq in self.state[p] (torch.optim.Optimizer saves and restores exactly that), not in "
@@ -322,13 +328,17 @@ _ADAMW_HINTS = {
 
 # (shapes, dtype, lr, betas, eps, weight_decay, steps, frozen, groups, group weight decays, scheduled,
 #  resume at)
+# lr None: AdamW(params), the signature's defaults (torch.optim.AdamW's: lr 1e-3, betas (0.9, 0.999),
+# eps 1e-8, weight_decay 0.01)
 _ADAMW_SPECS = [
     ([(3, 4), (5,)], F64, 0.05, (0.9, 0.95), 1e-8, 0.1, 200, -1, None, None, False, -1),
+    ([(3, 2), (4,)], F64, None, None, None, None, 300, -1, None, None, False, -1),
     ([(2, 3), (4,), (3,)], torch.float32, 0.01, (0.9, 0.999), 1e-8, 0.5, 200, 2, None, None, True, -1),
     ([(4, 2), (3,), (2,)], F64, 0.03, (0.8, 0.99), 1e-6, 0.2, 200, -1, [[0], [1, 2]], [0.2, 0.0], True, 120),
 ]
 _ADAMW_HIDDEN = [
     ([(5, 3), (7,)], F64, 0.02, (0.85, 0.98), 1e-8, 0.3, 300, -1, None, None, False, -1),
+    ([(2, 4), (3,)], F64, None, None, None, None, 400, -1, None, None, False, -1),
     ([(3, 3), (2,), (6,)], torch.float32, 0.005, (0.9, 0.999), 1e-7, 0.05, 300, 1, None, None, True, -1),
     ([(2, 5), (4,), (3, 2)], F64, 0.04, (0.9, 0.97), 1e-8, 0.4, 300, 2, [[0, 2], [1]], [0.4, 0.0], True, 170),
 ]
@@ -338,11 +348,16 @@ def _adamw_cases(hidden):
     cases = []
     for i, spec in enumerate(_ADAMW_HIDDEN if hidden else _ADAMW_SPECS):
         shapes, dt, lr, betas, eps, wd, steps, frozen, groups, gwd, sched, resume = spec
+        defaults = lr is None
+        if defaults:
+            lr, betas, eps, wd = 1e-3, (0.9, 0.999), 1e-8, 0.01
         g = gen(12100 + 31 * i + (500 if hidden else 0))
         inits = [rand(*s, dtype=dt, mean=0.5, std=2.0, generator=g) for s in shapes]
         seed = 12150 + i + (500 if hidden else 0)
         kw = dict(lr=lr, betas=list(betas), eps=eps, weight_decay=wd, steps=steps, seed=seed)
         extra = dict(frozen=frozen, scheduled=sched, resume_at=resume)
+        if defaults:  # gradients of size 1e-8, where eps = 1e-8 (and where it sits) changes every step
+            extra.update(defaults=True, grad_scale=1e-8)
         if groups:
             extra.update(groups=groups, group_wd=gwd)
         steps_ = [
@@ -358,14 +373,16 @@ def _adamw_cases(hidden):
             words.append("lr changed every step by a schedule")
         if resume >= 0:
             words.append(f"state_dict() loaded into a new AdamW at step {resume}")
-        label = (
-            f"AdamW(lr={lr}, betas={betas}, eps={eps}, weight_decay={wd}), "
-            + ", ".join(words)
-            + f", {steps} steps on a noisy quadratic"
+        head = (
+            "AdamW(params), its defaults, gradients of size 1e-8"
+            if defaults
+            else f"AdamW(lr={lr}, betas={betas}, eps={eps}, weight_decay={wd})"
         )
+        label = f"{head}, " + ", ".join(words) + f", {steps} steps on a noisy quadratic"
         facts = dict(
             inits=inits, dtype=dt, lr=lr, betas=betas, eps=eps, weight_decay=wd, steps=steps, seed=seed,
-            frozen=frozen, groups=groups, group_wd=gwd, scheduled=sched, resume_at=resume,
+            frozen=frozen, groups=groups, group_wd=gwd, scheduled=sched, resume_at=resume, defaults=defaults,
+            grad_scale=1e-8 if defaults else 1.0,
         )  # fmt: skip
         cases.append(Case(label, steps_, ["r"], facts=facts, size=steps * (2 if resume >= 0 else 1)))
     return cases
@@ -378,6 +395,7 @@ def _torch_adamw(f):
     return run_adamw(
         torch.optim.AdamW, f["inits"], **kw, seed=f["seed"], frozen=f["frozen"], groups=f["groups"],
         group_wd=f["group_wd"], scheduled=f["scheduled"], resume_at=f["resume_at"], foreach=False,
+        defaults=f["defaults"], grad_scale=f["grad_scale"],
     )  # fmt: skip
 
 
@@ -393,7 +411,7 @@ def _adamw_judge(case, out):
     got_flat = torch.cat([expect_tensor(p, "a parameter").reshape(-1).double() for p in got_params])
     exp_flat = torch.cat([p.reshape(-1).double() for p in exp_params])
     rtol, atol = (2e-4, 2e-5) if f["dtype"] == torch.float32 else (1e-7, 1e-9)
-    keys = [k for k in _ADAMW_HINTS if (k != "state_lost" or f["resume_at"] >= 0)]
+    keys = [k for k in _ADAMW_HINTS if (k != "state_lost" or f["resume_at"] >= 0) and k != "defaults"]
     keys = [k for k in keys if k != "lr_fixed" or f["scheduled"]]
     keys = [k for k in keys if k != "group_wd_ignored" or f["groups"]]
     keys = [k for k in keys if k != "frozen_decayed" or f["frozen"] >= 0]
@@ -406,6 +424,8 @@ def _adamw_judge(case, out):
         rtol=max(rtol, 1e-6),
         atol=max(atol, 1e-7),
     )
+    if f["defaults"] and not hint:
+        hint = _ADAMW_HINTS["defaults"]
     assert_close(
         got_flat,
         exp_flat.to(got_flat.dtype),
@@ -590,6 +610,10 @@ _CLIP_HINTS = {
         "into a list first (params = [p for p in parameters if p.grad is not None])"
     ),
     "norm_after": "the norm returned is the one after clipping: return the total norm before scaling",
+    "no_eps": (
+        "the 1e-6 is missing: scale by max_norm / (norm + 1e-6), as torch does (it matters when the "
+        "norm itself is tiny)"
+    ),
 }
 
 
@@ -605,6 +629,8 @@ def _clip_model(grads, max_norm, mistake=None):
             continue
         if mistake == "per_param":
             coef = min(1.0, max_norm / (float(g.norm()) + 1e-6))
+        elif mistake == "no_eps":
+            coef = min(1.0, max_norm / float(total))
         elif mistake == "always":
             coef = max_norm / (float(total) + 1e-6)
         else:
@@ -621,12 +647,14 @@ def _clip_cases(hidden):
         ([(3, 4), (5,), None, (2, 2, 3)], torch.float32, 1.0, 1.0, False),
         ([(6,), (2, 3)], F64, 0.1, 5.0, False),  # below max_norm: unchanged
         ([(4, 4), None, (7,), (1,)], F64, 3.0, 2.0, True),
+        ([(5,), (2, 3)], F64, 1e-5, 1e-6, False),  # a tiny norm: the 1e-6 counts
     ]
     if hidden:
         specs = [
             ([(8, 3), (3,), (5, 2), None], torch.float32, 2.0, 0.5, False),
             ([(10,), (2, 2)], F64, 0.01, 1.0, False),
             ([(3, 3, 3), (1,), None, (9,)], F64, 1.0, 3.0, True),
+            ([(4,), (3, 2), (2,)], F64, 2e-5, 3e-6, True),
         ]
     cases = []
     for i, (shapes, dt, std, max_norm, as_gen) in enumerate(specs):
@@ -679,6 +707,7 @@ def _clip_judge(case, out):
         )
     flat = torch.cat([g.reshape(-1).double() for g in got])
     exp_flat = torch.cat([g.reshape(-1).double() for g in exp_grads if g is not None])
+    atol = 1e-7 * min(1.0, float(exp_flat.abs().max()))  # tiny gradients: the tolerance shrinks with them
     models = {}
 
     def model(k):
@@ -693,7 +722,7 @@ def _clip_judge(case, out):
             for k, h in _CLIP_HINTS.items()
         ],
         rtol=1e-5,
-        atol=1e-7,
+        atol=atol,
     )
     assert_close(
         flat,
@@ -702,7 +731,7 @@ def _clip_judge(case, out):
         hint
         or "every gradient times min(1, max_norm / (norm + 1e-6)), norm the L2 norm of all gradients together",
         rtol=1e-5,
-        atol=1e-7,
+        atol=atol,
     )
     if isinstance(norm, (int, float)):
         norm = torch.tensor(float(norm), dtype=F64)
@@ -729,7 +758,7 @@ def _clip_judge(case, out):
 
 def batches(fn, data, kind, batch_size, context_length, seed, coverage):
     """get_batch on `data` held as `kind` ("numpy": uint16, "memmap": a uint16 np.memmap, "tensor":
-    int64): the batch of one seed twice, of another seed once, then `coverage` windows in one batch.
+    int32): the batch of one seed twice, of another seed once, then `coverage` windows in one batch.
     Returns the eight tensors, or the error one call raised (text) in place of a result."""
     arr = np.asarray(data, dtype=np.uint16)  # a list: the data stays on the CPU, whatever the device
     folder = None
@@ -744,7 +773,9 @@ def batches(fn, data, kind, batch_size, context_length, seed, coverage):
     elif kind == "numpy":
         held = arr
     else:
-        held = torch.tensor(data, dtype=torch.int64)
+        held = torch.tensor(
+            data, dtype=torch.int32
+        )  # ids saved by torch at 32 bits: the batch is still int64
     results = []
     try:
         for s, n in ((seed, batch_size), (seed, batch_size), (seed + 1, batch_size), (seed + 2, coverage)):
@@ -802,7 +833,7 @@ def _batch_cases(hidden):
         seed = 12400 + 11 * i + (500 if hidden else 0)
         label = (
             f"get_batch(data, batch_size={bsz}, context_length={ctx}), data = "
-            f"{'np.ndarray(uint16)' if kind == 'numpy' else 'np.memmap(uint16)' if kind == 'memmap' else 'torch.Tensor(int64)'}"
+            f"{'np.ndarray(uint16)' if kind == 'numpy' else 'np.memmap(uint16)' if kind == 'memmap' else 'torch.Tensor(int32)'}"
             f", {n} tokens, {n_starts} valid starts; generator seeds {seed}, {seed + 1}, {seed + 2} "
             f"({coverage} windows)"
         )

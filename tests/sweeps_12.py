@@ -38,14 +38,30 @@ def capstone(lang: str, quick: bool) -> dict:
     """The capstone's namespace (tokenizer, data, baselines, `train`) for corpus `lang` ('en' or 'zh')
     at the test length (`quick`) or the notebook's."""
     import torch
+
+    saved = {k: os.environ.get(k) for k in ("PYTEST_CURRENT_TEST", "BYHAND_QUICK")}
+    if not quick:
+        os.environ.pop("PYTEST_CURRENT_TEST", None)  # the notebook cuts its runs under pytest
+    os.environ["BYHAND_QUICK"] = "1" if quick else "0"
+    try:
+        ns = _capstone_cells(lang)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    assert ns["QUICK"] == quick and ns["LANG"] == lang, (ns["QUICK"], ns["LANG"])
+    torch.set_num_threads(1)
+    return ns
+
+
+def _capstone_cells(lang: str) -> dict:
     from byhand import i18n
     from lesson_code import definitions, one_thread
 
     from autograder.course import read_solution, tags
 
-    if not quick:
-        os.environ.pop("PYTEST_CURRENT_TEST", None)  # the notebook cuts its runs under pytest
-    os.environ["BYHAND_QUICK"] = "1" if quick else "0"
     with i18n.using("zh_CN" if lang == "zh" else "en"), one_thread():
         ns = definitions(LESSON, run_plain=True)
         started = False
@@ -58,8 +74,6 @@ def capstone(lang: str, quick: bool) -> dict:
             if "NBVAL_IGNORE_OUTPUT" in cell.source:
                 break
             exec(compile(cell.source, f"<{LESSON} capstone cell>", "exec"), ns)
-    assert ns["QUICK"] == quick and ns["LANG"] == lang, (ns["QUICK"], ns["LANG"])
-    torch.set_num_threads(1)
     return ns
 
 

@@ -79,23 +79,7 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     assert len(shown) <= 12 and not any("byhand" + "/" in line for line in shown), "\n".join(shown)
 
 
-# Catalogued mistakes that only the hidden cases fail, in lessons whose checks are being extended
-# separately (issue 38, lessons 03, 09 and 10): remove an entry once its lesson's visible cases fail it.
-HIDDEN_ONLY_FOR_NOW = {
-    ("09_modern_block", "block_positions_not_passed_on"),
-    ("10_flash_attention", "bwd_masks_instead_of_skipping"),
-}
-
-
-@pytest.mark.parametrize(
-    "lesson,mistake",
-    [
-        pytest.param(*key, marks=pytest.mark.xfail(reason="only the hidden cases fail it (issue 38)"))
-        if key in HIDDEN_ONLY_FOR_NOW
-        else key
-        for key in catalogued("MISTAKES")
-    ],
-)
+@pytest.mark.parametrize("lesson,mistake", catalogued("MISTAKES"))
 def test_classic_mistake_fails_the_visible_check(lesson, mistake):
     """Does the visible self-check alone fail this classic mistake (so no student sees "all visible
     cases pass" and then loses the points at grading)?"""

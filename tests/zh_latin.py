@@ -26,7 +26,7 @@ ALLOWED = frozenset(
     Llama Meta Mistral Qwen Hugging Face FlashAttention Post-norm Pre-norm log-sum-exp
     Transformer PyTorch Python Jupyter Kaiming Xavier LeCun Adam AdamW Glorot Xiong Vaswani
     Frobenius Encoder Linear
-    noqa Colab NumPy numpy Function Softmax Dropout Swin output causal attn embed len argmax scheme long
+    noqa Colab NumPy numpy Function Softmax Dropout Swin output causal attn embed len argmax scheme long params
     Su Shazeer Ainslie Radford Brown Touvron Liu Bengio He Ioffe Szegedy Sennrich Zhang Press Wolf Xiong
     Dao Jiang Yang Bai Team Mistral Qwen Kingma Ba Loshchilov Hutter
     text vocab merges endoftext Tokenizer

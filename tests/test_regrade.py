@@ -139,3 +139,40 @@ def test_the_checks_package_says_one_version():
 
     text = (course.ROOT / "student" / "pyproject.toml").read_text()
     assert re.search(r'^version = "([^"]+)"', text, re.M).group(1) == byhand.__version__
+
+
+# The wheel's contents at each released version of the checks package: a student's `pip install -U`
+# only upgrades when the version changes, so a change to what the wheel ships without a new version
+# leaves every student who installed it before on checks that no longer match the grader's.
+# A new version: bump student/pyproject.toml and byhand/__init__.py, then add the line the failure
+# prints (the older lines stay, a record of what each version shipped).
+CHECKS_FINGERPRINTS = {
+    "0.2.0": "1c826af23e963c87",
+}
+
+
+def checks_fingerprint() -> str:
+    """A hash of every file the student wheel ships: the package's modules and its data."""
+    import hashlib
+
+    root = course.ROOT / "student" / "byhand"
+    # what student/pyproject.toml packages: byhand/*.py, byhand/data/*.xz and byhand/data/README.md
+    files = sorted([*root.glob("*.py"), *root.glob("data/*.xz"), root / "data" / "README.md"])
+    digest = hashlib.sha256()
+    for p in files:
+        digest.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def test_changed_checks_come_with_a_new_version():
+    """Is the version of the checks package a new one whenever what the wheel ships changed?"""
+    import byhand
+
+    now = checks_fingerprint()
+    recorded = CHECKS_FINGERPRINTS.get(byhand.__version__)
+    assert recorded == now, (
+        f"the checks package changed but its version did not.\n  got:      version {byhand.__version__} "
+        f"ships {now}\n  expected: version {byhand.__version__} ships {recorded}\n  hint: bump the version "
+        f'in student/pyproject.toml and byhand/__init__.py, then add "NEW": "{now}" to CHECKS_FINGERPRINTS '
+        "in tests/test_regrade.py (if this version was never released, update its line instead)"
+    )

@@ -23,5 +23,9 @@ $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 # matplotlib lists the system's fonts once, on its first import (the venv's may have come first):
 # drop that list so the lessons' Chinese plots and the class report find the CJK font just installed
 if [[ " ${missing[*]} " == *" fonts-noto-cjk "* ]]; then
-    rm -f "${MPLCONFIGDIR:-$HOME/.cache/matplotlib}"/fontlist-*.json
+    cache="${MPLCONFIGDIR:-${XDG_CACHE_HOME:-$HOME/.cache}/matplotlib}"
+    if [ -x .venv/bin/python ]; then
+        cache="$(.venv/bin/python -c 'import matplotlib; print(matplotlib.get_cachedir())' 2>/dev/null || echo "$cache")"
+    fi
+    rm -f "$cache"/fontlist-*.json
 fi

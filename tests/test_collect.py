@@ -344,8 +344,10 @@ def test_a_term_as_the_trial_built_it(tmp_path):
         "leebo_4444": ("10", "13"),
         "Ann Wu_4502": ("10", "13"),
     }, summary
-    assert (summary["leebo_4444"]["late"], summary["leebo_4444"]["penalty_percent"]) == ("yes (LMS)", "20")
-    assert summary["doejohn_3333"]["late"] == ""  # a copy's file time is no submission time
+    # lateness is in submissions.csv (summary.csv keeps exactly the contract's five columns)
+    subs = {r["student"]: r for r in _rows(out / "submissions.csv")}
+    assert (subs["leebo_4444"]["late"], subs["leebo_4444"]["penalty_percent"]) == ("yes (LMS)", "20")
+    assert subs["doejohn_3333"]["late"] == ""  # a copy's file time is no submission time
     canvas = list(csv.reader(open(out / "lms" / "canvas_gradebook.csv")))
     assert canvas[1][5] == "13"
     db_url = gradebook.default_url(out)

@@ -134,7 +134,9 @@ class CleanVenv:
         client = NotebookClient(
             nb, km=km, timeout=300, allow_errors=True, resources={"metadata": {"path": str(work)}}
         )
-        await client.async_execute(cwd=str(work), env=self.env(work))
+        # cleanup_kc: nbclient shuts down only a kernel whose manager it made itself; without it
+        # every run's kernel stays alive (about 350 MB each) until the test process exits
+        await client.async_execute(cwd=str(work), env=self.env(work), cleanup_kc=True)
         return nb
 
 

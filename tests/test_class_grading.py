@@ -171,10 +171,8 @@ def test_demo_cells_are_skipped_and_nothing_graded_needs_them(lesson):
         module.check(name, ns, hidden=True)
 
 
-def test_report_has_plots_and_numbers(small_class):
-    """Does the class report hold its plots and the same numbers as CSV?"""
-    _, out = small_class
-    report = out / "report"
+def _write_report(out: Path) -> Path:
+    """`make grade`'s last step on the small class's saved results: OUT/report."""
     import json
 
     from autograder.record.report import write_report
@@ -186,6 +184,13 @@ def test_report_has_plots_and_numbers(small_class):
         if p.name != "manual.json"
     ]
     write_report(out, graded)
+    return out / "report"
+
+
+def test_report_has_plots_and_numbers(small_class):
+    """Does the class report hold its plots and the same numbers as CSV?"""
+    _, out = small_class
+    report = _write_report(out)
     for name in (
         "index.html",
         "scores.png",
@@ -221,7 +226,7 @@ def test_report_plots_open_in_a_browser(small_class, chromium):
     from browser import NetworkLog, screenshot_path, serve
 
     _, out = small_class
-    with serve(out / "report") as base:
+    with serve(_write_report(out)) as base:  # its own report: the test may run before or without the other
         page = chromium.new_page(viewport={"width": 1100, "height": 900})
         log = NetworkLog.attach(page)
         page.goto(f"{base}/index.html")

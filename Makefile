@@ -11,7 +11,7 @@ DB_URL  ?=
 # where handed-out notebooks install the checks from (the site's wheel URL, an index name, a git URL)
 export BYHAND_SOURCE
 
-.PHONY: review-zh mutation postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
+.PHONY: messages review-zh mutation postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -27,6 +27,7 @@ help:
 	@echo "make exchange                                nbgrader release_assignment of every lesson (exchange)"
 	@echo "make formgrader [OUT=dir]                    nbgrader's formgrader on a grading output folder"
 	@echo "make review-zh [LESSON=09_modern_block]      build/review/NN.html: English and Chinese side by side, stale cells flagged"
+	@echo "make messages                                the pages' words into student/byhand/locale/*.po, compiled to .mo"
 	@echo "make wheel                                   the student package (byhand) as a wheel in build/wheel/"
 	@echo "make bench                                   grading benchmark table"
 	@echo "make mutation [LESSONS=...]                  mutate the reference answers, run the checks on each (docs/mutation.md)"
@@ -50,6 +51,10 @@ review-zh: $(STAMP)
 
 release: $(STAMP)
 	$(BIN)/python -m autograder release
+
+# the grader pages' words into each language's gettext catalogue (student/byhand/locale), compiled
+messages: $(STAMP)
+	$(BIN)/python -m autograder messages
 
 handout: $(STAMP)
 	$(BIN)/python -m autograder handout

@@ -179,6 +179,8 @@ def main(argv=None) -> int:
     t = sub.add_parser("translations", help="how current each lesson's translation is")
     t.add_argument("--lang", default="zh_CN")
     t.add_argument("--update", action="store_true", help="add TODO entries for new and changed cells")
+    ms = sub.add_parser("messages", help="extract the pages' words and compile the gettext catalogues")
+    ms.add_argument("--new", metavar="LANG", help="start the catalogue of a new language")
     rv = sub.add_parser("review", help="a lesson and its translation side by side (build/review/NN.html)")
     rv.add_argument("lessons", nargs="*")
     rv.add_argument("--lang", default="zh_CN")
@@ -244,6 +246,15 @@ def main(argv=None) -> int:
                 print(f"wrote {translations.update_skeleton(lesson, args.lang).relative_to(course.ROOT)}")
         print(translations.report(args.lang))
         return 0
+    if args.cmd == "messages":
+        from autograder.tooling import messages
+
+        for path in messages.update(args.new, new=bool(args.new)):
+            print(f"wrote {path.relative_to(course.ROOT)}")
+        untranslated = {lang: messages.untranslated(lang) for lang in messages.languages()}
+        for lang, ids in untranslated.items():
+            print(f"{lang}: {len(ids)} ids to translate" + "".join(f"\n  {i!r}" for i in ids))
+        return 1 if any(untranslated.values()) else 0
     if args.cmd == "review":
         from autograder.tooling import review
 

@@ -404,7 +404,8 @@ def test_report_histogram_counts_are_integers(graded):
     """Are the score histogram's y ticks whole numbers of students?"""
     from autograder.record.report import plural
 
-    assert plural(1, "student") == "1 student" and plural(2, "student") == "2 students"
+    one, many = plural(1, "{n} student", "{n} students"), plural(2, "{n} student", "{n} students")
+    assert (one, many) == ("1 student", "2 students"), f"got {(one, many)}"
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 

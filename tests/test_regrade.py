@@ -148,6 +148,7 @@ def test_the_checks_package_says_one_version():
 # prints (the older lines stay, a record of what each version shipped).
 CHECKS_FINGERPRINTS = {
     "0.2.0": "1c826af23e963c87",
+    "0.2.1": "b19896a85597493f",  # the grader pages' words in a gettext catalogue (byhand/locale)
 }
 
 
@@ -156,8 +157,16 @@ def checks_fingerprint() -> str:
     import hashlib
 
     root = course.ROOT / "student" / "byhand"
-    # what student/pyproject.toml packages: byhand/*.py, byhand/data/*.xz and byhand/data/README.md
-    files = sorted([*root.glob("*.py"), *root.glob("data/*.xz"), root / "data" / "README.md"])
+    # what student/pyproject.toml packages: byhand/*.py, byhand/data/*.xz and byhand/data/README.md,
+    # the compiled catalogues byhand/locale/*/LC_MESSAGES/*.mo
+    files = sorted(
+        [
+            *root.glob("*.py"),
+            *root.glob("data/*.xz"),
+            root / "data" / "README.md",
+            *root.glob("locale/*/LC_MESSAGES/*.mo"),
+        ]
+    )
     digest = hashlib.sha256()
     for p in files:
         digest.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")

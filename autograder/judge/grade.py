@@ -22,6 +22,7 @@ import byhand as checks
 import nbformat
 from byhand import i18n
 from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_cases
+from byhand.i18n import N_
 
 from autograder import course
 from autograder.collect.submissions import Submission
@@ -200,7 +201,7 @@ def _names_per_question(lesson: str) -> dict:
     return {q: frozenset(own[q].union(*(own.get(n, {n}) for n in module.QUESTIONS[q].needs))) for q in cases}
 
 
-NOT_DONE_HINT = "not done"  # the class report's name for a blank answer (not a mistake)
+NOT_DONE_HINT = N_("not done")  # the class report's name for a blank answer (not a mistake)
 # a check's hint that says another graded piece must pass first ("first make Encoder ... pass")
 KNOCK_ON_PREFIXES = ("first make ",)
 

@@ -24,6 +24,7 @@ from types import MappingProxyType
 import nbformat
 import pygments
 from byhand import i18n
+from byhand.i18n import N_
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
@@ -31,7 +32,7 @@ from pygments.lexers import PythonLexer
 from autograder.course import ROOT, SOLUTIONS
 from autograder.record.public import HIDDEN_LINE, TAGS, clean, public_notebook
 
-CUT_NOTE = "… {n} more characters of this output are not shown"
+CUT_NOTE = N_("… {n} more characters of this output are not shown")
 CSP = (
     "default-src 'none'; script-src 'self' file:; style-src 'self' file: 'unsafe-inline'; "
     "img-src 'self' file: data:; font-src 'self' file: data:; base-uri 'none'; form-action 'none'"
@@ -61,7 +62,7 @@ def scores_html(rows, lang: str | None = None) -> str:
         )
         lines.append(" " + html.escape(pending_text))
     lines.append("</p>")
-    head = ("question", "points", "status", "what to look at")
+    head = (N_("question"), N_("points"), N_("status"), N_("what to look at"))
     lines.append(
         "<table class='questions'><tr>"
         + "".join(f"<th>{html.escape(_t(h, lang))}</th>" for h in head)
@@ -216,7 +217,9 @@ body{{margin:0;background:#fff;color:#1f2328}}
 """
 
 # The page's own words are English templates, in the submitted notebook's language through the
-# checks' message catalogue (`byhand.i18n.page`, `PAGE` of messages_<lang>.py)
+# gettext catalogue (`byhand.i18n.page`; `make messages`, autograder/tooling/messages.py)
+# the statuses as grades.csv spells them (outcomes.Status), shown in the page's language
+STATUS_WORDS = (N_("passed"), N_("failed"), N_("error"), N_("ungradable"), N_("needs grading"))
 HTML_LANG = MappingProxyType({"en": "en", "zh_CN": "zh-CN"})
 
 

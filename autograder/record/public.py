@@ -16,10 +16,11 @@ from types import MappingProxyType
 
 import bleach
 import nbformat
+from byhand.i18n import N_
 
 from autograder.course import ROOT, nbgrader_meta
 
-HIDDEN_LINE = "# (the grader also runs hidden tests here)"
+HIDDEN_LINE = N_("# (the grader also runs hidden tests here)")
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -29,6 +29,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from byhand import fonts, i18n  # noqa: E402
+from byhand.i18n import N_  # noqa: E402
 from byhand.width import width as display_width  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
@@ -44,10 +45,9 @@ def _write_csv(path: Path, header: list, rows: list) -> None:
         w.writerows(rows)
 
 
-def plural(n: int, word: str, lang: str = i18n.DEFAULT) -> str:
-    if lang != i18n.DEFAULT:
-        return i18n.page(f"{{n}} {word}s", lang, n=n)
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def plural(n: int, singular: str, plural: str, lang: str = i18n.DEFAULT) -> str:
+    """`n` things in `lang`: the catalogue's form for `n` (gettext's ngettext; one form in Chinese)."""
+    return i18n.plural(n, singular, plural, lang)
 
 
 def class_language(graded: list) -> str:
@@ -117,7 +117,7 @@ def _plots(
     if zh:
         fonts.use_cjk_font()
 
-    def t(text: str, **values) -> str:
+    def _t(text: str, **values) -> str:
         return i18n.page(text, lang, **values)
 
     if lessons:
@@ -131,13 +131,13 @@ def _plots(
             mx = max(m for _, _, m, _ in n["scores"][lesson]) or 1
             ax.hist(pts, bins=range(0, int(mx) + 2), color="#4c72b0", edgecolor="white", align="left")
             ax.set_title(lesson, fontsize=9)
-            ax.set_xlabel(t("points (of {mx})", mx=f"{mx:g}"), fontsize=8)
+            ax.set_xlabel(_t("points (of {mx})", mx=f"{mx:g}"), fontsize=8)
             ax.set_xlim(-0.5, mx + 0.5)
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # students are counted whole
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         for row in axes:
-            row[0].set_ylabel(t("students"))
-        fig.suptitle(t("Score distribution per lesson"), fontsize=10)
+            row[0].set_ylabel(_t("students"))
+        fig.suptitle(_t("Score distribution per lesson"), fontsize=10)
         fig.tight_layout()
         fig.savefig(folder / "scores.png", dpi=90)
         plt.close(fig)
@@ -149,8 +149,8 @@ def _plots(
         ax.set_yticks(range(len(rates)), labels, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_xlabel(t("pass rate"))
-        ax.set_title(t("Pass rate per question"), fontsize=10)
+        ax.set_xlabel(_t("pass rate"))
+        ax.set_title(_t("Pass rate per question"), fontsize=10)
         fig.tight_layout()
         fig.savefig(folder / "pass_rates.png", dpi=90)
         plt.close(fig)
@@ -164,8 +164,8 @@ def _plots(
         ax.set_yticks(range(len(top)), labels, fontsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.invert_yaxis()
-        ax.set_xlabel(t("submissions"))
-        ax.set_title(t("Most common mistakes (knock-on failures not counted)"), fontsize=10)
+        ax.set_xlabel(_t("submissions"))
+        ax.set_title(_t("Most common mistakes (knock-on failures not counted)"), fontsize=10)
         fig.tight_layout()
         fig.savefig(stale, dpi=90, bbox_inches="tight")  # the labels whole, however long
         plt.close(fig)
@@ -228,7 +228,7 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
     _plots(folder, n, lessons, pass_rows, mistake_rows, lang)
     esc = html.escape
 
-    def t(text: str, **values) -> str:
+    def _t(text: str, **values) -> str:
         return esc(i18n.page(text, lang, **values))
 
     def hint(h: str) -> str:
@@ -237,38 +237,41 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
     parts = [
         f"<!doctype html><html lang='{'zh-CN' if lang == 'zh_CN' else esc(lang.replace('_', '-'))}'><head><meta charset='utf-8'>",
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        f"<meta name='referrer' content='no-referrer'><title>{t('Class report')}</title>",
+        f"<meta name='referrer' content='no-referrer'><title>{_t('Class report')}</title>",
         f"<style>body{{font-family:{FONTS};max-width:1100px;margin:2em auto;padding:0 1em}}"
         "table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;"
         "text-align:left;vertical-align:top}th{background:#f3f3f3}td.num{text-align:right}"
         "th,td.num,td:first-child{white-space:nowrap}"  # a CJK header or "3 / 5" never one character wide
         "td.needs-grading a{color:#9a6700}td.ungradable a{color:#cf222e}img{max-width:100%}"
-        f".muted{{color:#57606a}}</style></head><body><h1>{t('Class report')}</h1>",
+        f".muted{{color:#57606a}}</style></head><body><h1>{_t('Class report')}</h1>",
     ]
     total = sum(len(v) for v in n["scores"].values())
     waiting = sum(n["pending"].values())
     zh = lang != i18n.DEFAULT
     comma, semi, stop, colon = ("，", "；", "。", "：") if zh else (", ", "; ", ". ", ": ")
-    if zh and waiting:
-        waiting_text = semi + t("{n} written answers waiting to be graded by hand (formgrader)", n=waiting)
-    else:
-        waiting_text = (
-            f"; {plural(waiting, 'written answer')} waiting to be graded by hand (formgrader)"
-            if waiting
-            else ""
+    waiting_text = semi + esc(
+        plural(
+            waiting,
+            "{n} written answer waiting to be graded by hand (formgrader)",
+            "{n} written answers waiting to be graded by hand (formgrader)",
+            lang,
         )
+    )
+    waiting_text = waiting_text if waiting else ""
+    notebooks = plural(total, "{n} graded notebook", "{n} graded notebooks", lang)
+    people = plural(len(students), "{n} student", "{n} students", lang)
     parts.append(
-        f"<p>{esc(plural(total, 'graded notebook', lang))}{comma}{esc(plural(len(students), 'student', lang))}{comma}"
-        f"{esc(plural(len(lessons), 'lesson', lang))}"
+        f"<p>{esc(notebooks)}{comma}{esc(people)}{comma}"
+        f"{esc(plural(len(lessons), '{n} lesson', '{n} lessons', lang))}"
         + waiting_text
-        + f"{stop}{t('Numbers')}{colon}<a href='lessons.csv'>lessons.csv</a>, <a href='scores.csv'>scores.csv</a>, "
+        + f"{stop}{_t('Numbers')}{colon}<a href='lessons.csv'>lessons.csv</a>, <a href='scores.csv'>scores.csv</a>, "
         "<a href='pass_rates.csv'>pass_rates.csv</a>, <a href='mistakes.csv'>mistakes.csv</a>"
         + ("。" if zh else ".")
         + "</p>"
     )
     parts.append(
-        f"<h2>{t('Per lesson')}</h2><table><tr><th>{t('lesson')}</th><th>{t('students')}</th><th>{t('mean')}</th>"
-        f"<th>{t('median')}</th><th>{t('of')}</th><th>{t('full points')}</th><th>{t('written answers to grade')}</th></tr>"
+        f"<h2>{_t('Per lesson')}</h2><table><tr><th>{_t('lesson')}</th><th>{_t('students')}</th><th>{_t('mean')}</th>"
+        f"<th>{_t('median')}</th><th>{_t('of')}</th><th>{_t('full points')}</th><th>{_t('written answers to grade')}</th></tr>"
     )
     parts += [
         f"<tr><td>{esc(le)}</td><td class='num'>{k}</td><td class='num'>{_fmt(mean)}</td>"
@@ -279,7 +282,7 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
     parts.append("</table>")
     if (folder / "scores.png").exists():
         parts.append(
-            f"<h2>{t('Score distribution')}</h2><img src='scores.png' alt='{t('Score distribution')}'>"
+            f"<h2>{_t('Score distribution')}</h2><img src='scores.png' alt='{_t('Score distribution')}'>"
         )
     # one row per student, a link to each feedback page
     late = {
@@ -287,12 +290,13 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
     }
     cell = {(s, le): (p, m, st) for le in lessons for s, p, m, st in n["scores"][le]}
     lesson_max_of = {le: max(m for _, _, m, _ in n["scores"][le]) for le in lessons}
+    points_why = N_("Points per lesson; each links to the student's feedback page.")
     parts.append(
-        f"<h2>{t('Students')}</h2><p class='muted'>{t('Points per lesson; each links to the student' + chr(39) + 's feedback page.')} "
-        f"<i>{t('needs grading')}</i>{colon.strip() if zh else ':'} {t('written answers not graded yet.')}</p>"
-        f"<table><tr><th>{t('student')}</th>"
+        f"<h2>{_t('Students')}</h2><p class='muted'>{_t(points_why)} "
+        f"<i>{_t('needs grading')}</i>{colon.strip() if zh else ':'} {_t('written answers not graded yet.')}</p>"
+        f"<table><tr><th>{_t('student')}</th>"
         + "".join(f"<th>{esc(le)}</th>" for le in lessons)
-        + f"<th>{t('total')}</th></tr>"
+        + f"<th>{_t('total')}</th></tr>"
     )
     for s in students:
         row = [f"<tr><td>{esc(s)}</td>"]
@@ -305,9 +309,9 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
             p, m, st = cell[(s, le)]
             tp = tp + p
             href = esc(f"../feedback/{quote(safe_name(s))}/{quote(le)}.html", quote=True)
-            mark = "" if st in ("passed", "failed") else f" <i>{t(st)}</i>"
+            mark = "" if st in ("passed", "failed") else f" <i>{_t(st)}</i>"
             if (s, le) in late:
-                mark += f" <i class='late'>{t('late')}</i>"
+                mark += f" <i class='late'>{_t('late')}</i>"
             row.append(
                 f"<td class='num {esc(st.replace(' ', '-'), quote=True)}'><a href=\"{href}\">{p:g} / {m:g}</a>{mark}</td>"
             )
@@ -316,14 +320,14 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
     parts.append("</table>")
     if (folder / "pass_rates.png").exists():
         parts.append(
-            f"<h2>{t('Pass rate per question')}</h2><img src='pass_rates.png' alt='{t('Pass rate per question')}'>"
+            f"<h2>{_t('Pass rate per question')}</h2><img src='pass_rates.png' alt='{_t('Pass rate per question')}'>"
         )
-    parts.append(f"<h2>{t('Most common mistakes')}</h2>")
+    parts.append(f"<h2>{_t('Most common mistakes')}</h2>")
     if (folder / "mistakes.png").exists():
-        parts.append(f"<img src='mistakes.png' alt='{t('Most common mistakes')}'>")
+        parts.append(f"<img src='mistakes.png' alt='{_t('Most common mistakes')}'>")
     head = (
-        f"<table><tr><th>{t('lesson')}</th><th>{t('question')}</th><th>{t('hint')}</th>"
-        f"<th>{t('submissions')}</th></tr>"
+        f"<table><tr><th>{_t('lesson')}</th><th>{_t('question')}</th><th>{_t('hint')}</th>"
+        f"<th>{_t('submissions')}</th></tr>"
     )
     parts.append(
         head
@@ -334,12 +338,12 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
         + "</table>"
     )
     if knock_rows:
-        knock_why = (
+        knock_why = N_(
             "A question that fails because a piece it uses fails its own check in the same notebook: fixing that "
             "piece usually fixes these."
         )
         parts.append(
-            f"<h2>{t('Knock-on failures')}</h2><p class='muted'>{t(knock_why)}</p>"
+            f"<h2>{_t('Knock-on failures')}</h2><p class='muted'>{_t(knock_why)}</p>"
             + head
             + "".join(
                 f"<tr><td>{esc(le)}</td><td><code>{esc(q)}</code></td><td>{hint(h)}</td>"
@@ -350,23 +354,23 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
         )
     if late:
         parts.append(
-            f"<h2>{t('Late submissions')}</h2><table><tr><th>{t('student')}</th><th>{t('lesson')}</th>"
-            f"<th>{t('hours after the deadline')}</th><th>{t('penalty')}</th><th>{t('points')}</th>"
-            f"<th>{t('after the penalty')}</th></tr>"
+            f"<h2>{_t('Late submissions')}</h2><table><tr><th>{_t('student')}</th><th>{_t('lesson')}</th>"
+            f"<th>{_t('hours after the deadline')}</th><th>{_t('penalty')}</th><th>{_t('points')}</th>"
+            f"<th>{_t('after the penalty')}</th></tr>"
         )
         parts += [
             f"<tr><td>{esc(r['student'])}</td><td>{esc(r['lesson'])}</td>"
-            f"<td class='num'>{esc(r['late_by_hours'] or t('unknown (marked late by the LMS)'))}</td>"
+            f"<td class='num'>{esc(r['late_by_hours'] or _t('unknown (marked late by the LMS)'))}</td>"
             f"<td class='num'>{esc(str(r['penalty_percent'] or 0))}%</td><td class='num'>{esc(str(r['points']))}</td>"
             f"<td class='num'>{esc(str(r['points_after_penalty']))}</td></tr>"
             for _, r in sorted(late.items())
         ]
         parts.append("</table>")
-    parts += _similarity_section(out, folder, graded, t)
+    parts += _similarity_section(out, folder, graded, _t)
     if n["ungradable"]:
         parts.append(
-            f"<h2>{t('Could not be graded')}</h2><table><tr><th>{t('student')}</th><th>{t('lesson')}</th>"
-            f"<th>{t('why')}</th></tr>"
+            f"<h2>{_t('Could not be graded')}</h2><table><tr><th>{_t('student')}</th><th>{_t('lesson')}</th>"
+            f"<th>{_t('why')}</th></tr>"
         )
         parts += [
             f"<tr><td>{esc(s)}</td><td>{esc(le)}</td><td>{esc(m)}</td></tr>" for s, le, m in n["ungradable"]
@@ -377,7 +381,7 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
     return folder / "index.html"
 
 
-def _similarity_section(out: Path, folder: Path, graded: list, t) -> list:
+def _similarity_section(out: Path, folder: Path, graded: list, _t) -> list:
     """Pairs of students whose code answers are alike beyond what the exercise forces
     (similarity.py), each with a side-by-side page; for the instructor (this report) only."""
     from autograder.record import similarity
@@ -393,19 +397,19 @@ def _similarity_section(out: Path, folder: Path, graded: list, t) -> list:
         [[p.lesson, p.a, p.b, f"{p.likeness:.2f}"] for p in pairs],
     )
     esc = html.escape
-    why = (
+    why = N_(
         "Pairs whose code answers are alike beyond what the exercise forces (names, order of lines, "
         "the skeleton, the reference and the idioms most students write discounted): a reason to "
         "look, not a verdict. Only in this report, never on a student's page."
     )
-    parts = [f"<h2>{t('Similar answers')}</h2><p class='muted'>{t(why)}</p>"]
+    parts = [f"<h2>{_t('Similar answers')}</h2><p class='muted'>{_t(why)}</p>"]
     if not pairs:
-        parts.append(f"<p>{t('No pair above the threshold.')}</p>")
+        parts.append(f"<p>{_t('No pair above the threshold.')}</p>")
         return parts
     pages.mkdir(exist_ok=True)
     parts.append(
-        f"<table><tr><th>{t('lesson')}</th><th>{t('student')}</th><th>{t('student')}</th>"
-        f"<th>{t('likeness')}</th></tr>"
+        f"<table><tr><th>{_t('lesson')}</th><th>{_t('student')}</th><th>{_t('student')}</th>"
+        f"<th>{_t('likeness')}</th></tr>"
     )
     for p in pairs:
         name = f"{safe_name(p.lesson)}__{safe_name(p.a)}__{safe_name(p.b)}.html"

@@ -20,6 +20,7 @@ import contextlib
 import re
 
 import nbformat
+from byhand.i18n import N_
 from nbclient import NotebookClient
 
 KERNEL_BYTES = 2 << 20  # what the kernel's streams send per cell
@@ -27,7 +28,7 @@ KEEP_BYTES = 4 << 20  # what the grader keeps of one cell's outputs
 PROBE_BYTES = 64 << 20  # ... of a probe cell's (its results)
 MAX_MESSAGE_BYTES = 96 << 20  # the largest message the grader's sockets accept
 PROBE_META = "tbb_probe"
-CUT_NOTE = "[the grader kept the first {mb} MB of this cell's output; the rest was cut]"
+CUT_NOTE = N_("[the grader kept the first {mb} MB of this cell's output; the rest was cut]")
 CUT = "\n" + CUT_NOTE + "\n"
 CUT_FOUND = re.compile(re.escape(CUT_NOTE).replace(re.escape("{mb}"), r"(?P<mb>\d+)"))
 

@@ -15,15 +15,22 @@ fail on any (tests/test_i18n.py runs every catalogued mistake through the checks
 Judging is always in English; only the finished verdict is translated (`localized` on `judge_all`,
 `localize` in the grader), so a judge that reads another failure's hint reads English, and the
 self-check and the grade say the same lines (tests/test_zh_output.py). A case label's words are
-translated by the catalogue's LABELS; `page` gives the grader's pages' fixed strings (PAGE) and `hint`
-one hint sentence, for the class report.
+translated by the catalogue's LABELS; `hint` gives one hint sentence, for the class report.
+
+The grader's pages (the feedback page, the class report) have their own fixed words: English
+templates with `{named}` fields, marked in the code (`N_`, a page's `_t`, `plural`) and translated
+through a standard gettext catalogue per language, `locale/<lang>/LC_MESSAGES/byhand.po`, compiled
+to the `.mo` read here (`page`, `plural`). `make messages` extracts the ids and compiles the
+catalogues (autograder/tooling/messages.py); a translator edits the `.po` in any gettext tool.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gettext
 import importlib
 import re
+from pathlib import Path
 
 DEFAULT = "en"
 _current = [DEFAULT]
@@ -159,16 +166,44 @@ def localized(judge):
     return wrapper
 
 
+def N_(msgid: str) -> str:
+    """Marks a catalogue id where the code keeps it in a constant (`make messages` extracts it);
+    returns it unchanged: the lookup happens where it is shown."""
+    return msgid
+
+
+LOCALE = Path(__file__).with_name("locale")
+DOMAIN = "byhand"
+_GETTEXT: dict = {}
+
+
+def translations(lang: str) -> gettext.NullTranslations:
+    """The gettext catalogue of `lang` (`locale/<lang>/LC_MESSAGES/byhand.mo`); English (the ids
+    themselves) when there is none."""
+    if not re.fullmatch(r"[a-z]{2,3}(?:_[A-Z]{2})?", lang or ""):  # a name, never a path
+        return gettext.NullTranslations()
+    if lang not in _GETTEXT:
+        _GETTEXT[lang] = gettext.translation(DOMAIN, LOCALE, languages=[lang], fallback=True)
+    return _GETTEXT[lang]
+
+
 def page(english: str, lang: str | None = None, **values) -> str:
     """A fixed string of the grader's pages (the feedback page, the class report) in `lang`: the
-    catalogue's PAGE entry for `english` (a template with {named} values), else the English."""
+    catalogue's translation of `english` (a template with {named} values), else the English."""
     lang = lang or _current[0]
-    template = english
-    if lang != DEFAULT:
-        template = getattr(importlib.import_module(f"{__package__}.messages_{lang}"), "PAGE", {}).get(
-            english, english
-        )
+    template = english if lang == DEFAULT else translations(lang).gettext(english)
     return template.format(**values) if values else template
+
+
+def plural(count: int, singular: str, plural: str, lang: str | None = None, **values) -> str:
+    """`count` things in `lang`: the catalogue's form for `count` (gettext's ngettext: one form in
+    Chinese, two in English), its `{n}` the count unless `values` say otherwise."""
+    lang = lang or _current[0]
+    if lang == DEFAULT:
+        template = singular if count == 1 else plural
+    else:
+        template = translations(lang).ngettext(singular, plural, count)
+    return template.format(**{"n": count, **values})
 
 
 def hint(text: str, lang: str | None = None) -> str:
@@ -176,6 +211,8 @@ def hint(text: str, lang: str | None = None) -> str:
     lang = lang or _current[0]
     if lang == DEFAULT or not text:
         return text
+    if translations(lang).gettext(text) != text:  # a name the grader gives ("not done")
+        return translations(lang).gettext(text)
     translated = _piece(text, _catalogue(lang)[1])
     if translated is not None:
         return translated

@@ -5,7 +5,9 @@ marks has a translation in every language, with the same named fields; the compi
 from __future__ import annotations
 
 import re
+import shutil
 import string
+import subprocess
 import zipfile
 
 import pytest
@@ -68,6 +70,20 @@ def test_the_po_files_are_as_make_messages_writes_them():
     for lang in LANGS:
         cat = messages._stable(messages.read(lang))
         assert messages.po_bytes(cat) == messages.po_path(lang).read_bytes(), f"{lang}: run make messages"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.skipif(shutil.which("msgfmt") is None, reason="GNU gettext's msgfmt is not installed")
+def test_gnu_msgfmt_accepts_the_po(lang, tmp_path):
+    """GNU gettext's own checker (headers, plural forms, `python-brace-format` fields) finds nothing
+    to say: the catalogue is one any gettext tool reads."""
+    done = subprocess.run(
+        ["msgfmt", "--check", "-o", str(tmp_path / "x.mo"), str(messages.po_path(lang))],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0 and not done.stderr.strip(), f"got {done.returncode}: {done.stderr}"
 
 
 def test_pages_speak_the_catalogue():

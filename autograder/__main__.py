@@ -249,9 +249,10 @@ def main(argv=None) -> int:
     if args.cmd == "messages":
         from autograder.tooling import messages
 
-        for path in messages.update(args.new, new=bool(args.new)):
+        pot = messages.template()  # extracted once, for the update and the count
+        for path in messages.update(args.new, new=bool(args.new), pot=pot):
             print(f"wrote {path.relative_to(course.ROOT)}")
-        untranslated = {lang: messages.untranslated(lang) for lang in messages.languages()}
+        untranslated = {lang: messages.untranslated(lang, pot) for lang in messages.languages()}
         for lang, ids in untranslated.items():
             print(f"{lang}: {len(ids)} ids to translate" + "".join(f"\n  {i!r}" for i in ids))
         return 1 if any(untranslated.values()) else 0

@@ -402,7 +402,7 @@ def test_report_counts_whole_students_and_links_feedback(graded, chromium):
 
 def test_report_histogram_counts_are_integers(graded):
     """Are the score histogram's y ticks whole numbers of students?"""
-    from autograder.record.report import plural
+    from byhand.i18n import plural
 
     one, many = plural(1, "{n} student", "{n} students"), plural(2, "{n} student", "{n} students")
     assert (one, many) == ("1 student", "2 students"), f"got {(one, many)}"

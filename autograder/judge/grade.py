@@ -412,7 +412,7 @@ def language(nb) -> str:
 
 def known_language(lang) -> bool:
     """A language byhand has messages in (a forged metadata.language must not reach an import)."""
-    if not isinstance(lang, str) or not re.fullmatch(r"[a-z]{2,3}(?:_[A-Z]{2})?", lang):
+    if not isinstance(lang, str) or not i18n.LANGUAGE_NAME.fullmatch(lang):
         return False
     if lang == i18n.DEFAULT:
         return True

@@ -45,11 +45,6 @@ def _write_csv(path: Path, header: list, rows: list) -> None:
         w.writerows(rows)
 
 
-def plural(n: int, singular: str, plural: str, lang: str = i18n.DEFAULT) -> str:
-    """`n` things in `lang`: the catalogue's form for `n` (gettext's ngettext; one form in Chinese)."""
-    return i18n.plural(n, singular, plural, lang)
-
-
 def class_language(graded: list) -> str:
     """The language of the report: the class's, when every notebook that was read speaks the same
     one (a refused file, whose language nobody knows, makes no class English)."""
@@ -249,20 +244,24 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
     waiting = sum(n["pending"].values())
     zh = lang != i18n.DEFAULT
     comma, semi, stop, colon = ("，", "；", "。", "：") if zh else (", ", "; ", ". ", ": ")
-    waiting_text = semi + esc(
-        plural(
-            waiting,
-            "{n} written answer waiting to be graded by hand (formgrader)",
-            "{n} written answers waiting to be graded by hand (formgrader)",
-            lang,
+    waiting_text = (
+        semi
+        + esc(
+            i18n.plural(
+                waiting,
+                "{n} written answer waiting to be graded by hand (formgrader)",
+                "{n} written answers waiting to be graded by hand (formgrader)",
+                lang,
+            )
         )
+        if waiting
+        else ""
     )
-    waiting_text = waiting_text if waiting else ""
-    notebooks = plural(total, "{n} graded notebook", "{n} graded notebooks", lang)
-    people = plural(len(students), "{n} student", "{n} students", lang)
+    notebooks = i18n.plural(total, "{n} graded notebook", "{n} graded notebooks", lang)
+    people = i18n.plural(len(students), "{n} student", "{n} students", lang)
     parts.append(
         f"<p>{esc(notebooks)}{comma}{esc(people)}{comma}"
-        f"{esc(plural(len(lessons), '{n} lesson', '{n} lessons', lang))}"
+        f"{esc(i18n.plural(len(lessons), '{n} lesson', '{n} lessons', lang))}"
         + waiting_text
         + f"{stop}{_t('Numbers')}{colon}<a href='lessons.csv'>lessons.csv</a>, <a href='scores.csv'>scores.csv</a>, "
         "<a href='pass_rates.csv'>pass_rates.csv</a>, <a href='mistakes.csv'>mistakes.csv</a>"

@@ -29,10 +29,10 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
+from byhand.i18n import DOMAIN
 
 from autograder import course
 
-DOMAIN = "byhand"
 LOCALE = course.ROOT / "student" / "byhand" / "locale"
 SOURCES = course.ROOT / "autograder"
 # the marks (function name: which arguments are the message; None = the first)
@@ -101,9 +101,10 @@ def _stable(cat: Catalog) -> Catalog:
     return cat
 
 
-def update(lang: str | None = None, new: bool = False) -> list:
-    """Merge the code's ids into each language's `.po` and compile its `.mo`; the files written."""
-    pot = template()
+def update(lang: str | None = None, new: bool = False, pot: Catalog | None = None) -> list:
+    """Merge the code's ids (`pot`, default: extracted now) into each language's `.po` and compile
+    its `.mo`; the files written."""
+    pot = pot or template()
     written = []
     for code in [lang] if lang else languages():
         path = po_path(code)
@@ -135,10 +136,11 @@ def compiled(lang: str) -> bytes:
     return mo_bytes(read(lang))
 
 
-def untranslated(lang: str) -> list:
-    """The ids the code uses that the `.po` of `lang` has no translation for (or a fuzzy one)."""
+def untranslated(lang: str, pot: Catalog | None = None) -> list:
+    """The ids the code uses (`pot`, default: extracted now) that the `.po` of `lang` has no
+    translation for (or a fuzzy one)."""
     cat = read(lang)
-    used = {m.id for m in template() if m.id}
+    used = {m.id for m in (pot or template()) if m.id}
     out = []
     for message in cat:
         if message.id not in used:

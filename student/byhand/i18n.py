@@ -177,10 +177,14 @@ DOMAIN = "byhand"
 _GETTEXT: dict = {}
 
 
+# a language's name ("zh_CN"): what a notebook's metadata.language may say, never a path
+LANGUAGE_NAME = re.compile(r"[a-z]{2,3}(?:_[A-Z]{2})?")
+
+
 def translations(lang: str) -> gettext.NullTranslations:
     """The gettext catalogue of `lang` (`locale/<lang>/LC_MESSAGES/byhand.mo`); English (the ids
     themselves) when there is none."""
-    if not re.fullmatch(r"[a-z]{2,3}(?:_[A-Z]{2})?", lang or ""):  # a name, never a path
+    if not LANGUAGE_NAME.fullmatch(lang or ""):
         return gettext.NullTranslations()
     if lang not in _GETTEXT:
         _GETTEXT[lang] = gettext.translation(DOMAIN, LOCALE, languages=[lang], fallback=True)
@@ -211,8 +215,9 @@ def hint(text: str, lang: str | None = None) -> str:
     lang = lang or _current[0]
     if lang == DEFAULT or not text:
         return text
-    if translations(lang).gettext(text) != text:  # a name the grader gives ("not done")
-        return translations(lang).gettext(text)
+    named = translations(lang).gettext(text)
+    if named != text:  # a name the grader gives ("not done")
+        return named
     translated = _piece(text, _catalogue(lang)[1])
     if translated is not None:
         return translated

@@ -34,9 +34,10 @@ from byhand.i18n import DOMAIN
 from autograder import course
 
 LOCALE = course.ROOT / "student" / "byhand" / "locale"
-SOURCES = course.ROOT / "autograder"
+# where the marked ids are: the grader's pages, and the checks' messages (byhand)
+SOURCES = (course.ROOT / "autograder", course.ROOT / "student" / "byhand")
 # the marks (function name: which arguments are the message; None = the first)
-KEYWORDS = MappingProxyType({"_t": None, "N_": None, "plural": (2, 3)})
+KEYWORDS = MappingProxyType({"_t": None, "N_": None, "msg": None, "plural": (2, 3)})
 FIXED_DATE = datetime.datetime(2026, 12, 5, tzinfo=datetime.timezone.utc)
 HEADER = "The fixed words of the grader's feedback page and class report (autograder/tooling/messages.py)."
 
@@ -62,9 +63,11 @@ def extract_ast(fileobj, keywords, comment_tags, options):
 def template() -> Catalog:
     """A catalogue of every id the code marks, with where each is used."""
     cat = Catalog(project="transformer-by-hand", domain=DOMAIN, header_comment=f"# {HEADER}", fuzzy=False)
-    found = extract_from_dir(str(SOURCES), method_map=[("**.py", extract_ast)], keywords=dict(KEYWORDS))
-    for filename, lineno, message, comments, _context in found:
-        cat.add(message, locations=[(f"autograder/{filename}", lineno)], auto_comments=comments)
+    for source in SOURCES:
+        where = source.relative_to(course.ROOT).as_posix()
+        found = extract_from_dir(str(source), method_map=[("**.py", extract_ast)], keywords=dict(KEYWORDS))
+        for filename, lineno, message, comments, _context in found:
+            cat.add(message, locations=[(f"{where}/{filename}", lineno)], auto_comments=comments)
     return cat
 
 
@@ -149,3 +152,81 @@ def untranslated(lang: str, pot: Catalog | None = None) -> list:
         if message.fuzzy or not all(strings):
             out.append(message.id)
     return out + sorted((i for i in used if i not in cat), key=str)
+
+
+# ---------------------------------------------------------------------------------------------
+# Moving a message from the legacy regular expressions (byhand/messages_<lang>.py) to the catalogue
+
+# sample values a field may need to match a legacy pattern: a name, a count, a shape, a number, a repr
+_STYLES = ("Zq{i}Q", "917{i}", "(917{i}, 3)", "0.917{i}", "'Zq{i}Q'")
+# the legacy frames a fragment of a line sits in, and their translations
+_FRAMES = (("", ""), ("got:      ", "你的结果："), ("expected: ", "期望结果："), ("hint: ", "提示："))
+
+
+def port(lang: str, ids) -> dict:
+    """Translations of `ids` (English templates with {named} fields) taken from the legacy regular
+    expressions: each id filled with sample values, translated by them, and the values turned back
+    into fields. Only what the expressions translate whole; a translator reviews the result."""
+    import itertools
+    import re
+    import string
+
+    from byhand import i18n
+
+    lines, pieces, labels, separators = i18n._catalogue(lang)
+    sample = re.compile(r"Zq\d+Q")
+    pieces.insert(0, (re.compile(r"'?(?P<p>Zq\d+Q)'?\Z"), "{p}"))  # a field that is a Msg of its own
+    found = {}
+    try:
+        for msgid in ids:
+            names = list(dict.fromkeys(f for _, f, _, _ in string.Formatter().parse(msgid) if f))
+            if len(names) <= 3:
+                combos = itertools.product(range(len(_STYLES)), repeat=len(names))
+            else:
+                combos = [(s,) * len(names) for s in range(len(_STYLES))]
+            best = None
+            for styles in combos:
+                values = {n: _STYLES[s].format(i=k) for k, (n, s) in enumerate(zip(names, styles))}
+                english = msgid.format(**values) if names else msgid
+                for en, zh in _FRAMES:
+                    text, known = i18n._line(en + english, lang)
+                    if known and text.startswith(zh) and text[len(zh) :] != english:
+                        done = text[len(zh) :]
+                        break
+                else:
+                    continue
+                for name, value in values.items():
+                    bare = value.strip("'")
+                    done = done.replace(bare if bare in done else value, "{" + name + "}")
+                if not all("{" + n + "}" in done for n in names) or sample.search(done):
+                    continue
+                # the candidate with the least English left wins (a generic frame copies words)
+                latin = len(re.findall(r"[A-Za-z]", re.sub(r"\{\w+\}", "", done)))
+                if best is None or latin < best[0]:
+                    best = (latin, done)
+            if best is not None:
+                found[msgid] = best[1]
+    finally:
+        pieces.pop(0)
+    return found
+
+
+def port_into(lang: str, pot: Catalog | None = None) -> list:
+    """Fill the untranslated ids of `lang`'s `.po` that `port` can take from the legacy expressions;
+    the ids filled."""
+    pot = pot or template()
+    missing = untranslated(lang, pot)
+    found = port(lang, [i for i in missing if isinstance(i, str)])
+    if not found:
+        return []
+    cat = read(lang)
+    for msgid, text in found.items():
+        if msgid in cat:
+            cat[msgid].string = text
+        else:
+            cat.add(msgid, text)
+    cat.update(pot, no_fuzzy_matching=True)
+    path = po_path(lang)
+    path.write_bytes(po_bytes(_stable(cat)))
+    path.with_suffix(".mo").write_bytes(mo_bytes(cat))
+    return sorted(found)

@@ -20,6 +20,7 @@ import importlib
 import json
 import math
 import os
+import re
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ import numpy as np
 import torch
 
 from . import i18n
+from .i18n import N_, msg
 
 # ---------------------------------------------------------------------------------------------
 # Failures
@@ -54,7 +56,7 @@ class CheckFailure(AssertionError):
 
     @property
     def hint(self) -> str:
-        return self._hint if self._hint is not None else _hint_of(str(self))
+        return self._hint if self._hint is not None else _hint_of(i18n.message_of(self))
 
     def with_text(self, message: str) -> CheckFailure:
         """The same failure (same class, same hint) with `message` as its text."""
@@ -700,31 +702,36 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
             raise failure
         if isinstance(result.get("structure"), dict):
             failure = CheckFailure(
-                f"{structure_message(question.name, result['structure'])}\n  on input: {case.label}"
+                structure_message(question.name, result["structure"]) + on_input(case.label)
             )
             failure.fact = True
             raise failure
         if result.get("not_implemented"):
             raise NotDone(
-                f"{question.name}: not done yet. It still raises NotImplementedError: "
-                f"replace the stub in its answer cell with your code."
+                msg(
+                    "{name}: not done yet. It still raises NotImplementedError: "
+                    "replace the stub in its answer cell with your code.",
+                    name=question.name,
+                )
             )
         # a case whose inputs are the likely cause of a shape error (per-sequence positions, a 2-D x)
         # names them: `raised_hint` = (hint, words one of which the error says)
         hint, words = case.facts.get("raised_hint") or ("", ())
         hint = hint if any(w in str(result["error"]) for w in words) else ""
         raise AnswerError(
-            answer_error_message(question.name, result, case.label) + (f"\n  hint: {hint}" if hint else "")
+            answer_error_message(question.name, result, case.label) + (hint_line(hint) if hint else "")
         )
     outputs = {}
     for name in case.outputs:
         if name not in result.get("outputs", {}):
-            raise CheckFailure(f"{question.name}: no value came back for {name}")
+            raise CheckFailure(
+                msg("{name}: no value came back for {output}", name=question.name, output=name)
+            )
         outputs[name] = decode(result["outputs"][name])
     try:
         question.judge(case, outputs)
     except CheckFailure as exc:
-        raise exc.with_text(f"{exc}\n  on input: {case.label}") from None
+        raise exc.with_text(i18n.message_of(exc) + on_input(case.label)) from None
 
 
 # PyTorch errors students' code raises often, and what each means in one line (English here; the
@@ -733,56 +740,72 @@ KNOWN_ERRORS = [
     (
         r"RuntimeError: The expanded size of the tensor \((?P<want>-?\d+)\) must match the existing size "
         r"\((?P<have>\d+)\) at non-singleton dimension (?P<dim>\d+)",
-        "expand can only stretch a dimension of size 1: dimension {dim} has size {have}, "
-        "and expand asked for {want}",
+        N_(
+            "expand can only stretch a dimension of size 1: dimension {dim} has size {have}, "
+            "and expand asked for {want}"
+        ),
     ),
     (
         r"RuntimeError: expand\(.*\): the number of sizes provided \((?P<n>\d+)\) must be greater or "
         r"equal to the number of dimensions in the tensor \((?P<d>\d+)\)",
-        "expand needs a size for each of the tensor's {d} dimensions (-1 keeps a size), not {n}",
+        N_("expand needs a size for each of the tensor's {d} dimensions (-1 keeps a size), not {n}"),
     ),
     (
         r"RuntimeError: shape '(?P<shape>\[[^\]]*\])' is invalid for input of size (?P<n>\d+)",
-        "the shape {shape} given to view/reshape does not hold the tensor's {n} elements",
+        N_("the shape {shape} given to view/reshape does not hold the tensor's {n} elements"),
     ),
     (
         r"RuntimeError: view size is not compatible with input tensor's size and stride",
-        "view needs a contiguous tensor (a transpose or permute makes one that is not): use "
-        ".reshape(...), or .contiguous().view(...)",
+        N_(
+            "view needs a contiguous tensor (a transpose or permute makes one that is not): use "
+            ".reshape(...), or .contiguous().view(...)"
+        ),
     ),
     (
         r"RuntimeError: mat1 and mat2 shapes cannot be multiplied \((?P<a>\d+)x(?P<b>\d+) and "
         r"(?P<c>\d+)x(?P<d>\d+)\)",
-        "a matrix product needs the left matrix's last size to equal the right one's first: {b} against {c}",
+        N_(
+            "a matrix product needs the left matrix's last size to equal the right one's first: {b} against {c}"
+        ),
     ),
     (
         r"RuntimeError: Expected size for first two dimensions of batch2 tensor to be: "
         r"(?P<want>\[[^\]]*\]) but got: (?P<got>\[[^\]]*\])",
-        "a batched matrix product needs the inner sizes to agree: the right tensor's first two "
-        "sizes are {got}, and the left one asks for {want}",
+        N_(
+            "a batched matrix product needs the inner sizes to agree: the right tensor's first two "
+            "sizes are {got}, and the left one asks for {want}"
+        ),
     ),
     (
         r"RuntimeError: The size of tensor a \((?P<a>\d+)\) must match the size of tensor b "
         r"\((?P<b>\d+)\) at non-singleton dimension (?P<dim>\d+)",
-        "the two tensors do not broadcast: dimension {dim} has size {a} in one and {b} in the other, "
-        "and neither is 1",
+        N_(
+            "the two tensors do not broadcast: dimension {dim} has size {a} in one and {b} in the other, "
+            "and neither is 1"
+        ),
     ),
     (
         r"RuntimeError: function (?P<fn>\w+) returned an incorrect number of gradients "
         r"\(expected (?P<want>\d+), got (?P<got>\d+)\)",
-        "backward must return one gradient for each input of forward, None for an input that needs "
-        "none: {want} of them, not {got}",
+        N_(
+            "backward must return one gradient for each input of forward, None for an input that needs "
+            "none: {want} of them, not {got}"
+        ),
     ),
     (
         r"RuntimeError: a leaf Variable that requires grad is being used in an in-place operation",
-        "an in-place operation (+=, x[...] = ..., .add_()) changed a parameter or another tensor made "
-        "with requires_grad=True: compute a new tensor (x = x + y), or change it under torch.no_grad()",
+        N_(
+            "an in-place operation (+=, x[...] = ..., .add_()) changed a parameter or another tensor made "
+            "with requires_grad=True: compute a new tensor (x = x + y), or change it under torch.no_grad()"
+        ),
     ),
     (
         r"RuntimeError: one of the variables needed for gradient computation has been modified by an "
         r"inplace operation",
-        "an in-place operation (+=, x[...] = ..., .add_()) changed a tensor autograd had saved for "
-        "backward: use the out-of-place form (x = x + y, not x += y)",
+        N_(
+            "an in-place operation (+=, x[...] = ..., .add_()) changed a tensor autograd had saved for "
+            "backward: use the out-of-place form (x = x + y, not x += y)"
+        ),
     ),
 ]
 
@@ -790,16 +813,14 @@ KNOWN_ERRORS = [
 def explain_error(error: str) -> str:
     """What a PyTorch error (its "Type: message" text) means, in one English line; "" when it is not
     one of KNOWN_ERRORS."""
-    import re
-
     for pattern, explanation in KNOWN_ERRORS:
         m = re.match(pattern, error)
         if m:
-            return explanation.format(**m.groupdict())
+            return msg(explanation, **m.groupdict())
     return ""
 
 
-def answer_error_message(name: str, result: dict, label: str) -> str:
+def answer_error_message(name: str, result: dict, label: str) -> i18n.Msg:
     """The message of an answer that raised: what the error means when it is a known one, the error
     itself, the line of the student's code that raised it, and the input."""
     error = str(result.get("error", ""))
@@ -807,20 +828,57 @@ def answer_error_message(name: str, result: dict, label: str) -> str:
     where = ""
     if isinstance(at, dict) and isinstance(at.get("line"), int):
         code = str(at.get("code") or "")[:200]
-        where = f"\n  in your code: {str(at.get('cell', ''))[:200]}, line {at['line']}" + (
-            f": {code}" if code else ""
-        )
+        cell = str(at.get("cell", ""))[:200]
+        if code:
+            where = LINE + msg(
+                "in your code: {cell}, line {line}: {code}", cell=cell, line=at["line"], code=code
+            )
+        else:
+            where = LINE + msg("in your code: {cell}, line {line}", cell=cell, line=at["line"])
     meaning = explain_error(error)
     if meaning:
-        return f"{name} raised an error: {meaning}\n  the error: {error}{where}\n  on input: {label}"
-    return f"{name} raised {error}{where}\n  on input: {label}"
+        head = msg("{name} raised an error: {meaning}", name=name, meaning=meaning)
+        return head + LINE + msg("the error: {error}", error=error) + where + on_input(label)
+    line = re.fullmatch(r"(.*) \(line (\d+)\)", error, re.S)
+    if line:  # the line the answer's own error names, said apart from its text (quoted as code)
+        raised = msg(
+            "{name} raised {error} (line {line})", name=name, error=line.group(1), line=int(line.group(2))
+        )
+    else:
+        raised = msg("{name} raised {error}", name=name, error=error)
+    return raised + where + on_input(label)
 
 
 def _hint_of(text: str) -> str:
+    """The hint of a message: the field of its `hint_line`, else its `hint: ` line's text."""
+    if isinstance(text, i18n.Msg):
+        for part in text.parts or (text,):
+            if isinstance(part, i18n.Msg) and part.msgid == HINT:
+                return part.fields["hint"]
     for line in text.splitlines():
         if line.strip().startswith("hint: "):
             return line.strip()[len("hint: ") :]
     return ""
+
+
+# the frames of a failure's lines under its first: each on its own line, indented by two spaces
+LINE = "\n  "
+HINT = N_("hint: {hint}")
+
+
+def hint_line(hint: str) -> i18n.Msg:
+    """A failure's `hint:` line (with the newline before it); `hint` a `Msg`, or data."""
+    return LINE + msg(HINT, hint=hint)
+
+
+def on_input(label: str) -> i18n.Msg:
+    """The `on input:` line that ends a failure's message (with the newline before it)."""
+    return LINE + msg("on input: {label}", label=label)
+
+
+def got_expected(got, expected) -> i18n.Msg:
+    """The `got:` and `expected:` lines (each with the newline before it); a value a `Msg` or data."""
+    return LINE + msg("got:      {got}", got=got) + LINE + msg("expected: {expected}", expected=expected)
 
 
 @i18n.localized
@@ -858,8 +916,10 @@ def judge_all(question: Question, pairs) -> None:
                 raise
     if first is not None:
         if extra:
-            also = "".join(f"\n  also, on {label}: {hint}" for hint, label in extra)
-            raise first.with_text(f"{first}{also}") from None
+            also = i18n.join(
+                "", (LINE + msg("also, on {label}: {hint}", label=label, hint=hint) for hint, label in extra)
+            )
+            raise first.with_text(i18n.message_of(first) + also) from None
         raise first
 
 
@@ -960,8 +1020,11 @@ def check(
             if isinstance(exc, AnswerError) and raised is not None:
                 raise exc from raised  # where the student's code raised, then this check
         raise
-    kind = "cases, hidden ones included," if hidden else "visible cases"
-    print(i18n.localize(f"{name}: all {len(cases)} {kind} pass."))
+    if hidden:
+        done = msg("{name}: all {n} cases, hidden ones included, pass.", name=name, n=len(cases))
+    else:
+        done = msg("{name}: all {n} visible cases pass.", name=name, n=len(cases))
+    print(i18n.localize(done))
 
 
 def by_name(*questions: Question) -> dict:

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._core import CheckFailure, Unsupported
+from ._core import LINE, CheckFailure, Unsupported, got_expected, hint_line
+from .i18n import N_, Msg, msg
 
 
 def _fmt(t: torch.Tensor, limit: int = 6, at: int | None = None) -> str:
@@ -30,23 +31,26 @@ def _fmt(t: torch.Tensor, limit: int = 6, at: int | None = None) -> str:
 def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
     missing = _missing_attribute(got)
     if missing is not None:  # the module has no such attribute at all (self.gamma for self.weight)
+        attr = f"self.{missing}"
+        if shape is not None:
+            wanted = msg("{attr}, a tensor of shape {shape}", attr=attr, shape=tuple(shape))
+        else:
+            wanted = msg("{attr}, a tensor", attr=attr)
         failure = CheckFailure(
-            f"{what} is missing: the module has no attribute {missing}.\n"
-            f"  got:      there is no self.{missing}\n"
-            f"  expected: self.{missing}, a tensor"
-            + (f" of shape {tuple(shape)}" if shape is not None else "")
-            + f"\n  hint: there is no self.{missing}: the exercise names it"
+            msg("{what} is missing: the module has no attribute {attr}.", what=what, attr=missing)
+            + got_expected(msg("there is no {attr}", attr=attr), wanted)
+            + hint_line(msg("there is no {attr}: the exercise names it", attr=attr))
         )
         failure.fact = True  # about the module, whatever else is wrong
         raise failure
     if not isinstance(got, torch.Tensor):
-        raise CheckFailure(f"{what} should be a tensor, got {got!r}")
+        raise CheckFailure(msg("{what} should be a tensor, got {got}", what=what, got=repr(got)))
     if shape is not None and tuple(got.shape) != tuple(shape):
         raise CheckFailure(
-            f"{what} has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: {tuple(shape)}"
+            msg("{what} has the wrong shape.", what=what) + got_expected(tuple(got.shape), tuple(shape))
         )
     if dtype is not None and got.dtype != dtype:
-        raise CheckFailure(f"{what} has the wrong dtype.\n  got:      {got.dtype}\n  expected: {dtype}")
+        raise CheckFailure(msg("{what} has the wrong dtype.", what=what) + got_expected(got.dtype, dtype))
     return got
 
 
@@ -64,7 +68,7 @@ def expect_dtype(got: torch.Tensor, dtype, what: str) -> None:
     """Graded functions keep their input's dtype (float32 in, float32 out)."""
     if got.dtype != dtype:
         raise CheckFailure(
-            f"{what} should keep the input dtype.\n  got:      {got.dtype}\n  expected: {dtype}"
+            msg("{what} should keep the input dtype.", what=what) + got_expected(got.dtype, dtype)
         )
 
 
@@ -89,23 +93,27 @@ def assert_close(got: Any, expected: torch.Tensor, what: str, hint: str = "", rt
     if got.dtype == torch.bool or expected.dtype == torch.bool:
         idx = (g != e).nonzero()[0].tolist()
         flat = int((g != e).reshape(-1).nonzero()[0])
-        detail = f"first difference at index {tuple(idx)}"
+        detail = msg("first difference at index {index}", index=tuple(idx))
     else:
         diff = (g - e).abs().nan_to_num(nan=float("inf"))
         flat = int(diff.reshape(-1).argmax())
         idx = np.unravel_index(flat, tuple(diff.shape)) if diff.dim() else ()
-        detail = (
-            f"largest difference {float(diff.reshape(-1)[flat]):.3g} at index "
-            f"{tuple(int(i) for i in idx)}: got {float(g.reshape(-1)[flat]):.6g}, "
-            f"expected {float(e.reshape(-1)[flat]):.6g}"
+        detail = msg(
+            "largest difference {diff} at index {index}: got {got}, expected {expected}",
+            diff=f"{float(diff.reshape(-1)[flat]):.3g}",
+            index=tuple(int(i) for i in idx),
+            got=f"{float(g.reshape(-1)[flat]):.6g}",
+            expected=f"{float(e.reshape(-1)[flat]):.6g}",
         )
-    msg = (
-        f"{what} is not what it should be.\n  got:      {_fmt(got, at=flat)}\n  expected: {_fmt(expected, at=flat)}"
-        f"\n  {detail}"
+    text = (
+        msg("{what} is not what it should be.", what=what)
+        + got_expected(_fmt(got, at=flat), _fmt(expected, at=flat))
+        + LINE
+        + detail
     )
     if hint:
-        msg += f"\n  hint: {hint}"
-    failure = CheckFailure(msg, hint=str(hint))
+        text += hint_line(hint)
+    failure = CheckFailure(text, hint=hint)
     failure.separates = isinstance(hint, Diagnosis)
     raise failure
 
@@ -127,7 +135,7 @@ def mismatch(got: torch.Tensor, wrong: torch.Tensor, rtol=1e-3, atol=1e-4) -> fl
     return float(((g - w).abs() / (atol + rtol * w.abs())).max())
 
 
-class Diagnosis(str):
+class Diagnosis(Msg):
     """A hint `diagnose` found by matching the answer's output to one known mistake's output: a
     probe that separates that mistake from the others, so it may be named in a follow-up line."""
 
@@ -157,11 +165,12 @@ def with_pairs(singles: list, model: Callable) -> list:
     for i, (h1, k1) in enumerate(singles):
         for h2, k2 in singles[i + 1 :]:
             if set(k1).isdisjoint(k2):
-                out.append((f"two mistakes at once: {h1}; and {h2}", lambda kw={**k1, **k2}: model(**kw)))
+                both = msg("two mistakes at once: {first}; and {second}", first=h1, second=h2)
+                out.append((both, lambda kw={**k1, **k2}: model(**kw)))
     return out
 
 
-LEADING_DIMS = (
+LEADING_DIMS = N_(
     "x may have any number of leading dims, (..., d): work on the last dim only (x.shape[-1], x[..., i]), "
     "never unpack x.shape into a fixed number of names"
 )
@@ -175,12 +184,17 @@ def leading_dims_hint(shape, usual: int = 3):
     return (LEADING_DIMS, SHAPE_ERRORS) if len(shape) != usual else None
 
 
-def inputs_unchanged(out: dict, facts: dict, names, who: str, advice: str = "use out-of-place ops") -> None:
+OUT_OF_PLACE = N_("use out-of-place ops")
+
+
+def inputs_unchanged(out: dict, facts: dict, names, who: str, advice: str = OUT_OF_PLACE) -> None:
     """Each input of `names` that came back must be what the case sent: the answer `who` must not
     modify its inputs in place."""
     for name in names:
         if name in out and not close(out[name], facts[name]):
-            raise CheckFailure(f"{who} modified its input {name} in place: {advice}")
+            raise CheckFailure(
+                msg("{who} modified its input {name} in place: {advice}", who=who, name=name, advice=advice)
+            )
 
 
 def function_judged(call: str, y: Any, y_exp: torch.Tensor, hint: str, tols: tuple, grads) -> None:
@@ -190,12 +204,18 @@ def function_judged(call: str, y: Any, y_exp: torch.Tensor, hint: str, tols: tup
     y = expect_tensor(y, call, shape=y_exp.shape)
     rtol, atol = tols
     who = call.split(".")[0]
-    assert_close(y, y_exp.to(y.dtype), f"the forward output of {who}", hint, rtol=rtol, atol=atol)
+    assert_close(
+        y, y_exp.to(y.dtype), msg("the forward output of {who}", who=who), hint, rtol=rtol, atol=atol
+    )
     returns = f"return {', '.join('d' + name for name, _ in grads)}, None"
     for name, got in grads:
         if got is None:
             raise CheckFailure(
-                f"{name}.grad is None after backward: backward must return a gradient for {name} ({returns})"
+                msg(
+                    "{name}.grad is None after backward: backward must return a gradient for {name} ({returns})",
+                    name=name,
+                    returns=returns,
+                )
             )
 
 
@@ -204,6 +224,6 @@ def cache_pair(got: Any, exp_k: torch.Tensor, exp_v: torch.Tensor, what: str, li
     `limit`: how much of a wrong `got` the message shows."""
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         shown = repr(got) if limit is None else f"{got!r:.{limit}}"
-        raise CheckFailure(f"{what} should be a pair (k, v), got {shown}")
+        raise CheckFailure(msg("{what} should be a pair (k, v), got {got}", what=what, got=shown))
     for name, g, e in (("k", got[0], exp_k), ("v", got[1], exp_v)):
-        yield name, expect_tensor(g, f"{what}: {name}"), e
+        yield name, expect_tensor(g, msg("{what}: {name}", what=what, name=name)), e

@@ -132,17 +132,197 @@ def _line(line: str, lang: str) -> tuple[str, bool]:
     return line, False
 
 
+def _legacy(message: str, lang: str, misses: list | None = None) -> str:
+    """A finished English text, line by line, through the regular expressions of `messages_<lang>`
+    (the messages not yet built from catalogue ids)."""
+    out = []
+    for line in message.split("\n"):
+        text, known = _line(line, lang)
+        if not known and misses is not None:
+            misses.append(line)
+        out.append(text)
+    return "\n".join(out)
+
+
+class Msg(str):
+    """A check message built from a catalogue id and named fields: a `str` whose value is the English
+    text (what the judges compare and read, what grades.csv keeps), which also keeps `msgid` and
+    `fields`, so that `localize` renders it in another language through the gettext catalogue
+    (`locale/<lang>/LC_MESSAGES/byhand.po`). Build one with `msg("{what} has the wrong shape.",
+    what=name)`; a field that is a `Msg` is translated too, a plain `str` field is data (a shape,
+    code, a number) and stays as it is.
+
+    `+` keeps the structure (a concatenation of parts, `str + Msg` included: Python asks a `str`
+    subclass's `__radd__` first), and so does `join`; an f-string, `%` or `str.join` flattens it
+    into English."""
+
+    msgid: str | None
+    fields: dict
+    parts: tuple
+
+    def __new__(cls, msgid: str, /, **fields):
+        if isinstance(msgid, Msg) and not fields:  # the same message, as another subclass (Diagnosis)
+            self = super().__new__(cls, str.__str__(msgid))
+            self.msgid, self.fields, self.parts = msgid.msgid, msgid.fields, msgid.parts
+            return self
+        self = super().__new__(cls, msgid.format(**fields) if fields else msgid)
+        self.msgid, self.fields, self.parts = str.__str__(msgid), fields, ()
+        return self
+
+    @classmethod
+    def _cat(cls, parts) -> Msg:
+        flat = []
+        for part in parts:
+            if isinstance(part, Msg) and part.msgid is None:
+                flat.extend(part.parts)
+            elif part:
+                flat.append(part)
+        self = str.__new__(Msg, "".join(str.__str__(p) for p in flat))
+        self.msgid, self.fields, self.parts = None, {}, tuple(flat)
+        return self
+
+    def __add__(self, other):
+        if not isinstance(other, str):
+            return NotImplemented
+        return Msg._cat((self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, str):
+            return NotImplemented
+        return Msg._cat((other, self))
+
+    def __reduce__(self):  # pickles (a worker's verdict) as its English text
+        return (str, (str.__str__(self),))
+
+    def render(self, lang: str, misses: list | None = None) -> str:
+        """The message in `lang`; the lines no catalogue translates go to `misses`."""
+        if self.msgid is None:
+            return _render_lines(self.parts, lang, misses)
+        template = translations(lang).gettext(self.msgid)
+        if template == self.msgid and _has_words(self.msgid):
+            # not in the gettext catalogue (yet): its English text through the legacy expressions
+            return _legacy(str.__str__(self), lang, misses)
+        if not self.fields:
+            return template
+        unknown: list = []
+        values = {k: _field(k, v, lang, unknown) for k, v in self.fields.items()}
+        if unknown:  # a field the legacy expressions know only inside the whole English line
+            text, known = _line(str.__str__(self), lang)
+            if known and "\n" not in self:
+                return text
+            if misses is not None:
+                misses.extend(unknown)
+        return template.format(**values)
+
+
+def msg(msgid: str, /, **fields) -> Msg:
+    """A check message: the catalogue id `msgid` (an English template with `{named}` fields) with
+    its `fields`; `make messages` extracts the id."""
+    return Msg(msgid, **fields)
+
+
+def join(separator: str, items) -> str:
+    """`separator.join(items)`, keeping the `Msg` items' structure."""
+    items = list(items)
+    if not any(isinstance(i, Msg) for i in items) and not isinstance(separator, Msg):
+        return separator.join(items)
+    parts = []
+    for i, item in enumerate(items):
+        if i:
+            parts.append(separator)
+        parts.append(item)
+    return Msg._cat(parts)
+
+
+_WORDS = re.compile(r"[A-Za-z]{2,}")
+
+
+def _has_words(text: str) -> bool:
+    return bool(_WORDS.search(re.sub(r"\{[^{}]*\}", "", text)))
+
+
+def _render_lines(parts, lang: str, misses: list | None) -> str:
+    """Concatenated parts in `lang`, line by line: a line whose parts are all `Msg`s (or blank) through
+    the catalogue; a line with plain English text in it, whole, through the legacy expressions (a
+    message built with `+` from an English fragment and a `Msg`)."""
+    lines: list = [[]]
+    for part in parts:
+        if isinstance(part, Msg):
+            lines[-1].append(part)
+            continue
+        for k, piece in enumerate(str(part).split("\n")):
+            if k:
+                lines.append([])
+            if piece:
+                lines[-1].append(piece)
+    out = []
+    for line in lines:
+        plain = any(not isinstance(p, Msg) and _has_words(p) for p in line)
+        if plain:
+            out.append(_legacy("".join(str.__str__(p) for p in line), lang, misses))
+        else:
+            out.append("".join(_render(p, lang, misses) for p in line))
+    return "\n".join(out)
+
+
+def _render(value, lang: str, misses: list | None) -> str:
+    if isinstance(value, Msg):
+        return value.render(lang, misses)
+    text = str(value)
+    if not text.strip():
+        return text
+    return _legacy(text, lang, misses)
+
+
+# the fields whose plain-text value may still be a sentence of the legacy catalogue (a hint, the
+# name of what is compared, a case label's words) rather than data
+_LEGACY_FIELDS = frozenset({"what", "hint", "first", "second", "advice", "meaning"})
+
+
+def _field(name: str, value, lang: str, misses: list | None) -> str:
+    """A field's value in `lang`: a `Msg` rendered; a plain `str` is data, except in the fields that
+    may still hold one of the legacy catalogue's sentences (a case label's words, a hint)."""
+    if isinstance(value, Msg):
+        return value.render(lang, misses)
+    if not isinstance(value, str):
+        return value
+    if name == "label":
+        _, _, labels, separators = _catalogue(lang)
+        return _label(value, labels, separators)
+    legacy = name in _LEGACY_FIELDS and _has_words(value)
+    translated = _piece(value, _catalogue(lang)[1]) if legacy else None
+    if legacy and translated is None and misses is not None:
+        misses.append(value)
+    return value if translated is None else translated
+
+
+def message_of(exc: BaseException) -> str:
+    """An exception's message, a `Msg` when it was built as one (`str(exc)` flattens it)."""
+    if exc.args and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc)
+
+
 def localize(message: str, lang: str | None = None) -> str:
-    """`message` in `lang` (default: the current language), line by line."""
+    """`message` in `lang` (default: the current language): a `Msg` through the gettext catalogue,
+    a plain English text line by line through the legacy regular expressions."""
     lang = lang or _current[0]
     if lang == DEFAULT:
-        return message
-    return "\n".join(_line(line, lang)[0] for line in message.split("\n"))
+        return str.__str__(message)
+    if isinstance(message, Msg):
+        return message.render(lang)
+    return _legacy(message, lang)
 
 
 def untranslated(message: str, lang: str) -> list[str]:
-    """The lines of `message` the catalogue of `lang` does not translate."""
-    return [line for line in message.split("\n") if not _line(line, lang)[1]]
+    """The lines of `message` no catalogue of `lang` translates: a `Msg` part neither the gettext
+    catalogue nor the legacy expressions know, a plain-text line the legacy expressions do not match."""
+    misses: list = []
+    if isinstance(message, Msg):
+        message.render(lang, misses)
+    else:
+        _legacy(message, lang, misses)
+    return misses
 
 
 def localized(judge):
@@ -158,7 +338,7 @@ def localized(judge):
         except AssertionError as exc:
             if _current[0] == DEFAULT:
                 raise
-            text = localize(str(exc))
+            text = localize(message_of(exc))
             if hasattr(exc, "hint") and hasattr(exc, "with_text"):  # the hint stays the English one
                 raise type(exc)(text, hint=exc.hint) from None
             raise (exc.with_text(text) if hasattr(exc, "with_text") else type(exc)(text)) from None

@@ -346,10 +346,11 @@ def localized(judge):
     return wrapper
 
 
-def N_(msgid: str) -> str:
-    """Marks a catalogue id where the code keeps it in a constant (`make messages` extracts it);
-    returns it unchanged: the lookup happens where it is shown."""
-    return msgid
+def N_(msgid: str) -> Msg:
+    """Marks a catalogue id where the code keeps it in a constant or a list (`make messages` extracts
+    it); the id as a `Msg`, translated where it is shown (a hint in a list of mistakes, a page's
+    template)."""
+    return Msg(msgid)
 
 
 LOCALE = Path(__file__).with_name("locale")

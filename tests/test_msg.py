@@ -1,0 +1,86 @@
+"""A check message built from a catalogue id (byhand.i18n.Msg): it is its English text, it keeps its
+id and fields through `+` and `join`, and it is rendered in another language through the gettext
+catalogue, its `Msg` fields translated and its plain fields copied as data."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+from byhand import _core, _judge, i18n
+from byhand.i18n import N_, Msg, msg
+
+LANG = "zh_CN"
+SHAPE = "{what} has the wrong shape."  # an id of the catalogue (byhand._judge.expect_tensor)
+
+
+def test_a_message_is_its_english_text():
+    m = msg(SHAPE, what="weights")
+    assert m == "weights has the wrong shape."
+    assert isinstance(m, str) and "wrong" in m
+    assert (m.msgid, m.fields) == (SHAPE, {"what": "weights"})
+
+
+def test_a_message_is_rendered_from_its_id_with_its_data_copied():
+    where = "in your code: {cell}, line {line}"  # an id of the catalogue (answer_error_message)
+    got = i18n.localize(msg(where, cell="In [3]", line=7), LANG)
+    translation = i18n.translations(LANG).gettext(where)
+    assert translation != where, f"got no {LANG} translation of {where!r}"
+    assert got == translation.format(cell="In [3]", line=7)
+    assert i18n.localize(msg(where, cell="In [3]", line=7), "en") == "in your code: In [3], line 7"
+
+
+def test_a_field_that_is_a_message_is_translated_too():
+    inner = msg("the forward output of {who}", who="Fn")
+    got = i18n.localize(msg(SHAPE, what=inner), LANG)
+    assert "Fn" in got and "forward" not in got, got
+
+
+def test_concatenation_keeps_both_sides_structure():
+    head = msg(SHAPE, what="x")
+    for joined in (
+        head + _core.got_expected((2, 3), (2, 4)),
+        "" + head + _core.LINE + msg("on input: {label}", label="x"),
+    ):
+        assert isinstance(joined, Msg) and joined.msgid is None
+        assert all(isinstance(p, Msg) or not p.strip() for p in joined.parts), joined.parts
+        zh = i18n.localize(joined, LANG)
+        assert zh.count("\n") == str(joined).count("\n")
+        assert not i18n.untranslated(joined, LANG), i18n.untranslated(joined, LANG)
+    both = i18n.join("; ", [N_("use out-of-place ops"), msg(SHAPE, what="x")])
+    assert str(both) == "use out-of-place ops; x has the wrong shape."
+    assert "out-of-place" not in i18n.localize(both, LANG)
+
+
+def test_an_f_string_flattens_a_message_to_english():
+    flat = f"{msg(SHAPE, what='x')}"
+    assert type(flat) is str and i18n.untranslated("  " + flat + " zzz", LANG)
+
+
+def test_a_failure_keeps_its_message_and_hint():
+    hint = N_("use out-of-place ops")
+    failure = _core.CheckFailure(msg(SHAPE, what="x") + _core.hint_line(hint))
+    assert isinstance(i18n.message_of(failure), Msg)
+    assert failure.hint == "use out-of-place ops" and isinstance(failure.hint, Msg)
+    assert str(failure) == "x has the wrong shape.\n  hint: use out-of-place ops"
+
+
+def test_two_mistakes_at_once_name_both_in_the_language():
+    pairs = _judge.with_pairs(
+        [(N_("use out-of-place ops"), {"a": 1}), (N_(SHAPE), {"b": 2})], lambda **kw: kw
+    )
+    both = pairs[-1][0]
+    assert str(both).startswith("two mistakes at once: use out-of-place ops; and ")
+    assert "mistakes" not in i18n.localize(both, LANG)
+
+
+def test_a_message_pickles_as_its_english_text():
+    m = msg(SHAPE, what="x") + _core.LINE
+    back = pickle.loads(pickle.dumps(m))
+    assert back == m and type(back) is str
+
+
+@pytest.mark.parametrize("value", [3, (2, 3), "torch.float32"])
+def test_data_fields_are_copied_as_they_are(value):
+    zh = i18n.localize(msg("got:      {got}", got=value), LANG)
+    assert zh.endswith(str(value)) and zh != f"got:      {value}"

@@ -94,7 +94,8 @@ class Graded:
     rows: list
     feedback_html: str = ""
     seconds: float = 0.0
-    hints: list = field(default_factory=list)  # (question, hint) for the class report
+    # (question, English hint, the hint in the notebook's language) for the class report
+    hints: list = field(default_factory=list)
     notebook: str = ""  # the executed notebook (JSON), for nbgrader's autograded/ folder
     lang: str = ""  # the submitted notebook's language (its messages are in it); "" = read `notebook`
     steps: dict = field(default_factory=dict)  # step -> seconds (`make bench` prints their medians)

@@ -84,3 +84,25 @@ def test_a_message_pickles_as_its_english_text():
 def test_data_fields_are_copied_as_they_are(value):
     zh = i18n.localize(msg("got:      {got}", got=value), LANG)
     assert zh.endswith(str(value)) and zh != f"got:      {value}"
+
+
+def test_the_class_report_names_a_mistake_as_the_feedback_said_it(tmp_path):
+    from autograder.judge import grade
+    from autograder.record.report import write_report
+
+    q, english, said = "causal_mask", "zz a hint with 7 in it", "带数字 7 的提示"
+    graded = [
+        grade.Graded(
+            student,
+            "01_attention",
+            [grade.Row(student, "01_attention", q, 0, 2, "failed", "消息")],
+            hints=[(q, english, said)],
+            lang=LANG,
+        )
+        for student in ("ann", "bo")
+    ]
+    page = write_report(tmp_path, graded).read_text(encoding="utf-8")
+    assert said in page and english not in page
+    # a grade saved before the grader kept what it said: the catalogue's lookup by the English
+    old = [grade.Graded("cy", "01_attention", graded[0].rows, hints=[(q, english)], lang=LANG)]
+    assert english in write_report(tmp_path / "old", old).read_text(encoding="utf-8")

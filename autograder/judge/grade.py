@@ -218,15 +218,25 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
         return Status.ERROR, "the grader could not read your function's results", ""
     try:
         judge_all(q, zip(cases, probe))
+    # the message as the check built it (a byhand.i18n.Msg: its catalogue ids, rendered in the
+    # notebook's language by `localized`); str(exc) would flatten it to English
     except NotDone as exc:
-        return Status.FAILED, str(exc), NOT_DONE_HINT
+        return Status.FAILED, i18n.message_of(exc), NOT_DONE_HINT
     except AnswerError as exc:
-        return Status.ERROR, str(exc), "raised an exception"
+        return Status.ERROR, i18n.message_of(exc), "raised an exception"
     except CheckFailure as exc:
-        return Status.FAILED, str(exc), exc.hint or str(exc).splitlines()[0]
+        return Status.FAILED, i18n.message_of(exc), exc.hint or first_line(i18n.message_of(exc))
     except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader
         return Status.ERROR, f"the grader could not judge your result ({type(exc).__name__}: {exc})", ""
     return Status.PASSED, "", ""
+
+
+def first_line(message: str) -> str:
+    """A message's first line, its `Msg` when the message was built of them."""
+    parts = getattr(message, "parts", ())
+    if parts and isinstance(parts[0], i18n.Msg) and "\n" not in parts[0]:
+        return parts[0]
+    return str(message).splitlines()[0] if message else ""
 
 
 def grader_fault(sub: Submission, exc: BaseException) -> Graded:
@@ -347,8 +357,8 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             )
         if name in older:  # not the NameError its absence causes: what the student can act on
             message, hint = OLDER_NOTEBOOK.format(name=name), ""  # not a mistake in the report
-        if hint:
-            hints.append((name, hint))
+        if hint:  # its English names the mistake; the report shows it as the feedback said it
+            hints.append((name, str(hint), localized(hint, lang)))
         if deaths and status != Status.PASSED:  # translated apart: a line's frame must match it whole
             message = f"{localized(message, lang)} ({localized(deaths[0], lang)})"
         rows.append(

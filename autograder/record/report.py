@@ -63,6 +63,7 @@ def numbers(graded: list) -> dict:
     knock_ons = Counter()
     pending = Counter()  # lesson -> written answers waiting for a person
     ungradable = []
+    said = {}  # (language, English hint) -> the hint as the feedback said it
     for g in graded:
         if not g.lesson:
             ungradable.append((g.student, "", g.rows[0].message if g.rows else ""))
@@ -78,7 +79,9 @@ def numbers(graded: list) -> dict:
                 passes[(g.lesson, r.question)][0] += r.status == "passed"
                 pending[g.lesson] += r.status == "needs grading"
         row = {r.question: r for r in g.rows}
-        for question, hint in g.hints:
+        for question, hint, *shown in g.hints:
+            if shown and g.known_language:  # the hint as the feedback said it, in the notebook's language
+                said[(g.known_language, hint)] = shown[0]
             if question not in row or row[question].not_done:  # unanswered: it shows in the pass rates
                 continue
             kind = knock_ons if row[question].knock_on else mistakes
@@ -90,6 +93,7 @@ def numbers(graded: list) -> dict:
         "knock_ons": knock_ons,
         "pending": pending,
         "ungradable": ungradable,
+        "said": said,
     }
 
 
@@ -152,7 +156,7 @@ def _plots(
     top = mistake_rows[:12]
     stale = folder / "mistakes.png"
     if top:
-        labels = [mistake_label(row, lang) for row in top]
+        labels = [mistake_label(row, lang, n.get("said")) for row in top]
         height = 0.3 * sum(label.count("\n") + 1 for label in labels) + 1.2
         fig, ax = plt.subplots(figsize=(11, height))
         ax.barh(range(len(top)), [row[3] for row in top], color="#dd8452")
@@ -168,12 +172,21 @@ def _plots(
         stale.unlink()
 
 
-def mistake_label(row, lang: str = i18n.DEFAULT) -> str:
+def hint_in(hint: str, lang: str, said: dict | None = None) -> str:
+    """A mistake's name (the English hint) in `lang`: as the grader said it in the feedback of a
+    notebook in `lang` (rendered from its catalogue id), else looked up in the catalogue by its text
+    (a grade saved before the grader kept what it said)."""
+    if lang == i18n.DEFAULT:
+        return hint
+    return (said or {}).get((lang, hint)) or i18n.hint(hint, lang)
+
+
+def mistake_label(row, lang: str = i18n.DEFAULT, said: dict | None = None) -> str:
     """A mistake's label on the chart: the question and the whole hint in the class's language,
     wrapped (never cut) at 60 columns: a CJK character takes two."""
     if lang == i18n.DEFAULT:
         return "\n".join(textwrap.wrap(f"{row[1]}: {row[2]}", 60, break_long_words=True))
-    text = f"{row[1]}：{i18n.hint(row[2], lang)}"
+    text = f"{row[1]}：{hint_in(row[2], lang, said)}"
     lines, line = [], ""
     # a line breaks between CJK characters or at a space, never inside a Latin word or code
     for unit in re.findall(r"[^\s\u2e80-\uffef]+|\s|.", text):
@@ -227,7 +240,7 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
         return esc(i18n.page(text, lang, **values))
 
     def hint(h: str) -> str:
-        return esc(i18n.hint(h, lang))
+        return esc(hint_in(h, lang, n["said"]))
 
     parts = [
         f"<!doctype html><html lang='{'zh-CN' if lang == 'zh_CN' else esc(lang.replace('_', '-'))}'><head><meta charset='utf-8'>",

@@ -22,7 +22,7 @@ import byhand as checks
 import nbformat
 from byhand import i18n
 from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_cases
-from byhand.i18n import N_
+from byhand.i18n import N_, msg
 
 from autograder import course
 from autograder.collect.submissions import Submission
@@ -213,9 +213,13 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
     q = module.QUESTIONS[question]
     if not isinstance(probe, list) or len(probe) != len(cases):
         n = len(probe) if isinstance(probe, list) else 0
-        return Status.ERROR, f"the grader got {n} results back for {len(cases)} cases", ""
+        return (
+            Status.ERROR,
+            msg("the grader got {n} results back for {cases} cases", n=n, cases=len(cases)),
+            "",
+        )
     if not all(isinstance(result, dict) for result in probe):
-        return Status.ERROR, "the grader could not read your function's results", ""
+        return Status.ERROR, msg("the grader could not read your function's results"), ""
     try:
         judge_all(q, zip(cases, probe))
     # the message as the check built it (a byhand.i18n.Msg: its catalogue ids, rendered in the
@@ -227,7 +231,8 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
     except CheckFailure as exc:
         return Status.FAILED, i18n.message_of(exc), exc.hint or first_line(i18n.message_of(exc))
     except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader
-        return Status.ERROR, f"the grader could not judge your result ({type(exc).__name__}: {exc})", ""
+        why = f"{type(exc).__name__}: {exc}"
+        return Status.ERROR, msg("the grader could not judge your result ({why})", why=why), ""
     return Status.PASSED, "", ""
 
 
@@ -334,15 +339,16 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             if i in result.timed_out:
                 status, message = (
                     Status.ERROR,
-                    f"the test cell timed out after {station.limits.cell_timeout} s",
+                    msg("the test cell timed out after {s} s", s=station.limits.cell_timeout),
                 )
             elif i in result.cell_errors:
                 ename, evalue = result.cell_errors[i]
                 status, message = (
                     Status.FAILED,
-                    (
-                        f"your functions pass the grader's checks, but the notebook's "
-                        f"own test cell failed: {ename}: {evalue}"
+                    msg(
+                        "your functions pass the grader's checks, but the notebook's own test cell "
+                        "failed: {error}",
+                        error=f"{ename}: {evalue}",
                     ),
                 )
         failing_needs = [
@@ -351,12 +357,22 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             if any(r.question == n and r.status != Status.PASSED for r in rows)
         ]
         if status != Status.PASSED and failing_needs:
-            message += (
-                f"\n  note: {name} uses your {', '.join(failing_needs)}, which "
-                f"{'fails its' if len(failing_needs) == 1 else 'fail their'} own check: fix that first"
-            )
+            names = ", ".join(failing_needs)
+            if len(failing_needs) == 1:
+                note = msg(
+                    "note: {name} uses your {needs}, which fails its own check: fix that first",
+                    name=name,
+                    needs=names,
+                )
+            else:
+                note = msg(
+                    "note: {name} uses your {needs}, which fail their own check: fix that first",
+                    name=name,
+                    needs=names,
+                )
+            message += "\n  " + note
         if name in older:  # not the NameError its absence causes: what the student can act on
-            message, hint = OLDER_NOTEBOOK.format(name=name), ""  # not a mistake in the report
+            message, hint = msg(OLDER_NOTEBOOK, name=name), ""  # not a mistake in the report
         if hint:  # its English names the mistake; the report shows it as the feedback said it
             hints.append((name, str(hint), localized(hint, lang)))
         if deaths and status != Status.PASSED:  # translated apart: a line's frame must match it whole
@@ -389,7 +405,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, notebook, lang, steps)
 
 
-OLDER_NOTEBOOK = (
+OLDER_NOTEBOOK = N_(
     "your notebook is an older version of this lesson: it has no exercise {name}. Download the "
     "current notebook and copy your answers into it"
 )
@@ -409,8 +425,8 @@ def older_version_questions(nb, lesson: str) -> set:
     return older
 
 
-NOT_ANSWERED = "not done yet: write your answer in the cell below the question"
-NEEDS_GRADING = "a written answer: your instructor grades it by hand"
+NOT_ANSWERED = N_("not done yet: write your answer in the cell below the question")
+NEEDS_GRADING = N_("a written answer: your instructor grades it by hand")
 
 
 def language(nb) -> str:

@@ -45,6 +45,7 @@ from pathlib import Path
 import nbgrader
 from alembic.script import ScriptDirectory
 from byhand import i18n
+from byhand.i18n import N_, msg
 from nbgrader.api import Base, Gradebook, InvalidEntry, MissingEntry
 from nbgrader.preprocessors import (
     CheckCellMetadata,
@@ -282,8 +283,8 @@ def set_aside(db_url: str, student: str, lesson: str, questions: set, cells: set
         gb.db.commit()
 
 
-HAND = "graded by hand"
-COMMENT = "your instructor's comment"
+HAND_GRADE = N_("graded by hand: {points} / {max_points} points")
+HAND_COMMENT = N_("your instructor's comment: {comment}")
 
 
 def overlay(graded: list, entered: dict) -> list:
@@ -314,15 +315,16 @@ def overlay(graded: list, entered: dict) -> list:
                 )
                 waiting = ("", NEEDS_GRADING_MSG, i18n.localize(NEEDS_GRADING_MSG, lang))
                 lead = "" if r.status == "passed" or r.message in waiting else r.message + "\n"
-                r.message = lead + i18n.localize(f"{HAND}: {points:g} / {r.max_points:g} points", lang)
+                hand = msg(HAND_GRADE, points=f"{points:g}", max_points=f"{r.max_points:g}")
+                r.message = lead + i18n.localize(hand, lang)
                 r.points = points
             for comment in notes.get(r.question, []):
                 r.message = (r.message + "\n" if r.message else "") + i18n.localize(
-                    f"{COMMENT}: {comment}", lang
+                    msg(HAND_COMMENT, comment=comment), lang
                 )
             rows.append(r)
         out.append(dataclasses.replace(g, rows=rows))
     return out
 
 
-NEEDS_GRADING_MSG = "a written answer: your instructor grades it by hand"
+NEEDS_GRADING_MSG = N_("a written answer: your instructor grades it by hand")

@@ -834,11 +834,6 @@ LINES = [
         "backward 之后 {n}.grad 是 None：backward 必须为 {n} 返回梯度（return dx, dweight, dbias, None）",
     ),
     # grader-side lines appended to a check's message
-    (
-        r"note: (?P<q>\S+) uses your (?P<n>.+?), which fails? (?:its|their) own check: fix that first",
-        "注意：{q} 用到了你的 {n}，而它本身的检查没有通过：请先修好它",
-    ),
-    (r"the test cell timed out after (?P<s>\S+) s", "测试单元格运行超过 {s} 秒，已超时"),
     # the notes of a graded submission (autograder/run/restore.py, autograder/judge/grade.py,
     # autograder/collect/submissions.py): what the grader did to the notebook and why
     (
@@ -881,11 +876,6 @@ LINES = [
     (E("the notebook has a malformed cell"), "notebook 里有一个格式错误的单元格"),
     (r"the notebook could not be run: (?P<t_w>.+)", "notebook 无法运行：{t_w}"),
     (
-        r"your notebook is an older version of this lesson: it has no exercise (?P<q>\S+)\. Download the "
-        r"current notebook and copy your answers into it",
-        "你的 notebook 是本课的旧版本：里面没有练习 {q}。请下载最新的 notebook，把你的答案复制进去",
-    ),
-    (
         r"(?P<q>\S+): this exercise is newer than your byhand checks \(version (?P<v>\S+)\): update them "
         r"\(pip install -U with the course's install line\) and restart the kernel",
         "{q}：这道练习比你安装的 byhand 自检包（版本 {v}）更新：请更新它（用课程给的安装命令加上 pip install -U），然后重启内核",
@@ -906,17 +896,6 @@ LINES = [
     (r"also found (?P<o>.+): graded (?P<a>.+)", "还找到了 {o}：评分的是 {a}"),
     # the written answers' rows of grades.csv (autograder/judge/grade.py) and the hand grades and
     # comments entered in formgrader (autograder/record/gradebook.py); a comment is the instructor's own
-    (
-        E("not done yet: write your answer in the cell below the question"),
-        "尚未完成：请在问题下方的单元格里写下你的答案",
-    ),
-    (E("a written answer: your instructor grades it by hand"), "简答题：由老师人工评分"),
-    (r"graded by hand: (?P<p>\S+) / (?P<m>\S+) points", "人工评分：{p} / {m} 分"),
-    (r"your instructor's comment: (?P<c>.*)", "老师的评语：{c}"),
-    (
-        r"your functions pass the grader's checks, but the notebook's own test cell failed: (?P<e>.*)",
-        "你的函数通过了评分器的检查，但笔记本自带的测试单元格失败了：{e}",
-    ),
 ]
 
 # Why a module's state dict does not fit (byhand._core.structure_message): one reason per kind of

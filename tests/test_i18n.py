@@ -31,7 +31,7 @@ def frame_messages():
                 try:
                     _core.judge_result(q, case, result)
                 except _core.CheckFailure as exc:
-                    out.append((f"{lesson}-{qname}-{kind}", str(exc)))
+                    out.append((f"{lesson}-{qname}-{kind}", i18n.message_of(exc)))
     return out
 
 
@@ -67,7 +67,7 @@ def test_the_checks_speak_the_language_that_is_set():
         module.check(spec["question"], ns)
     with i18n.using(LANG), pytest.raises(_core.CheckFailure) as zh:
         module.check(spec["question"], ns)
-    assert str(zh.value) == i18n.localize(str(en.value), LANG) != str(en.value)
+    assert str(zh.value) == i18n.localize(i18n.message_of(en.value), LANG) != str(en.value)
     assert i18n.language() == "en"
     with pytest.raises(ModuleNotFoundError):
         i18n.language("xx_XX")

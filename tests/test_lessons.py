@@ -4,6 +4,7 @@ answers written differently? (In-process: the same checks the notebooks' test ce
 import byhand as checks
 import pytest
 from byhand._core import CheckFailure, NotDone
+from byhand.i18n import message_of
 from zh_messages import localization_problems, untranslated
 
 from autograder.course import answer_namespace, lessons, questions
@@ -61,8 +62,9 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
         module.check(spec["question"], ns, hidden=True)
     problems = feedback_problems(spec, str(info.value))
     assert not problems, f"the feedback {'; '.join(problems)}:\n{info.value}"
-    assert untranslated(str(info.value)) == [], "lines with no Chinese in messages_zh_CN.py"
-    assert localization_problems(str(info.value)) == [], "its Chinese message"
+    built = message_of(info.value)  # the Msg the check built: its ids, not its English text
+    assert untranslated(built) == [], "lines with no Chinese in byhand.po (or messages_zh_CN.py)"
+    assert localization_problems(built) == [], "its Chinese message"
     documented = DOCUMENTED.get((lesson, mistake))
     assert documented == catalogue.hint_of(str(info.value)), (
         f"docs/mistakes.md shows {documented!r} for this mistake, the check gives "

@@ -105,7 +105,7 @@ def test_an_older_notebook_is_told_so_in_its_language():
     edited = nbformat.from_dict(nb)
     edited.cells = [c for c in nb.cells if course.nbgrader_meta(c).get("grade_id") != "MultiHeadAttention"]
     assert grade.older_version_questions(edited, "01_attention") == set()
-    zh = grade.localized(grade.OLDER_NOTEBOOK.format(name="MultiHeadAttention"), "zh_CN")
+    zh = grade.localized(i18n.msg(grade.OLDER_NOTEBOOK, name="MultiHeadAttention"), "zh_CN")
     assert "旧版本" in zh and "MultiHeadAttention" in zh, zh
     with pytest.raises(_core.OutdatedChecks, match="newer than your byhand checks"):
         attention.check("a_question_added_later", {})

@@ -375,19 +375,27 @@ def test_the_code_prose_detector_reads_comments_and_prints_only():
 @pytest.mark.parametrize(
     "note",
     [
-        "a cell claimed grading metadata the lesson does not have: ignored",
-        "a duplicate of the locked cell 'causal_mask_test' was removed",
-        "the locked cell 'causal_mask_test' was changed: the original was restored",
-        "the cell 'causal_mask_test' was missing: it was put back",
-        "the kernel died in cell 12 (the kernel died); that cell was skipped and the notebook run again",
-        "cell 7 ran out of memory and kept it, and the kernel died when the grader called your functions; "
-        "that cell was skipped and the notebook run again",
+        i18n.msg("a cell claimed grading metadata the lesson does not have: ignored"),
+        i18n.msg("a duplicate of the locked cell '{cell}' was removed", cell="causal_mask_test"),
+        i18n.msg("the locked cell '{cell}' was changed: the original was restored", cell="causal_mask_test"),
+        i18n.msg("the cell '{cell}' was missing: it was put back", cell="causal_mask_test"),
+        i18n.msg(
+            "the kernel died in cell {cell} ({why}); that cell was skipped and the notebook run again",
+            cell=12,
+            why="the kernel died",
+        ),
+        i18n.msg(
+            "cell {cells} ran out of memory and kept it, and the kernel died when the grader called your "
+            "functions; that cell was skipped and the notebook run again",
+            cells="7",
+        ),
         i18n.msg("the test cell timed out after {s} s", s=60),  # built from its id, as grade.py builds it
     ],
 )
 def test_the_graders_notes_speak_chinese(note):
-    """What the grader did to a notebook (restored cells, a dead kernel), as a Chinese student reads it."""
-    zh = grade.localized(note, "zh_CN")
+    """What the grader did to a notebook (restored cells, a dead kernel), as a Chinese student reads it,
+    built from the catalogue ids grade.py and restore.py build it from."""
+    zh = grade.localized_note(note, "zh_CN")
     assert zh != note and re.search(r"[\u4e00-\u9fff]", zh) and latin_words(zh) == [], zh
 
 

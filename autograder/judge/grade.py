@@ -301,16 +301,22 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
         if result.died_at is None and result.kernel_lost and hoarders:
             cells = ", ".join(str(i + 1) for i in sorted(hoarders))
             deaths.append(
-                f"cell {cells} ran out of memory and kept it, and the kernel died when the grader "
-                "called your functions; that cell was skipped and the notebook run again"
+                msg(
+                    "cell {cells} ran out of memory and kept it, and the kernel died when the grader "
+                    "called your functions; that cell was skipped and the notebook run again",
+                    cells=cells,
+                )
             )
             skip = skip | hoarders
         elif result.died_at is None or result.died_at < 0:
             break
         else:
             deaths.append(
-                f"the kernel died in cell {result.died_at + 1} ({result.death}); "
-                "that cell was skipped and the notebook run again"
+                msg(
+                    "the kernel died in cell {cell} ({why}); that cell was skipped and the notebook run again",
+                    cell=result.died_at + 1,
+                    why=result.death,
+                )
             )
             skip = skip | {result.died_at}
         nb = result.nb
@@ -462,7 +468,7 @@ NOTE_PARTS = re.compile(r"; (?=refused: |also found |graded \S)")
 def localized_note(note: str, lang: str) -> str:
     """A note about the notebook in `lang`: the collector joins its notes into one (a renamed file, the
     other files found, the files it refused), each translated on its own."""
-    if lang == i18n.DEFAULT:
+    if lang == i18n.DEFAULT or isinstance(note, i18n.Msg):  # one note, built from its catalogue id
         return localized(note, lang)
     return "；".join(localized(part, lang) for part in NOTE_PARTS.split(note))
 

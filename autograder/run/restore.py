@@ -14,6 +14,7 @@ import copy
 import re
 
 import nbformat
+from byhand.i18n import msg
 
 from autograder.course import TEXT_STUB, nbgrader_meta, tags
 
@@ -38,12 +39,12 @@ def restore(student: nbformat.NotebookNode, source: nbformat.NotebookNode):
         src = src_by_id.get(gid) if gid else None
         if src is None:
             if cell.get("metadata", {}).pop("nbgrader", None):
-                notes.append("a cell claimed grading metadata the lesson does not have: ignored")
+                notes.append(msg("a cell claimed grading metadata the lesson does not have: ignored"))
             cells.append(cell)
             continue
         if gid in seen:
             if _role(src) != "answer":
-                notes.append(f"a duplicate of the locked cell '{gid}' was removed")
+                notes.append(msg("a duplicate of the locked cell '{cell}' was removed", cell=gid))
                 continue
             cell.metadata.pop("nbgrader", None)  # a copy of an answer cell: plain code
             cells.append(cell)
@@ -60,7 +61,7 @@ def restore(student: nbformat.NotebookNode, source: nbformat.NotebookNode):
                 cell.pop("execution_count", None)
         else:
             if _visible(cell.source) != _visible(src.source) and _role(src) == "locked":
-                notes.append(f"the locked cell '{gid}' was changed: the original was restored")
+                notes.append(msg("the locked cell '{cell}' was changed: the original was restored", cell=gid))
             cell = copy.deepcopy(src)
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
@@ -78,7 +79,7 @@ def restore(student: nbformat.NotebookNode, source: nbformat.NotebookNode):
                 restored.source = "raise NotImplementedError()  # this answer cell was deleted"
         elif _role(src) == "answer":  # a deleted written answer: never the model answer
             restored.source = TEXT_STUB
-        notes.append(f"the cell '{gid}' was missing: it was put back")
+        notes.append(msg("the cell '{cell}' was missing: it was put back", cell=gid))
         anchor = _anchor(source.cells[:i], cells)
         cells.insert(anchor, restored)
     for cell in cells:

@@ -276,7 +276,7 @@ def _render(value, lang: str, misses: list | None) -> str:
 
 # the fields whose plain-text value may still be a sentence of the legacy catalogue (a hint, the
 # name of what is compared, a case label's words) rather than data
-_LEGACY_FIELDS = frozenset({"what", "hint", "first", "second", "advice", "meaning"})
+_LEGACY_FIELDS = frozenset({"what", "hint", "first", "second", "advice", "meaning", "why"})
 
 
 def _field(name: str, value, lang: str, misses: list | None) -> str:

@@ -836,25 +836,6 @@ LINES = [
     # grader-side lines appended to a check's message
     # the notes of a graded submission (autograder/run/restore.py, autograder/judge/grade.py,
     # autograder/collect/submissions.py): what the grader did to the notebook and why
-    (
-        E("a cell claimed grading metadata the lesson does not have: ignored"),
-        "有一个单元格带有本课没有的评分元数据：已忽略",
-    ),
-    (r"a duplicate of the locked cell '(?P<g>[^']+)' was removed", "锁定单元格 '{g}' 的一个副本已被删除"),
-    (
-        r"the locked cell '(?P<g>[^']+)' was changed: the original was restored",
-        "锁定单元格 '{g}' 被改动过：已恢复原样",
-    ),
-    (r"the cell '(?P<g>[^']+)' was missing: it was put back", "单元格 '{g}' 不见了：已放回原处"),
-    (
-        r"the kernel died in cell (?P<c>\d+) \((?P<t_w>.*)\); that cell was skipped and the notebook run again",
-        "内核在第 {c} 个单元格中崩溃（{t_w}）；已跳过这个单元格，重新运行了 notebook",
-    ),
-    (
-        r"cell (?P<c>[\d, ]+) ran out of memory and kept it, and the kernel died when the grader called your "
-        r"functions; that cell was skipped and the notebook run again",
-        "第 {c} 个单元格耗尽内存后没有释放，评分程序调用你的函数时内核崩溃了；已跳过这个单元格，重新运行了 notebook",
-    ),
     # a file the grader refused to read (autograder/collect/tree.py), noted beside a graded notebook;
     # a notebook that could not be read or run (autograder/judge/grade.py): the row of an ungradable one
     (r"refused: (?P<f>.+?) (?P<t_w>(?:is|could) .+)", "已拒收 {f}：{t_w}"),

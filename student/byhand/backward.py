@@ -23,8 +23,9 @@ import torch
 import torch.nn.functional as F
 
 from . import _core, _judge
-from ._core import Case, Question, call, calling, gen, graded, helper, let, rand, ref
+from ._core import Case, Question, call, calling, gen, got_expected, graded, helper, hint_line, let, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "08_backward"
 HELPERS = ("run_function",)
@@ -41,12 +42,12 @@ def _assert_grad(got, expected, what, hint, dtype):
     got = expect_tensor(got, what, shape=expected.shape)
     _judge.expect_dtype(got, dtype, what)
     if torch.isnan(got).any() and not torch.isnan(expected).any():
-        hint = hint or "your result contains NaN where autograd's has none"
+        hint = hint or msg("your result contains NaN where autograd's has none")
     assert_close(got, expected.to(dtype), what, hint, rtol=rtol, atol=atol)
 
 
 def _unchanged(out, facts, names, fn_name):
-    advice = "a backward function must leave its inputs as they are (use out-of-place ops)"
+    advice = msg("a backward function must leave its inputs as they are (use out-of-place ops)")
     _judge.inputs_unchanged(out, facts, names, fn_name, advice)
 
 
@@ -87,38 +88,50 @@ def ref_softmax_backward(dy, y, mistake=None):
 _SOFTMAX_MISTAKES = [
     (
         "diag_only",
-        "your dx equals dy * y: that keeps only the diagonal term diag(y) of the softmax Jacobian "
-        "J = diag(y) - y y^T. Every y_j depends on every x_i: subtract y * sum(dy * y, dim=-1, keepdim=True)",
+        N_(
+            "your dx equals dy * y: that keeps only the diagonal term diag(y) of the softmax Jacobian "
+            "J = diag(y) - y y^T. Every y_j depends on every x_i: subtract y * sum(dy * y, dim=-1, keepdim=True)"
+        ),
     ),
     (
         "jacobian_diagonal",
-        "your dx equals dy * y * (1 - y): that is only the diagonal of the Jacobian (the sigmoid "
-        "derivative). The off-diagonal entries -y_i y_j count too: dx = y * (dy - sum(dy * y))",
+        N_(
+            "your dx equals dy * y * (1 - y): that is only the diagonal of the Jacobian (the sigmoid "
+            "derivative). The off-diagonal entries -y_i y_j count too: dx = y * (dy - sum(dy * y))"
+        ),
     ),
     (
         "no_diag",
-        "your dx equals -y * sum(dy * y): the diagonal term y * dy of the Jacobian is missing",
+        N_("your dx equals -y * sum(dy * y): the diagonal term y * dy of the Jacobian is missing"),
     ),
-    ("sign", "your dx has the wrong sign: dx = y * (dy - sum(dy * y)), not y * (sum(dy * y) - dy)"),
+    ("sign", N_("your dx has the wrong sign: dx = y * (dy - sum(dy * y)), not y * (sum(dy * y) - dy)")),
     (
         "log_softmax",
-        "your dx equals dy - y * sum(dy): that is the backward of log_softmax, not of softmax; "
-        "softmax's is y * (dy - sum(dy * y))",
+        N_(
+            "your dx equals dy - y * sum(dy): that is the backward of log_softmax, not of softmax; "
+            "softmax's is y * (dy - sum(dy * y))"
+        ),
     ),
     (
         "wrong_dim",
-        "the sum(dy * y) runs over the wrong dim (dim 0): the softmax is over the last dim, so sum "
-        "over dim=-1 with keepdim=True",
+        N_(
+            "the sum(dy * y) runs over the wrong dim (dim 0): the softmax is over the last dim, so sum "
+            "over dim=-1 with keepdim=True"
+        ),
     ),
     (
         "wrong_dim_2",
-        "the sum(dy * y) runs over the wrong dim (dim -2): the softmax is over the last dim, so sum "
-        "over dim=-1 with keepdim=True",
+        N_(
+            "the sum(dy * y) runs over the wrong dim (dim -2): the softmax is over the last dim, so sum "
+            "over dim=-1 with keepdim=True"
+        ),
     ),
     (
         "full_sum",
-        "your sum(dy * y) adds up every entry of the tensor, one number for all rows: each row is its "
-        "own softmax, so the dot product is per row, (dy * y).sum(dim=-1, keepdim=True)",
+        N_(
+            "your sum(dy * y) adds up every entry of the tensor, one number for all rows: each row is its "
+            "own softmax, so the dot product is per row, (dy * y).sum(dim=-1, keepdim=True)"
+        ),
     ),
 ]
 
@@ -163,7 +176,11 @@ def _softmax_judge(case, out):
     hints = dict(_SOFTMAX_MISTAKES)
     hint = diagnose(dx, [(hints[k], lambda k=k: ref_softmax_backward(dy, y, k)) for k in hints])
     _assert_grad(
-        dx, exp, "dx (the gradient w.r.t. x)", hint or "dx = y * (dy - sum(dy * y, dim=-1))", y.dtype
+        dx,
+        exp,
+        msg("dx (the gradient w.r.t. x)"),
+        hint or msg("dx = y * (dy - sum(dy * y, dim=-1))"),
+        y.dtype,
     )
     _unchanged(out, f, ("dy", "y"), "softmax_backward")
 
@@ -194,37 +211,49 @@ def ref_cross_entropy_backward(logits, target, mistake=None):
 _CE_MISTAKES = [
     (
         "sum_not_mean",
-        "your dlogits is N times too large: F.cross_entropy averages the loss over the N rows, so "
-        "every row's gradient is divided by N",
+        N_(
+            "your dlogits is N times too large: F.cross_entropy averages the loss over the N rows, so "
+            "every row's gradient is divided by N"
+        ),
     ),
     (
         "mean_over_all",
-        "your dlogits is divided by N * C, every entry of the logits: the loss is a mean over the N "
-        "rows only (one loss per row), so divide by N",
+        N_(
+            "your dlogits is divided by N * C, every entry of the logits: the loss is a mean over the N "
+            "rows only (one loss per row), so divide by N"
+        ),
     ),
     (
         "sign",
-        "your dlogits has the wrong sign: raising the target's logit lowers the loss, so its gradient "
-        "is negative there and positive at the other classes",
+        N_(
+            "your dlogits has the wrong sign: raising the target's logit lowers the loss, so its gradient "
+            "is negative there and positive at the other classes"
+        ),
     ),
     (
         "no_onehot",
-        "your dlogits is the probabilities alone, p / N: the -log p[target] term also gives -1 at each "
-        "row's target class, which is missing",
+        N_(
+            "your dlogits is the probabilities alone, p / N: the -log p[target] term also gives -1 at each "
+            "row's target class, which is missing"
+        ),
     ),
     (
         "logits_not_probabilities",
-        "your dlogits uses the logits where the probabilities belong: the softmax of the logits enters "
-        "the gradient, not the logits themselves",
+        N_(
+            "your dlogits uses the logits where the probabilities belong: the softmax of the logits enters "
+            "the gradient, not the logits themselves"
+        ),
     ),
     (
         "softmax_dim0",
-        "your softmax runs over the rows (dim 0): each row's logits are their own softmax, over the "
-        "classes, dim=-1",
+        N_(
+            "your softmax runs over the rows (dim 0): each row's logits are their own softmax, over the "
+            "classes, dim=-1"
+        ),
     ),
 ]
 
-_CE_DIVIDES_BY_P = (
+_CE_DIVIDES_BY_P = N_(
     "your dlogits has inf or NaN where autograd's is finite: a chain that divides by p (the log's "
     "gradient -1 / p[target] fed into softmax_backward) breaks when p[target] underflows to 0, as "
     "it does here for logits this far apart. Multiply the two steps out on paper: the 1 / p "
@@ -275,16 +304,15 @@ def _ce_judge(case, out):
     (exp,) = _autograd(lambda z_: F.cross_entropy(z_, t), [z], torch.tensor(1.0, dtype=torch.float64))
     got = expect_tensor(out["dlogits"], "cross_entropy_backward(logits, target)", shape=exp.shape)
     if not torch.isfinite(got).all():
-        raise CheckFailure(
-            f"dlogits from cross_entropy_backward contains inf or NaN.\n  hint: {_CE_DIVIDES_BY_P}"
-        )
+        what = msg("{name} from {who}", name="dlogits", who="cross_entropy_backward")
+        raise CheckFailure(msg("{what} contains inf or NaN.", what=what) + hint_line(_CE_DIVIDES_BY_P))
     hints = dict(_CE_MISTAKES)
     hint = diagnose(got, [(hints[k], lambda k=k: ref_cross_entropy_backward(z, t, k)) for k in hints])
     _assert_grad(
         got,
         exp,
-        "dlogits (the gradient of the mean cross-entropy w.r.t. the logits)",
-        hint or "chain the log's gradient at the target class into the softmax's backward and simplify",
+        msg("dlogits (the gradient of the mean cross-entropy w.r.t. the logits)"),
+        hint or msg("chain the log's gradient at the target class into the softmax's backward and simplify"),
         z.dtype,
     )
     _unchanged(out, f, ("logits",), "cross_entropy_backward")
@@ -331,43 +359,55 @@ def ref_layer_norm_backward(dy, x, w, eps, mistake=None):
 _LN_DX_MISTAKES = [
     (
         "constant_stats",
-        "your dx equals rstd * dy * weight: mean and variance were treated as constants. Both depend "
-        "on x: dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = dy * weight",
+        N_(
+            "your dx equals rstd * dy * weight: mean and variance were treated as constants. Both depend "
+            "on x: dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = dy * weight"
+        ),
     ),
     (
         "no_mean_term",
-        "your dx misses the mean term -mean(g): the mean depends on x too (the path through mu). "
-        "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)), g = dy * weight",
+        N_(
+            "your dx misses the mean term -mean(g): the mean depends on x too (the path through mu). "
+            "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)), g = dy * weight"
+        ),
     ),
     (
         "no_var_term",
-        "your dx misses the variance term -x_hat * mean(g * x_hat): the variance depends on x too "
-        "(the path through sigma^2). dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+        N_(
+            "your dx misses the variance term -x_hat * mean(g * x_hat): the variance depends on x too "
+            "(the path through sigma^2). dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))"
+        ),
     ),
     (
         "var_term_sign",
-        "your dx adds the variance term instead of subtracting it: + x_hat * mean(g * x_hat). "
-        "Raising the variance shrinks every x_hat (d x_hat / d sigma^2 = -x_hat / (2 (sigma^2 + eps))), "
-        "so the path through sigma^2 enters with a minus: dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+        N_(
+            "your dx adds the variance term instead of subtracting it: + x_hat * mean(g * x_hat). "
+            "Raising the variance shrinks every x_hat (d x_hat / d sigma^2 = -x_hat / (2 (sigma^2 + eps))), "
+            "so the path through sigma^2 enters with a minus: dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))"
+        ),
     ),
     (
         "means_of_dy",
-        "your mean terms use dy where they need g = dy * weight: mean(dy) and mean(dy * x_hat). The "
-        "mean and variance paths start from the gradient reaching x_hat, which is g: "
-        "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))",
+        N_(
+            "your mean terms use dy where they need g = dy * weight: mean(dy) and mean(dy * x_hat). The "
+            "mean and variance paths start from the gradient reaching x_hat, which is g: "
+            "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))"
+        ),
     ),
     (
         "weight_ignored",
-        "your dx ignores weight: the gradient reaching x_hat is g = dy * weight, not dy",
+        N_("your dx ignores weight: the gradient reaching x_hat is g = dy * weight, not dy"),
     ),
     (
         "unbiased",
-        "you used the unbiased variance (divides by d-1); layer_norm uses the population variance, "
-        "and the backward divides by d",
+        N_(
+            "you used the unbiased variance (divides by d-1); layer_norm uses the population variance, "
+            "and the backward divides by d"
+        ),
     ),
-    ("eps_outside", "eps is added to the std, outside the sqrt: rstd = 1 / sqrt(var + eps)"),
-    ("eps_ignored", "eps is ignored: rstd = 1 / sqrt(var + eps), with the eps passed in"),
-    ("default_eps", "the eps passed in is not used (you used 1e-5): rstd = 1 / sqrt(var + eps)"),
+    ("eps_outside", N_("eps is added to the std, outside the sqrt: rstd = 1 / sqrt(var + eps)")),
+    ("eps_ignored", N_("eps is ignored: rstd = 1 / sqrt(var + eps), with the eps passed in")),
+    ("default_eps", N_("the eps passed in is not used (you used 1e-5): rstd = 1 / sqrt(var + eps)")),
 ]
 
 
@@ -438,30 +478,39 @@ def _param_grad_hint(name, got, x):
     """`got` has the wrong shape: name the reduction it did."""
     shape, lead, d = tuple(got.shape), tuple(x.shape[:-1]), x.shape[-1]
     if x.dim() == 1 and shape == ():
-        return (
-            f"{name} is a scalar for a single token x of shape ({d},): with no leading dims, "
+        return msg(
+            "{name} is a scalar for a single token x of shape ({d},): with no leading dims, "
             ".sum(dim=()) sums over every dim (an empty tuple of dims means all of them). Reduce "
-            "with .reshape(-1, d).sum(0), which works for any number of leading dims"
+            "with .reshape(-1, d).sum(0), which works for any number of leading dims",
+            name=name,
+            d=d,
         )
     if shape == tuple(x.shape):
-        return (
-            f"{name} is not reduced: it has x's shape {shape}. The same weight is used at every "
-            f"position, so its gradient is summed over all leading dims {tuple(range(x.dim() - 1))}"
+        return msg(
+            "{name} is not reduced: it has x's shape {shape}. The same weight is used at every "
+            "position, so its gradient is summed over all leading dims {dims}",
+            name=name,
+            shape=shape,
+            dims=tuple(range(x.dim() - 1)),
         )
     if shape == lead:
-        return (
-            f"{name} is reduced over the wrong dim: you summed over the features (dim -1). Sum over "
-            "all leading dims instead, keeping the last one: shape (d,)"
+        return msg(
+            "{name} is reduced over the wrong dim: you summed over the features (dim -1). Sum over "
+            "all leading dims instead, keeping the last one: shape (d,)",
+            name=name,
         )
     if len(shape) >= 2 and shape[-1] == d:
-        return (
-            f"{name} is reduced over the first dim only (shape {shape}): sum over all leading dims, "
-            f"e.g. .sum(dim={tuple(range(x.dim() - 1))}) or .reshape(-1, d).sum(0)"
+        return msg(
+            "{name} is reduced over the first dim only (shape {shape}): sum over all leading dims, "
+            "e.g. .sum(dim={dims}) or .reshape(-1, d).sum(0)",
+            name=name,
+            shape=shape,
+            dims=tuple(range(x.dim() - 1)),
         )
-    return f"{name} should have weight's shape ({d},): sum over all leading dims"
+    return msg("{name} should have weight's shape ({d},): sum over all leading dims", name=name, d=d)
 
 
-LNB_DEFAULT_EPS = (
+LNB_DEFAULT_EPS = N_(
     "the default eps should be 1e-5 (as F.layer_norm): layer_norm_backward(dy, x, weight, eps=1e-5)"
 )
 
@@ -469,19 +518,27 @@ LNB_DEFAULT_EPS = (
 def _ln_grads_judge(grads, x, w, b, eps, dy, who, default_eps=False):
     """Judge (dx, dweight, dbias) against autograd; shared by both questions."""
     if not isinstance(grads, (tuple, list)) or len(grads) != 3:
-        raise CheckFailure(f"{who} should return three tensors (dx, dweight, dbias), got {grads!r:.80}")
+        raise CheckFailure(
+            msg(
+                "{who} should return three tensors ({names}), got {got}",
+                who=who,
+                names="dx, dweight, dbias",
+                got=f"{grads!r:.80}",
+            )
+        )
     exp = ref_ln_grads(x, w, b, eps, dy)
     names = ("dx", "dweight", "dbias")
     for name, got, e in zip(names[1:], grads[1:], exp[1:]):
-        got = expect_tensor(got, f"{name} from {who}")
+        got = expect_tensor(got, msg("{name} from {who}", name=name, who=who))
         if tuple(got.shape) != tuple(e.shape):
             raise CheckFailure(
-                f"{name} has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: {tuple(e.shape)}\n"
-                f"  hint: {_param_grad_hint(name, got, x)}"
+                msg("{what} has the wrong shape.", what=name)
+                + got_expected(tuple(got.shape), tuple(e.shape))
+                + hint_line(_param_grad_hint(name, got, x))
             )
     hints = dict(_LN_DX_MISTAKES)
     models = {k: ref_layer_norm_backward(dy, x, w, eps, k) for k in hints}
-    dx = expect_tensor(grads[0], f"dx from {who}", shape=exp[0].shape)
+    dx = expect_tensor(grads[0], msg("{name} from {who}", name="dx", who=who), shape=exp[0].shape)
     defaults = []
     if default_eps:  # called without eps: a wrong default is named before an ignored eps
         defaults = [
@@ -491,37 +548,48 @@ def _ln_grads_judge(grads, x, w, b, eps, dy, who, default_eps=False):
     _assert_grad(
         dx,
         exp[0],
-        f"dx from {who}",
+        msg("{name} from {who}", name="dx", who=who),
         hint
-        or "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)), g = dy * weight, means over the last dim",
+        or msg(
+            "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)), g = dy * weight, means over the last dim"
+        ),
         x.dtype,
     )
     dw_hints = [
         (
-            "dweight uses x instead of x_hat: y = x_hat * weight + bias, so dweight = sum(dy * x_hat)",
+            N_("dweight uses x instead of x_hat: y = x_hat * weight + bias, so dweight = sum(dy * x_hat)"),
             lambda: ref_layer_norm_backward(dy, x, w, eps, "dweight_uses_x")[1],
         ),
         (
-            "dweight is averaged over the leading dims: the gradient of a shared weight is the sum "
-            "of its uses, not their mean",
+            N_(
+                "dweight is averaged over the leading dims: the gradient of a shared weight is the sum "
+                "of its uses, not their mean"
+            ),
             lambda: ref_layer_norm_backward(dy, x, w, eps, "dweight_mean")[1],
         ),
     ] + [
         (hints[k], lambda k=k: models[k][1])
         for k in ("unbiased", "eps_outside", "eps_ignored", "default_eps")
     ]
-    _assert_grad(grads[1], exp[1], f"dweight from {who}", diagnose(grads[1], dw_hints), x.dtype)
+    dweight = msg("{name} from {who}", name="dweight", who=who)
+    _assert_grad(grads[1], exp[1], dweight, diagnose(grads[1], dw_hints), x.dtype)
     db_hint = diagnose(
         grads[2],
         [
             (
-                "dbias is averaged over the leading dims: the gradient of a shared bias is the sum of its uses",
+                N_(
+                    "dbias is averaged over the leading dims: the gradient of a shared bias is the sum of its uses"
+                ),
                 lambda: ref_layer_norm_backward(dy, x, w, eps, "dbias_mean")[2],
             )
         ],
     )
     _assert_grad(
-        grads[2], exp[2], f"dbias from {who}", db_hint or "dbias = sum of dy over all leading dims", x.dtype
+        grads[2],
+        exp[2],
+        msg("{name} from {who}", name="dbias", who=who),
+        db_hint or msg("dbias = sum of dy over all leading dims"),
+        x.dtype,
     )
 
 
@@ -586,7 +654,7 @@ def ref_attention_backward(d_out, q, k, v, mask=None, mistake=None):
     return ds @ k * bwd_scale, ds.transpose(-2, -1) @ q * bwd_scale, dv
 
 
-_DK_NO_TRANSPOSE = (
+_DK_NO_TRANSPOSE = N_(
     "your dk is dS q, without the transpose: S = q k^T / sqrt(d_k) makes S[i, j] depend on key j "
     "through every query i, so dk sums over the queries, dk = dS^T q / sqrt(d_k) "
     "(shape (..., Lk, d_k); dS q only has that shape when Lq = Lk)"
@@ -595,37 +663,49 @@ _DK_NO_TRANSPOSE = (
 _ATTN_MISTAKES = [
     (
         "no_scale_backward",
-        "dq and dk miss the scale: scores = q k^T / sqrt(d_k), so dq = dS k / sqrt(d_k) and "
-        "dk = dS^T q / sqrt(d_k)",
+        N_(
+            "dq and dk miss the scale: scores = q k^T / sqrt(d_k), so dq = dS k / sqrt(d_k) and "
+            "dk = dS^T q / sqrt(d_k)"
+        ),
     ),
     (
         "no_scale_forward",
-        "the attention weights are recomputed without the scale 1/sqrt(d_k) (and dq, dk miss it): "
-        "scores = q k^T / sqrt(d_k)",
+        N_(
+            "the attention weights are recomputed without the scale 1/sqrt(d_k) (and dq, dk miss it): "
+            "scores = q k^T / sqrt(d_k)"
+        ),
     ),
     (
         "scale_dk",
-        "the scores are divided by d_k: attention divides q k^T by sqrt(d_k), so the weights and "
-        "dq, dk use 1/sqrt(d_k)",
+        N_(
+            "the scores are divided by d_k: attention divides q k^T by sqrt(d_k), so the weights and "
+            "dq, dk use 1/sqrt(d_k)"
+        ),
     ),
     (
         "mask_ignored",
-        "the mask is ignored: masked keys must get weight 0 in the forward recomputation, so they get "
-        "no gradient (fill the scores where mask is False with -inf before the softmax)",
+        N_(
+            "the mask is ignored: masked keys must get weight 0 in the forward recomputation, so they get "
+            "no gradient (fill the scores where mask is False with -inf before the softmax)"
+        ),
     ),
     (
         "mask_inverted",
-        "the mask polarity is inverted: True means 'may attend', so fill the scores where the mask is False",
+        N_(
+            "the mask polarity is inverted: True means 'may attend', so fill the scores where the mask is False"
+        ),
     ),
     (
         "softmax_diag_only",
-        "dS = P * dP keeps only the diagonal term of the softmax Jacobian: "
-        "dS = P * (dP - sum(dP * P, dim=-1, keepdim=True))",
+        N_(
+            "dS = P * dP keeps only the diagonal term of the softmax Jacobian: "
+            "dS = P * (dP - sum(dP * P, dim=-1, keepdim=True))"
+        ),
     ),
     ("dk_no_transpose", _DK_NO_TRANSPOSE),
 ]
 
-_NAN_HINT = (
+_NAN_HINT = N_(
     "your gradients contain NaN: a fully masked row (a query with no allowed key) has softmax of all "
     "-inf = NaN. Its weights are 0 (lesson 1), so its dS is 0: torch.nan_to_num the weights, then "
     "the row gives dq = 0 and adds nothing to dk and dv"
@@ -686,22 +766,32 @@ def _attn_judge(case, out):
     q, k, v, d_out, mask = f["q"], f["k"], f["v"], f["d_out"], f["mask"]
     grads = out["grads"]
     if not isinstance(grads, (tuple, list)) or len(grads) != 3:
-        raise CheckFailure(f"attention_backward should return three tensors (dq, dk, dv), got {grads!r:.80}")
+        raise CheckFailure(
+            msg(
+                "{who} should return three tensors ({names}), got {got}",
+                who="attention_backward",
+                names="dq, dk, dv",
+                got=f"{grads!r:.80}",
+            )
+        )
     exp = _autograd(lambda q_, k_, v_: ref_attention(q_, k_, v_, mask), [q, k, v], d_out)
     hints = dict(_ATTN_MISTAKES)
     models = {key: ref_attention_backward(d_out, q, k, v, mask, key) for key in hints}
     for i, name in sorted(enumerate(("dq", "dk", "dv")), key=lambda t: -t[0]):  # dv first: it needs no dS
         got = expect_tensor(grads[i], name, shape=exp[i].shape)
+        what = msg("{name} from {who}", name=name, who="attention_backward")
         if torch.isnan(got).any():
-            raise CheckFailure(f"{name} from attention_backward contains NaN.\n  hint: {_NAN_HINT}")
+            raise CheckFailure(msg("{what} contains NaN.", what=what) + hint_line(_NAN_HINT))
         hint = diagnose(got, [(hints[key], lambda key=key: models[key][i]) for key in hints])
         _assert_grad(
             got,
             exp[i],
-            f"{name} from attention_backward",
+            what,
             hint
-            or "recompute P = softmax(q k^T / sqrt(d_k), masked); dv = P^T d_out; dP = d_out v^T; "
-            "dS = P * (dP - sum(dP * P, -1)); dq = dS k / sqrt(d_k); dk = dS^T q / sqrt(d_k)",
+            or msg(
+                "recompute P = softmax(q k^T / sqrt(d_k), masked); dv = P^T d_out; dP = d_out v^T; "
+                "dS = P * (dP - sum(dP * P, -1)); dq = dS k / sqrt(d_k); dk = dS^T q / sqrt(d_k)"
+            ),
             q.dtype,
         )
     _unchanged(out, f, ("d_out", "q", "k", "v"), "attention_backward")
@@ -808,66 +898,114 @@ def _fn_judge(case, out):
     x, w, b, dy, eps = f["x"], f["weight"], f["bias"], f["dy"], f["eps"]
     r = out["r"]
     if not isinstance(r, (tuple, list)) or len(r) != 6:
-        raise CheckFailure("the grader could not apply LayerNormFunction (no results came back)")
+        raise CheckFailure(msg("the grader could not apply LayerNormFunction (no results came back)"))
     y, dx, dw, db, kept, error = r
     kept = kept if isinstance(kept, (list, tuple)) else []
     info = _kept_summary(kept, x)
     if error is not None:
         if info["storages"] == 0 or info["elements"] < x.numel():
-            hint = (
+            hint = msg(
                 "your forward saves nothing its backward needs (it kept "
-                f"{info['storages']} tensors): save x and weight with ctx.save_for_backward(x, weight), "
-                "store eps on ctx (ctx.eps = eps), and read them back with ctx.saved_tensors"
+                "{n} tensors): save x and weight with ctx.save_for_backward(x, weight), "
+                "store eps on ctx (ctx.eps = eps), and read them back with ctx.saved_tensors",
+                n=info["storages"],
             )
         elif "number of gradients" in str(error):
-            hint = "backward must return one gradient per input of forward: (dx, dweight, dbias, None), None for eps"
+            hint = msg(
+                "backward must return one gradient per input of forward: (dx, dweight, dbias, None), None for eps"
+            )
         elif "invalid gradient" in str(error):
-            hint = "a gradient has the wrong shape: dweight and dbias have weight's shape (summed over leading dims)"
+            hint = msg(
+                "a gradient has the wrong shape: dweight and dbias have weight's shape (summed over leading dims)"
+            )
         else:
-            hint = "check what forward saves and what backward reads back"
-        raise CheckFailure(f"the backward pass of LayerNormFunction raised {error}\n  hint: {hint}")
+            hint = msg("check what forward saves and what backward reads back")
+        raise CheckFailure(
+            msg("the backward pass of LayerNormFunction raised {error}", error=str(error)) + hint_line(hint)
+        )
     y_exp = F.layer_norm(x.double(), (x.shape[-1],), w.double(), b.double(), eps)
-    expected = "forward should return layer_norm(x, weight, bias, eps), with the eps passed in"
+    expected = msg("forward should return layer_norm(x, weight, bias, eps), with the eps passed in")
     grads = (("x", dx), ("weight", dw), ("bias", db))
     _judge.function_judged(
         "LayerNormFunction.apply(x, weight, bias, eps)", y, y_exp, expected, _tols(y_exp, x.dtype), grads
     )
-    _ln_grads_judge((dx, dw, db), x, w, b, eps, dy, "LayerNormFunction's backward")
+    _ln_grads_judge((dx, dw, db), x, w, b, eps, dy, msg("LayerNormFunction's backward"))
     if info["graph"]:
         raise CheckFailure(
-            "LayerNormFunction saves the whole graph: its forward built an autograd graph (tensors saved "
-            "by ops inside forward, or kept with a grad_fn), so the primitive ops' intermediates stay in "
-            f"memory ({info['storages']} tensors, {info['bytes']} bytes).\n  hint: do not turn autograd back "
-            "on inside forward (it runs with autograd off); save only x and weight, and let backward call "
-            "layer_norm_backward instead of torch.autograd.grad"
+            msg(
+                "LayerNormFunction saves the whole graph: its forward built an autograd graph (tensors saved "
+                "by ops inside forward, or kept with a grad_fn), so the primitive ops' intermediates stay in "
+                "memory ({n} tensors, {nbytes} bytes).",
+                n=info["storages"],
+                nbytes=info["bytes"],
+            )
+            + hint_line(
+                msg(
+                    "do not turn autograd back on inside forward (it runs with autograd off); save only x and "
+                    "weight, and let backward call layer_norm_backward instead of torch.autograd.grad"
+                )
+            )
         )
     on_ctx = [r for r in info["rows"] if r[0] == "ctx"]
     if on_ctx:
         roles = sorted({str(r[4]) for r in on_ctx})
         raise CheckFailure(
-            "LayerNormFunction keeps tensors as attributes of ctx instead of saving them.\n"
-            f"  got:      {len(on_ctx)} tensors stored as ctx attributes (roles: {', '.join(roles)})\n"
-            "  expected: tensors kept with ctx.save_for_backward(x, weight), plain values (eps) as attributes\n"
-            "  hint: use ctx.save_for_backward(x, weight) and ctx.saved_tensors, not ctx.x = x: autograd "
-            "then checks that no in-place op changed them before backward (a stale ctx.x gives wrong "
-            "gradients silently), frees them once backward has run, and lets saved-tensor hooks "
-            "(offloading, checkpointing) see them; ctx.x = y on an output also makes a reference cycle "
-            "that leaks memory"
+            msg("LayerNormFunction keeps tensors as attributes of ctx instead of saving them.")
+            + got_expected(
+                msg(
+                    "{n} tensors stored as ctx attributes (roles: {roles})",
+                    n=len(on_ctx),
+                    roles=", ".join(roles),
+                ),
+                msg("tensors kept with ctx.save_for_backward(x, weight), plain values (eps) as attributes"),
+            )
+            + hint_line(
+                msg(
+                    "use ctx.save_for_backward(x, weight) and ctx.saved_tensors, not ctx.x = x: autograd "
+                    "then checks that no in-place op changed them before backward (a stale ctx.x gives wrong "
+                    "gradients silently), frees them once backward has run, and lets saved-tensor hooks "
+                    "(offloading, checkpointing) see them; ctx.x = y on an output also makes a reference cycle "
+                    "that leaks memory"
+                )
+            )
         )
     budget = x.numel() + 4 * (x.numel() // x.shape[-1]) + 4 * x.shape[-1]
     if info["full"] > 1 or info["elements"] > budget:
         raise CheckFailure(
-            "LayerNormFunction saves more than its backward needs.\n"
-            f"  got:      {info['storages']} tensors, {info['full']} the size of x, {info['elements']} numbers\n"
-            f"  expected: at most one tensor the size of x ({x.numel()} numbers) plus per-row statistics "
-            f"and weight, {budget} numbers in all\n  hint: it saves its input plus intermediates it does not "
-            "need: layer_norm_backward(dy, x, weight, eps) needs only x and weight (and eps, stored on ctx)"
+            msg("LayerNormFunction saves more than its backward needs.")
+            + got_expected(
+                msg(
+                    "{n} tensors, {full} the size of x, {elements} numbers",
+                    n=info["storages"],
+                    full=info["full"],
+                    elements=info["elements"],
+                ),
+                msg(
+                    "at most one tensor the size of x ({size} numbers) plus per-row statistics "
+                    "and weight, {budget} numbers in all",
+                    size=x.numel(),
+                    budget=budget,
+                ),
+            )
+            + hint_line(
+                msg(
+                    "it saves its input plus intermediates it does not need: layer_norm_backward(dy, x, "
+                    "weight, eps) needs only x and weight (and eps, stored on ctx)"
+                )
+            )
         )
     if info["storages"] == 0:
         raise CheckFailure(
-            "LayerNormFunction's backward got the right gradients, yet its forward kept no tensor for it "
-            "(neither saved nor on ctx).\n  hint: backward must take what it needs from ctx "
-            "(ctx.save_for_backward / ctx.saved_tensors), not from a global or a closure"
+            msg(
+                "LayerNormFunction's backward got the right gradients, yet its forward kept no tensor for it "
+                "(neither saved nor on ctx)."
+            )
+            + hint_line(
+                msg(
+                    "backward must take what it needs from ctx "
+                    "(ctx.save_for_backward / ctx.saved_tensors), not from a global or a closure"
+                )
+            )
         )
 
 

@@ -29,8 +29,9 @@ import math
 import torch
 
 from . import _core, _judge
-from ._core import Case, Question, call, calling, gen, graded, helper, let, rand, ref
+from ._core import Case, Question, call, calling, gen, got_expected, graded, helper, hint_line, let, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "10_flash_attention"
 HELPERS = ("observe", "run_function")
@@ -201,53 +202,71 @@ def blocked_forward(q, k, v, is_causal, bq, bk, mistake=None):
 _FWD_MISTAKES = [
     (
         "no_rescale_o",
-        "the running max is not used to rescale the accumulated output: when a block raises the max "
-        "from m to m_new, multiply the output accumulated so far by exp(m - m_new), as the normaliser l is",
+        N_(
+            "the running max is not used to rescale the accumulated output: when a block raises the max "
+            "from m to m_new, multiply the output accumulated so far by exp(m - m_new), as the normaliser l is"
+        ),
     ),
     (
         "l_twice",
-        "the normaliser l is rescaled twice: l_new = exp(m - m_new) * l + rowsum(p), one factor exp(m - m_new)",
+        N_(
+            "the normaliser l is rescaled twice: l_new = exp(m - m_new) * l + rowsum(p), one factor exp(m - m_new)"
+        ),
     ),
     (
         "lse_no_max",
-        "lse is returned without the max: the running sum l holds exp(s - m), so lse = m + log(l)",
+        N_("lse is returned without the max: the running sum l holds exp(s - m), so lse = m + log(l)"),
     ),
     (
         "diag_skipped",
-        "the causal diagonal block is skipped: the blocks that cross the diagonal hold the keys 0..i that "
-        "query i sees (its own key included); process them with the entries above the diagonal masked",
+        N_(
+            "the causal diagonal block is skipped: the blocks that cross the diagonal hold the keys 0..i that "
+            "query i sees (its own key included); process them with the entries above the diagonal masked"
+        ),
     ),
     (
         "diag_strict",
-        "the causal diagonal block is fully masked on its diagonal: query i sees key i too, mask key > query, not key >= query",
+        N_(
+            "the causal diagonal block is fully masked on its diagonal: query i sees key i too, mask key > query, not key >= query"
+        ),
     ),
     (
         "diag_unmasked",
-        "the causal diagonal block is not masked: a block that crosses the diagonal holds keys after the "
-        "query; mask the entries with key position > query position inside it",
+        N_(
+            "the causal diagonal block is not masked: a block that crosses the diagonal holds keys after the "
+            "query; mask the entries with key position > query position inside it"
+        ),
     ),
-    ("no_scale", "the scores miss the scale 1/sqrt(d): s = q k^T / sqrt(d)"),
-    ("scale_twice", "the scale is applied twice (scores divided by d): s = q k^T / sqrt(d), once"),
+    ("no_scale", N_("the scores miss the scale 1/sqrt(d): s = q k^T / sqrt(d)")),
+    ("scale_twice", N_("the scale is applied twice (scores divided by d): s = q k^T / sqrt(d), once")),
     (
         "skip_after_i0",
-        "a key block that crosses the diagonal is skipped: the key loop stops at the query block's first query "
-        "i0, but its queries run to i1 - 1 and see keys up to i1 - 1; loop j0 over range(0, i1, block_k) "
-        "(with block_k != block_q a key block can start inside the query block)",
+        N_(
+            "a key block that crosses the diagonal is skipped: the key loop stops at the query block's first query "
+            "i0, but its queries run to i1 - 1 and see keys up to i1 - 1; loop j0 over range(0, i1, block_k) "
+            "(with block_k != block_q a key block can start inside the query block)"
+        ),
     ),
     (
         "skip_from_last",
-        "a key block that crosses the diagonal is skipped: the key block that starts at the query block's "
-        "last query i1 - 1 holds its own key; loop j0 over range(0, i1, block_k), not range(0, i1 - 1, block_k)",
+        N_(
+            "a key block that crosses the diagonal is skipped: the key block that starts at the query block's "
+            "last query i1 - 1 holds its own key; loop j0 over range(0, i1, block_k), not range(0, i1 - 1, block_k)"
+        ),
     ),
     (
         "ragged_keys",
-        "the last key block is dropped when block_k does not divide Lk: the last block is shorter, "
-        "k[..., j0:j0 + block_k, :] is fine with j0 running over range(0, Lk, block_k)",
+        N_(
+            "the last key block is dropped when block_k does not divide Lk: the last block is shorter, "
+            "k[..., j0:j0 + block_k, :] is fine with j0 running over range(0, Lk, block_k)"
+        ),
     ),
     (
         "ragged_queries",
-        "the last query block is dropped when block_q does not divide Lq: loop i0 over "
-        "range(0, Lq, block_q); the last block is shorter",
+        N_(
+            "the last query block is dropped when block_q does not divide Lq: loop i0 over "
+            "range(0, Lq, block_q); the last block is shorter"
+        ),
     ),
 ]
 
@@ -301,26 +320,34 @@ def blocked_backward(q, k, v, do, is_causal, bq, bk, mistake=None):
 _BWD_MISTAKES = [
     (
         "d_from_dp_block",
-        "D is computed from dp inside each block (rowsum(p * dp) over one key block only): the softmax "
-        "term needs the sum over the whole row, which is D = rowsum(do * o), computed once before the loop",
+        N_(
+            "D is computed from dp inside each block (rowsum(p * dp) over one key block only): the softmax "
+            "term needs the sum over the whole row, which is D = rowsum(do * o), computed once before the loop"
+        ),
     ),
-    ("no_d", "dS = P * dP misses the softmax term: dS = P * (dP - D) with D = rowsum(do * o)"),
-    ("d_from_o", "D is rowsum(o): it is rowsum(do * o), the upstream gradient times the output"),
+    ("no_d", N_("dS = P * dP misses the softmax term: dS = P * (dP - D) with D = rowsum(do * o)")),
+    ("d_from_o", N_("D is rowsum(o): it is rowsum(do * o), the upstream gradient times the output")),
     (
         "local_softmax",
-        "the probabilities are rebuilt with a softmax inside each block: each block holds only part of "
-        "the row; rebuild them from the saved log-sum-exp, P = exp(S - lse)",
+        N_(
+            "the probabilities are rebuilt with a softmax inside each block: each block holds only part of "
+            "the row; rebuild them from the saved log-sum-exp, P = exp(S - lse)"
+        ),
     ),
-    ("no_scale_bwd", "dq and dk miss the scale: dq = dS k / sqrt(d), dk = dS^T q / sqrt(d)"),
+    ("no_scale_bwd", N_("dq and dk miss the scale: dq = dS k / sqrt(d), dk = dS^T q / sqrt(d)")),
     (
         "skip_partial_q",
-        "the backward pass skips a query block that sees the key block: the query block that holds query j0 "
-        "may start before j0 (block_q != block_k); start the query loop at (j0 // block_q) * block_q",
+        N_(
+            "the backward pass skips a query block that sees the key block: the query block that holds query j0 "
+            "may start before j0 (block_q != block_k); start the query loop at (j0 // block_q) * block_q"
+        ),
     ),
     (
         "causal_unmasked",
-        "the causal mask is missing in the backward pass: the diagonal blocks must mask key > query "
-        "when P is rebuilt, as the forward did",
+        N_(
+            "the causal mask is missing in the backward pass: the diagonal blocks must mask key > query "
+            "when P is rebuilt, as the forward did"
+        ),
     ),
 ]
 
@@ -341,42 +368,61 @@ def budget(facts) -> int:
 
 
 def _what_it_is(shape, dtype, facts) -> str:
-    """Words for the largest tensor an answer created (its shape is on the got line)."""
+    """The hint naming the largest tensor an answer created (its shape is on the got line)."""
     lq, lk = facts["lq"], facts["lk"]
     last = tuple(shape[-2:]) if len(shape) >= 2 else ()
     if last == (lq, lk) and dtype == "bool":
-        return (
-            "the whole (Lq, Lk) causal mask: build each diagonal block's mask from the positions "
-            "(key index > query index) inside the loop"
+        return msg(
+            "your answer builds the whole (Lq, Lk) causal mask: build each diagonal block's mask from the "
+            "positions (key index > query index) inside the loop"
         )
     if last in ((lq, lk), (lk, lq)):
-        return (
-            "the whole score (or probability) matrix, (Lq, Lk) per batch-and-head: compute q_i k_j^T one "
-            "(block_q, block_k) block at a time, never q @ k^T for all queries and keys"
+        return msg(
+            "your answer builds the whole score (or probability) matrix, (Lq, Lk) per batch-and-head: compute "
+            "q_i k_j^T one (block_q, block_k) block at a time, never q @ k^T for all queries and keys"
         )
     if lk in last or lq in last:
-        return (
-            "a row of blocks that grows with L (block x L scores per head): loop over the key blocks too, "
-            "keeping only the running max, normaliser and output per query"
+        return msg(
+            "your answer builds a row of blocks that grows with L (block x L scores per head): loop over the key "
+            "blocks too, keeping only the running max, normaliser and output per query"
         )
-    return "a tensor larger than a (block_q, block_k) block of scores or an (L, d) tensor per batch-and-head"
+    return msg(
+        "your answer builds a tensor larger than a (block_q, block_k) block of scores or an (L, d) tensor "
+        "per batch-and-head"
+    )
 
 
 def judge_memory(facts, seen, who):
     """Fail an answer whose largest new tensor exceeds the budget; name the tensor."""
     largest, flops, ops = seen
     if not isinstance(largest, (list, tuple)) or len(largest) != 4:
-        raise CheckFailure(f"the grader could not observe {who} (no allocation report came back)")
+        raise CheckFailure(
+            msg("the grader could not observe {who} (no allocation report came back)", who=who)
+        )
     n, shape, op, dtype = largest
     limit = budget(facts)
     if int(n) > limit:
         raise CheckFailure(
-            f"{who} holds a tensor that grows with L: the memory of attention without the L x L matrix "
-            "is what this exercise is about.\n"
-            f"  got:      a new tensor of {int(n)} elements, shape {tuple(shape)}, {dtype}, made by aten.{op}\n"
-            f"  expected: at most {limit} elements per tensor (one (block_q, block_k) block of scores or an "
-            f"(L, d) tensor, per batch-and-head)\n"
-            f"  hint: your answer builds {_what_it_is(shape, dtype, facts)}"
+            msg(
+                "{who} holds a tensor that grows with L: the memory of attention without the L x L matrix "
+                "is what this exercise is about.",
+                who=who,
+            )
+            + got_expected(
+                msg(
+                    "a new tensor of {n} elements, shape {shape}, {dtype}, made by {op}",
+                    n=int(n),
+                    shape=tuple(shape),
+                    dtype=dtype,
+                    op=f"aten.{op}",
+                ),
+                msg(
+                    "at most {n} elements per tensor (one (block_q, block_k) block of scores or an "
+                    "(L, d) tensor, per batch-and-head)",
+                    n=limit,
+                ),
+            )
+            + hint_line(_what_it_is(shape, dtype, facts))
         )
 
 
@@ -384,11 +430,17 @@ def judge_flops_seen(facts, flops, need, who):
     """The observer must see the matmuls the output needs, or it did not see the computation."""
     if not isinstance(flops, int) or flops < 0.5 * need:
         raise CheckFailure(
-            f"{who}: the grader did not see the matrix multiplications that compute attention.\n"
-            f"  got:      {flops} matmul FLOPs through torch\n"
-            f"  expected: at least {int(0.5 * need)} (half of the {need} the output needs)\n"
-            "  hint: compute the blocks with torch matmuls (q_blk @ k_blk.transpose(-2, -1), p @ v_blk) on the "
-            "tensors passed in, not with numpy, Python loops over numbers, or elementwise products summed"
+            msg("{who}: the grader did not see the matrix multiplications that compute attention.", who=who)
+            + got_expected(
+                msg("{n} matmul FLOPs through torch", n=flops),
+                msg("at least {n} (half of the {need} the output needs)", n=int(0.5 * need), need=need),
+            )
+            + hint_line(
+                msg(
+                    "compute the blocks with torch matmuls (q_blk @ k_blk.transpose(-2, -1), p @ v_blk) on the "
+                    "tensors passed in, not with numpy, Python loops over numbers, or elementwise products summed"
+                )
+            )
         )
 
 
@@ -507,13 +559,15 @@ def _fwd_cases(hidden):
 
 def _pair(r, who, names):
     if not isinstance(r, (tuple, list)) or len(r) != 4:
-        raise CheckFailure(f"the grader could not run {who} (no results came back)")
+        raise CheckFailure(msg("the grader could not run {who} (no results came back)", who=who))
     result, largest, flops, ops = r
     if not isinstance(result, (tuple, list)) or len(result) != len(names):
+        got = type(result).__name__
+        if isinstance(result, (tuple, list)):
+            got += f" of {len(result)}"
         raise CheckFailure(
-            f"{who} should return {len(names)} tensors ({', '.join(names)}).\n"
-            f"  got:      {type(result).__name__}{'' if not isinstance(result, (tuple, list)) else f' of {len(result)}'}\n"
-            f"  expected: a tuple ({', '.join(names)})"
+            msg("{who} should return {n} tensors ({names}).", who=who, n=len(names), names=", ".join(names))
+            + got_expected(got, msg("a tuple ({names})", names=", ".join(names)))
         )
     return result, (largest, flops, ops)
 
@@ -536,11 +590,11 @@ def _ragged_rows_hint(got, exp, facts, rtol, atol):
     return ""
 
 
-NO_MAX = (
+NO_MAX = N_(
     "exp(S) overflows on large scores: subtract the running max before exponentiating, m_new = max(m, "
     "rowmax(S)), p = exp(S - m_new), and rescale l and the output by exp(m - m_new)"
 )
-MAX_FROM_ZERO = (
+MAX_FROM_ZERO = N_(
     "on the rows whose scores are all large and negative every exp(S - m) underflows to 0 and l = 0: the "
     "running max starts at 0 instead of -inf; start it at -inf (torch.full(..., -math.inf))"
 )
@@ -575,7 +629,7 @@ def _default_causal_hint(o, facts, rtol, atol, who="flash_attention_forward") ->
     causal, _ = ref_forward(facts["q"], facts["k"], facts["v"], True)
     if not _judge.close(o, causal.to(o.dtype), rtol, atol):
         return ""
-    return f"is_causal should default to False: {SIGNATURES[who]}"
+    return msg("is_causal should default to False: {signature}", signature=SIGNATURES[who])
 
 
 SIGNATURES = {
@@ -595,10 +649,17 @@ def judge_default_blocks(facts, seen, who):
     block = facts["heads"] * min(64, facts["lq"]) * min(64, facts["lk"])
     if n < block:
         raise CheckFailure(
-            f"{who}, called without block_q and block_k, works in blocks smaller than 64 x 64.\n"
-            f"  got:      the largest tensor it made has {n} elements, shape {shape}\n"
-            f"  expected: a (64, 64) block of scores per batch-and-head, {block} elements\n"
-            f"  hint: block_q and block_k should default to 64: {SIGNATURES.get(who, who)}"
+            msg("{who}, called without block_q and block_k, works in blocks smaller than 64 x 64.", who=who)
+            + got_expected(
+                msg("the largest tensor it made has {n} elements, shape {shape}", n=n, shape=shape),
+                msg("a (64, 64) block of scores per batch-and-head, {n} elements", n=block),
+            )
+            + hint_line(
+                msg(
+                    "block_q and block_k should default to 64: {signature}",
+                    signature=SIGNATURES.get(who, who),
+                )
+            )
         )
 
 
@@ -623,12 +684,12 @@ def _fwd_judge(case, out):
     hint = _default_causal_hint(o, f, rtol, atol) or _ragged_rows_hint(o, o_exp, f, rtol, atol)
     hint = hint or diagnose(o, [(hints[key], lambda key=key: model(key)[0]) for key in hints])
     hint = hint or _overflow_hint(o, f)
-    expected = "o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l"
-    assert_close(o, o_exp.to(o.dtype), "o (the attention output)", hint or expected, rtol, atol)
+    expected = msg("o = softmax(q k^T / sqrt(d)) v, computed with the running max m and normaliser l")
+    assert_close(o, o_exp.to(o.dtype), msg("o (the attention output)"), hint or expected, rtol, atol)
     hint = diagnose(lse, [(hints[key], lambda key=key: model(key)[1]) for key in hints])
     hint = hint or _overflow_hint(lse, f)
-    what = "lse (the log-sum-exp of each row of scaled scores)"
-    expected = "lse = m + log(l), the running max plus the log of the normaliser, per query"
+    what = msg("lse (the log-sum-exp of each row of scaled scores)")
+    expected = msg("lse = m + log(l), the running max plus the log of the normaliser, per query")
     assert_close(lse, lse_exp.to(lse.dtype), what, hint or expected, *_tols(lse_exp, q.dtype))
     _unchanged(out, f, ("q", "k", "v"), who)
     judge_default_blocks(f, seen, who)
@@ -681,8 +742,8 @@ def _skip_judge(case, out):
     assert_close(
         expect_tensor(o, "o", shape=o_exp.shape),
         o_exp.to(q.dtype),
-        "o with is_causal=True",
-        "the causal output is wrong: fix flash_attention_forward's causal case first",
+        msg("o with is_causal=True"),
+        msg("the causal output is wrong: fix flash_attention_forward's causal case first"),
         rtol=rtol,
         atol=atol,
     )
@@ -690,13 +751,24 @@ def _skip_judge(case, out):
     judge_flops_seen(f, flops, dense // 2, who)
     if flops > SKIP_LIMIT * dense:
         raise CheckFailure(
-            f"{who} computes the blocks above the diagonal.\n"
-            f"  got:      {flops} matmul FLOPs ({flops / dense:.2f} of the dense count)\n"
-            f"  expected: at most {int(SKIP_LIMIT * dense)} ({SKIP_LIMIT} of the dense {dense}); skipping "
-            "the blocks wholly above the diagonal leaves about half\n"
-            "  hint: the answer masks the blocks above the diagonal instead of skipping them: for query block "
-            "[i0, i1), stop the key loop at key i1 - 1 (range(0, i1, block_k)), and mask only the blocks "
-            "that cross the diagonal"
+            msg("{who} computes the blocks above the diagonal.", who=who)
+            + got_expected(
+                msg("{n} matmul FLOPs ({ratio} of the dense count)", n=flops, ratio=f"{flops / dense:.2f}"),
+                msg(
+                    "at most {n} ({ratio} of the dense {dense}); skipping "
+                    "the blocks wholly above the diagonal leaves about half",
+                    n=int(SKIP_LIMIT * dense),
+                    ratio=SKIP_LIMIT,
+                    dense=dense,
+                ),
+            )
+            + hint_line(
+                msg(
+                    "the answer masks the blocks above the diagonal instead of skipping them: for query block "
+                    "[i0, i1), stop the key loop at key i1 - 1 (range(0, i1, block_k)), and mask only the blocks "
+                    "that cross the diagonal"
+                )
+            )
         )
 
 
@@ -758,13 +830,15 @@ def _bwd_default_causal_hint(got, i, f, rtol, atol) -> str:
     causal = ref_backward(f["q"], f["k"], f["v"], f["do"], True)[i]
     if not _judge.close(got, causal.to(got.dtype), rtol, atol):
         return ""
-    return f"is_causal should default to False: {SIGNATURES['flash_attention_backward']}"
+    return msg(
+        "is_causal should default to False: {signature}", signature=SIGNATURES["flash_attention_backward"]
+    )
 
 
 def _bwd_overflow_hint(got, f) -> str:
     if f.get("kind") != "large" or bool(torch.isfinite(got.double()).all()):
         return ""
-    return (
+    return msg(
         "a gradient has NaN or inf on large scores: exp(S) overflows; rebuild P = exp(S - lse) in one "
         "exponential, never exp(S) / exp(lse)"
     )
@@ -782,8 +856,9 @@ def _judge_grads(grads, f, who, models=None):
         return cache[key]
 
     for i, name in sorted(enumerate(("dq", "dk", "dv")), key=lambda t: -t[0]):  # dv first: it needs no dS
-        got = expect_tensor(grads[i], f"{name} from {who}", shape=exp[i].shape)
-        _judge.expect_dtype(got, q.dtype, f"{name} from {who}")
+        what = msg("{name} from {who}", name=name, who=who)
+        got = expect_tensor(grads[i], what, shape=exp[i].shape)
+        _judge.expect_dtype(got, q.dtype, what)
         rtol, atol = _tols(exp[i], q.dtype)
         hint = _bwd_default_causal_hint(got, i, f, rtol, atol)
         hint = hint or diagnose(got, [(hints[key], lambda key=key: model(key)[i]) for key in hints])
@@ -791,10 +866,12 @@ def _judge_grads(grads, f, who, models=None):
         assert_close(
             got,
             exp[i].to(q.dtype),
-            f"{name} from {who}",
+            what,
             hint
-            or "per block: P = exp(S - lse); dv += P^T do; dP = do v^T; dS = P * (dP - D) with "
-            "D = rowsum(do * o); dq += dS k / sqrt(d); dk += dS^T q / sqrt(d)",
+            or msg(
+                "per block: P = exp(S - lse); dv += P^T do; dP = do v^T; dS = P * (dP - D) with "
+                "D = rowsum(do * o); dq += dS k / sqrt(d); dk += dS^T q / sqrt(d)"
+            ),
             rtol=rtol,
             atol=atol,
         )
@@ -813,11 +890,24 @@ def _bwd_judge(case, out):
     judge_flops_seen(f, seen[1], dense // 2 if f["is_causal"] else dense, who)
     if f["is_causal"] and f["lq"] >= 4 * f["bq"] and seen[1] > SKIP_LIMIT * dense:
         raise CheckFailure(
-            f"{who} computes the blocks above the diagonal.\n"
-            f"  got:      {seen[1]} matmul FLOPs ({seen[1] / dense:.2f} of the dense count)\n"
-            f"  expected: at most {int(SKIP_LIMIT * dense)} ({SKIP_LIMIT} of the dense {dense})\n"
-            "  hint: the backward pass masks the blocks above the diagonal instead of skipping them: "
-            "for key block [j0, j1), start the query loop at the block that holds query j0"
+            msg("{who} computes the blocks above the diagonal.", who=who)
+            + got_expected(
+                msg(
+                    "{n} matmul FLOPs ({ratio} of the dense count)", n=seen[1], ratio=f"{seen[1] / dense:.2f}"
+                ),
+                msg(
+                    "at most {n} ({ratio} of the dense {dense})",
+                    n=int(SKIP_LIMIT * dense),
+                    ratio=SKIP_LIMIT,
+                    dense=dense,
+                ),
+            )
+            + hint_line(
+                msg(
+                    "the backward pass masks the blocks above the diagonal instead of skipping them: "
+                    "for key block [j0, j1), start the query loop at the block that holds query j0"
+                )
+            )
         )
 
 
@@ -866,7 +956,7 @@ def _fn_judge(case, out):
     q, k, v, causal = f["q"], f["k"], f["v"], f["is_causal"]
     r = out["r"]
     if not isinstance(r, (tuple, list)) or len(r) != 7:
-        raise CheckFailure("the grader could not apply FlashAttention (no results came back)")
+        raise CheckFailure(msg("the grader could not apply FlashAttention (no results came back)"))
     o, dq, dk, dv, kept, error, seen = r
     rows = [
         x
@@ -875,17 +965,21 @@ def _fn_judge(case, out):
     ]
     if error is not None:
         if "number of gradients" in str(error):
-            hint = "backward must return one gradient per input of forward: (dq, dk, dv, None), None for is_causal"
+            hint = msg(
+                "backward must return one gradient per input of forward: (dq, dk, dv, None), None for is_causal"
+            )
         elif not rows:
-            hint = (
+            hint = msg(
                 "your forward saves nothing its backward needs: ctx.save_for_backward(q, k, v, o, lse) and "
                 "ctx.is_causal = is_causal, read back with ctx.saved_tensors"
             )
         else:
-            hint = "check what forward saves and what backward reads back (q, k, v, o, lse)"
-        raise CheckFailure(f"the backward pass of FlashAttention raised {error}\n  hint: {hint}")
+            hint = msg("check what forward saves and what backward reads back (q, k, v, o, lse)")
+        raise CheckFailure(
+            msg("the backward pass of FlashAttention raised {error}", error=str(error)) + hint_line(hint)
+        )
     o_exp, _ = ref_forward(q, k, v, causal)
-    expected = "forward should return the o of flash_attention_forward(q, k, v, is_causal)"
+    expected = msg("forward should return the o of flash_attention_forward(q, k, v, is_causal)")
     if isinstance(o, torch.Tensor) and o.shape == o_exp.shape:
         expected = (
             _default_causal_hint(o, f, *_tols(o_exp, q.dtype), who="FlashAttention.forward") or expected
@@ -894,30 +988,46 @@ def _fn_judge(case, out):
     _judge.function_judged(
         "FlashAttention.apply(q, k, v, is_causal)", o, o_exp, expected, _tols(o_exp, q.dtype), grads
     )
-    _judge_grads((dq, dk, dv), f, "FlashAttention's backward")
+    _judge_grads((dq, dk, dv), f, msg("FlashAttention's backward"))
     if any(x[3] for x in rows) or any(x[0] == "inner" for x in rows):
         raise CheckFailure(
-            "FlashAttention saves an autograd graph: its forward built one (tensors saved by ops inside "
-            "forward, or kept with a grad_fn), so every intermediate of the forward stays in memory.\n"
-            "  hint: do not turn autograd back on inside forward; save q, k, v, o, lse and let backward "
-            "call flash_attention_backward"
+            msg(
+                "FlashAttention saves an autograd graph: its forward built one (tensors saved by ops inside "
+                "forward, or kept with a grad_fn), so every intermediate of the forward stays in memory."
+            )
+            + hint_line(
+                msg(
+                    "do not turn autograd back on inside forward; save q, k, v, o, lse and let backward "
+                    "call flash_attention_backward"
+                )
+            )
         )
     full = f["heads"] * f["lq"] * f["lk"]
     big = [x for x in rows if x[1] >= full]
     if big:
         shape = tuple(big[0][2])
         raise CheckFailure(
-            "FlashAttention keeps a tensor of size Lq x Lk for its backward.\n"
-            f"  got:      a kept tensor of {big[0][1]} elements, shape {shape}\n"
-            f"  expected: nothing of {full} elements or more (q, k, v, o and lse are each O(L))\n"
-            "  hint: it saves the attention probabilities (or the scores): save lse instead and rebuild "
-            "each block of P = exp(S - lse) in backward"
+            msg("FlashAttention keeps a tensor of size Lq x Lk for its backward.")
+            + got_expected(
+                msg("a kept tensor of {n} elements, shape {shape}", n=big[0][1], shape=shape),
+                msg("nothing of {n} elements or more (q, k, v, o and lse are each O(L))", n=full),
+            )
+            + hint_line(
+                msg(
+                    "it saves the attention probabilities (or the scores): save lse instead and rebuild "
+                    "each block of P = exp(S - lse) in backward"
+                )
+            )
         )
     if not rows:
         raise CheckFailure(
-            "FlashAttention's backward got the right gradients, yet its forward kept no tensor for it.\n"
-            "  hint: backward must take q, k, v, o, lse from ctx (ctx.save_for_backward / ctx.saved_tensors), "
-            "not from a global or a closure"
+            msg("FlashAttention's backward got the right gradients, yet its forward kept no tensor for it.")
+            + hint_line(
+                msg(
+                    "backward must take q, k, v, o, lse from ctx (ctx.save_for_backward / ctx.saved_tensors), "
+                    "not from a global or a closure"
+                )
+            )
         )
     _judge_function_work(f, seen)
 
@@ -931,16 +1041,25 @@ def _judge_function_work(f, seen):
     if not (
         isinstance(fwd, (list, tuple)) and len(fwd) == 2 and isinstance(bwd, (list, tuple)) and len(bwd) == 3
     ):
-        raise CheckFailure("the grader could not observe FlashAttention (no allocation report came back)")
+        raise CheckFailure(
+            msg("the grader could not observe {who} (no allocation report came back)", who="FlashAttention")
+        )
     if not isinstance(bwd[2], int) or bwd[2] > 0:
         raise CheckFailure(
-            "FlashAttention.backward builds an autograd graph: it runs autograd (torch.enable_grad, "
-            "torch.autograd.grad or .backward) inside backward, through an attention that keeps every "
-            "intermediate.\n"
-            f"  got:      {bwd[2]} tensors saved for an autograd graph while backward ran\n"
-            "  expected: none\n"
-            "  hint: backward computes the gradients itself, with no autograd inside it: "
-            "flash_attention_backward(q, k, v, o, lse, do, ctx.is_causal) on the saved tensors"
+            msg(
+                "FlashAttention.backward builds an autograd graph: it runs autograd (torch.enable_grad, "
+                "torch.autograd.grad or .backward) inside backward, through an attention that keeps every "
+                "intermediate."
+            )
+            + got_expected(
+                msg("{n} tensors saved for an autograd graph while backward ran", n=bwd[2]), msg("none")
+            )
+            + hint_line(
+                msg(
+                    "backward computes the gradients itself, with no autograd inside it: "
+                    "flash_attention_backward(q, k, v, o, lse, do, ctx.is_causal) on the saved tensors"
+                )
+            )
         )
     q, v, causal = f["q"], f["v"], f["is_causal"]
     judge_memory(f, [bwd[0], bwd[1], 0], "FlashAttention.backward")
@@ -955,11 +1074,21 @@ def _judge_function_work(f, seen):
     for name, (largest, _flops, *_) in (("forward", fwd), ("backward", bwd)):
         if isinstance(largest, (list, tuple)) and len(largest) == 4 and int(largest[0]) < block:
             raise CheckFailure(
-                f"FlashAttention.{name} works in blocks smaller than 64 x 64.\n"
-                f"  got:      the largest tensor it made has {int(largest[0])} elements, shape {tuple(largest[1])}\n"
-                f"  expected: a (64, 64) block of scores per batch-and-head, {block} elements\n"
-                "  hint: use the default block sizes: flash_attention_forward(q, k, v, is_causal) and "
-                "flash_attention_backward(q, k, v, o, lse, do, is_causal), without block_q and block_k"
+                msg("{who} works in blocks smaller than 64 x 64.", who=f"FlashAttention.{name}")
+                + got_expected(
+                    msg(
+                        "the largest tensor it made has {n} elements, shape {shape}",
+                        n=int(largest[0]),
+                        shape=tuple(largest[1]),
+                    ),
+                    msg("a (64, 64) block of scores per batch-and-head, {n} elements", n=block),
+                )
+                + hint_line(
+                    msg(
+                        "use the default block sizes: flash_attention_forward(q, k, v, is_causal) and "
+                        "flash_attention_backward(q, k, v, o, lse, do, is_causal), without block_q and block_k"
+                    )
+                )
             )
 
 

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from . import _core, _judge
 from ._core import Case, Question, call, calling, gen, let, new, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "02_layernorm"
 
@@ -68,7 +69,7 @@ def _wrong_dims(x):
     return out
 
 
-_TUTORIAL = (
+_TUTORIAL = N_(
     "this is the widely copied tutorial LayerNorm: x.std() is the unbiased std (divides by d-1) "
     "and eps is added outside the sqrt. Use the population variance "
     "(x.var(-1, unbiased=False, keepdim=True)) and divide by sqrt(var + eps)"
@@ -79,30 +80,37 @@ def _layer_norm_hint(y, x, w, b, eps):
     """The mistake (or pair of mistakes) whose output `y` matches best."""
     singles = [
         (
-            "you used the unbiased variance (x.var() / x.std() divide by d-1 by default); LayerNorm uses "
-            "the population variance: x.var(-1, unbiased=False, keepdim=True)",
+            N_(
+                "you used the unbiased variance (x.var() / x.std() divide by d-1 by default); LayerNorm uses "
+                "the population variance: x.var(-1, unbiased=False, keepdim=True)"
+            ),
             dict(unbiased=True),
         ),
         (
-            "eps is added to the std, outside the sqrt: divide by sqrt(var + eps), not sqrt(var) + eps",
+            N_("eps is added to the std, outside the sqrt: divide by sqrt(var + eps), not sqrt(var) + eps"),
             dict(eps_outside=True),
         ),
         (
-            "the affine parameters are ignored: multiply by weight and add bias after normalising",
+            N_("the affine parameters are ignored: multiply by weight and add bias after normalising"),
             dict(affine="none"),
         ),
-        ("bias is missing: y = x_hat * weight + bias", dict(affine="w")),
+        (N_("bias is missing: y = x_hat * weight + bias"), dict(affine="w")),
         (
-            "the affine parameters are applied in the wrong order: (x_hat + bias) * weight; "
-            "it is x_hat * weight + bias",
+            N_(
+                "the affine parameters are applied in the wrong order: (x_hat + bias) * weight; "
+                "it is x_hat * weight + bias"
+            ),
             dict(affine="b_then_w"),
         ),
     ]
     for dims in _wrong_dims(x):
         singles.append(
             (
-                f"you normalised over dims {dims}: LayerNorm normalises each token over its "
-                "features, the last dim only (mean(-1, keepdim=True))",
+                msg(
+                    "you normalised over dims {dims}: LayerNorm normalises each token over its "
+                    "features, the last dim only (mean(-1, keepdim=True))",
+                    dims=str(dims),
+                ),
                 dict(dims=dims),
             )
         )
@@ -117,7 +125,9 @@ def _layer_norm_hint(y, x, w, b, eps):
 
 
 def _same_input(out, facts, names, fn_name):
-    _judge.inputs_unchanged(out, facts, names, fn_name, "use out-of-place ops (x - mean, not x.sub_(mean))")
+    _judge.inputs_unchanged(
+        out, facts, names, fn_name, N_("use out-of-place ops (x - mean, not x.sub_(mean))")
+    )
 
 
 _expect_dtype = _judge.expect_dtype
@@ -188,17 +198,19 @@ def _ln_judge(case, out):
             y,
             [
                 (
-                    "the default eps should be 1e-5 (as F.layer_norm): layer_norm(x, weight, bias, eps=1e-5)",
+                    N_(
+                        "the default eps should be 1e-5 (as F.layer_norm): layer_norm(x, weight, bias, eps=1e-5)"
+                    ),
                     lambda e=e: ref_layer_norm(x, w, b, e),
                 )
                 for e in (1e-6, 1e-8, 1e-12, 0.0)
             ],
         )
-    hint = hint or (
+    hint = hint or N_(
         "compare step by step: mean and population variance over "
         "the last dim, (x - mean) / sqrt(var + eps), then * weight + bias"
     )
-    assert_close(y, exp.to(y.dtype), "layer_norm output", hint, rtol=rtol, atol=atol)
+    assert_close(y, exp.to(y.dtype), msg("{x} output", x="layer_norm"), hint, rtol=rtol, atol=atol)
     _same_input(out, f, ("x", "weight", "bias"), "layer_norm")
 
 
@@ -263,17 +275,21 @@ def _param_checks(out, prefix, d, dtype, cls, names=("weight", "bias")):
     inits = {"weight": torch.ones(d, dtype=dtype), "bias": torch.zeros(d, dtype=dtype)}
     for name in names:
         p = expect_tensor(out[f"{prefix}.{name}"], f"{cls}.{name}", shape=(d,))
-        assert_close(
-            p,
-            inits[name],
-            f"{cls}.{name} at initialisation",
-            f"{name} should start as {'ones' if name == 'weight' else 'zeros'}, so a fresh "
-            f"{cls} is a plain normalisation",
-        )
+        if name == "weight":
+            start = msg(
+                "{name} should start as ones, so a fresh {cls} is a plain normalisation", name=name, cls=cls
+            )
+        else:
+            start = msg(
+                "{name} should start as zeros, so a fresh {cls} is a plain normalisation", name=name, cls=cls
+            )
+        assert_close(p, inits[name], msg("{x} at initialisation", x=f"{cls}.{name}"), start)
         if out[f"{prefix}.{name}.requires_grad"] is not True:
             raise CheckFailure(
-                f"{cls}.{name} is not a learnable parameter (requires_grad is False): "
-                f"wrap it in nn.Parameter(...)"
+                msg(
+                    "{x} is not a learnable parameter (requires_grad is False): wrap it in nn.Parameter(...)",
+                    x=f"{cls}.{name}",
+                )
             )
 
 
@@ -284,7 +300,7 @@ def _lnm_judge(case, out):
     if f["fresh"]:
         _param_checks(out, "ln", d, x.dtype, "LayerNorm")
     exp = F.layer_norm(x.double(), (d,), w.double(), b.double(), eps)
-    y = expect_tensor(out["y"], "LayerNorm output", shape=exp.shape)
+    y = expect_tensor(out["y"], msg("{x} output", x="LayerNorm"), shape=exp.shape)
     _expect_dtype(y, x.dtype, "LayerNorm")
     hint = _layer_norm_hint(y, x, w, b, eps)
     if not hint and f["default_eps"]:
@@ -292,7 +308,7 @@ def _lnm_judge(case, out):
             y,
             [
                 (
-                    "the default eps should be 1e-5 (as nn.LayerNorm): __init__(self, d_model, eps=1e-5)",
+                    N_("the default eps should be 1e-5 (as nn.LayerNorm): __init__(self, d_model, eps=1e-5)"),
                     lambda e=e: ref_layer_norm(x, w, b, e),
                 )
                 for e in (1e-6, 1e-8, 1e-12, 0.0)
@@ -303,7 +319,9 @@ def _lnm_judge(case, out):
             y,
             [
                 (
-                    "the eps passed to __init__ is not used: store it (self.eps = eps) and use it in forward",
+                    N_(
+                        "the eps passed to __init__ is not used: store it (self.eps = eps) and use it in forward"
+                    ),
                     lambda e=e: ref_layer_norm(x, w, b, e),
                 )
                 for e in (1e-5, 1e-6)
@@ -313,10 +331,12 @@ def _lnm_judge(case, out):
     assert_close(
         y,
         exp.to(y.dtype),
-        "LayerNorm output",
+        msg("{x} output", x="LayerNorm"),
         hint
-        or "the same numbers as nn.LayerNorm with the same weight and bias are expected: normalise "
-        "over the last dim with self.eps, then * self.weight + self.bias",
+        or N_(
+            "the same numbers as nn.LayerNorm with the same weight and bias are expected: normalise "
+            "over the last dim with self.eps, then * self.weight + self.bias"
+        ),
         rtol=rtol,
         atol=atol,
     )
@@ -366,31 +386,37 @@ def _rms_cases(hidden):
 def _rms_hint(y, x, w, eps, default_eps=False):
     mistakes = [
         (
-            "you subtracted the mean: that is LayerNorm. RMSNorm only re-scales: x / sqrt(mean(x^2) + eps)",
+            N_(
+                "you subtracted the mean: that is LayerNorm. RMSNorm only re-scales: x / sqrt(mean(x^2) + eps)"
+            ),
             lambda: ref_rms_norm(x, w, eps, mean_subtracted=True),
         ),
         (
-            "eps is added to the rms, outside the sqrt: divide by sqrt(mean(x^2) + eps)",
+            N_("eps is added to the rms, outside the sqrt: divide by sqrt(mean(x^2) + eps)"),
             lambda: ref_rms_norm(x, w, eps, eps_outside=True),
         ),
         (
-            "you used the sum of squares; RMSNorm uses their mean over the last dim: x.pow(2).mean(-1, keepdim=True)",
+            N_(
+                "you used the sum of squares; RMSNorm uses their mean over the last dim: x.pow(2).mean(-1, keepdim=True)"
+            ),
             lambda: ref_rms_norm(x, w, eps, use_sum=True),
         ),
         (
-            "weight is ignored: multiply the normalised x by weight",
+            N_("weight is ignored: multiply the normalised x by weight"),
             lambda: ref_rms_norm(x, w, eps, affine=False),
         ),
         (
-            "you divided by the std (mean subtracted inside the variance): RMSNorm divides by the root mean "
-            "square sqrt(mean(x^2) + eps), with no mean anywhere",
+            N_(
+                "you divided by the std (mean subtracted inside the variance): RMSNorm divides by the root mean "
+                "square sqrt(mean(x^2) + eps), with no mean anywhere"
+            ),
             lambda: x.double() / (x.double().var(-1, unbiased=False, keepdim=True) + eps).sqrt() * w.double(),
         ),
     ]
     if default_eps:
         mistakes += [
             (
-                "the default eps should be 1e-6: rms_norm(x, weight, eps=1e-6)",
+                N_("the default eps should be 1e-6: rms_norm(x, weight, eps=1e-6)"),
                 lambda e=e: ref_rms_norm(x, w, e),
             )
             for e in (1e-5, 1e-8, 0.0)
@@ -405,11 +431,10 @@ def _rms_judge(case, out):
     y = expect_tensor(out["y"], "rms_norm(x, weight)", shape=exp.shape)
     _expect_dtype(y, x.dtype, "rms_norm")
     rtol, atol = _tol(x.dtype)
-    hint = (
-        _rms_hint(y, x, w, eps, f["default_eps"])
-        or "y = x / sqrt(mean(x^2 over the last dim) + eps) * weight"
+    hint = _rms_hint(y, x, w, eps, f["default_eps"]) or N_(
+        "y = x / sqrt(mean(x^2 over the last dim) + eps) * weight"
     )
-    assert_close(y, exp.to(y.dtype), "rms_norm output", hint, rtol=rtol, atol=atol)
+    assert_close(y, exp.to(y.dtype), msg("{x} output", x="rms_norm"), hint, rtol=rtol, atol=atol)
     _same_input(out, f, ("x", "weight"), "rms_norm")
 
 
@@ -459,7 +484,7 @@ def _rmsm_judge(case, out):
     with torch.no_grad():
         ref_mod.weight.copy_(w.double())
         exp = ref_mod(x.double())
-    y = expect_tensor(out["y"], "RMSNorm output", shape=exp.shape)
+    y = expect_tensor(out["y"], msg("{x} output", x="RMSNorm"), shape=exp.shape)
     _expect_dtype(y, x.dtype, "RMSNorm")
     hint = _rms_hint(y, x, w, eps, f["default_eps"])
     if not hint:
@@ -467,14 +492,16 @@ def _rmsm_judge(case, out):
             y,
             [
                 (
-                    "the eps passed to __init__ is not used: store it (self.eps = eps) and use it in forward",
+                    N_(
+                        "the eps passed to __init__ is not used: store it (self.eps = eps) and use it in forward"
+                    ),
                     lambda e=e: ref_rms_norm(x, w, e),
                 )
                 for e in (1e-6, 1e-5)
             ],
         )
-    expected = "the same numbers as nn.RMSNorm(d_model, eps=eps) with the same weight are expected"
-    assert_close(y, exp.to(y.dtype), "RMSNorm output", hint or expected, *_tol(x.dtype))
+    expected = N_("the same numbers as nn.RMSNorm(d_model, eps=eps) with the same weight are expected")
+    assert_close(y, exp.to(y.dtype), msg("{x} output", x="RMSNorm"), hint or expected, *_tol(x.dtype))
     _same_input(out, f, ("x",), "RMSNorm")
 
 
@@ -590,41 +617,55 @@ def _bn_cases(hidden):
 _BN_MISTAKES = [
     (
         "norm_unbiased",
-        "the batch is normalised with the unbiased variance (divides by N-1); F.batch_norm "
-        "normalises with the biased one, x.var(0, unbiased=False), and uses the unbiased one "
-        "only to update running_var",
+        N_(
+            "the batch is normalised with the unbiased variance (divides by N-1); F.batch_norm "
+            "normalises with the biased one, x.var(0, unbiased=False), and uses the unbiased one "
+            "only to update running_var"
+        ),
     ),
     (
         "running_biased",
-        "running_var is updated with the biased batch variance; PyTorch updates it with the "
-        "unbiased one: var(0, unbiased=False) * N / (N - 1)",
+        N_(
+            "running_var is updated with the biased batch variance; PyTorch updates it with the "
+            "unbiased one: var(0, unbiased=False) * N / (N - 1)"
+        ),
     ),
     (
         "momentum_swapped",
-        "momentum is the weight of the NEW statistic: running = (1 - momentum) * running "
-        "+ momentum * batch_stat",
+        N_(
+            "momentum is the weight of the NEW statistic: running = (1 - momentum) * running "
+            "+ momentum * batch_stat"
+        ),
     ),
     (
         "no_update",
-        "the running buffers were not updated in place: running_mean = ... only rebinds a local "
-        "name; write into the tensor (running_mean.mul_(1 - momentum).add_(momentum * mean), or "
-        "running_mean.copy_(...)) under torch.no_grad()",
+        N_(
+            "the running buffers were not updated in place: running_mean = ... only rebinds a local "
+            "name; write into the tensor (running_mean.mul_(1 - momentum).add_(momentum * mean), or "
+            "running_mean.copy_(...)) under torch.no_grad()"
+        ),
     ),
     (
         "eval_batch_stats",
-        "in eval mode (training=False) normalise with running_mean and running_var, "
-        "not with the batch statistics",
+        N_(
+            "in eval mode (training=False) normalise with running_mean and running_var, "
+            "not with the batch statistics"
+        ),
     ),
-    ("eval_updates", "in eval mode (training=False) the running buffers must not change"),
+    ("eval_updates", N_("in eval mode (training=False) the running buffers must not change")),
     (
         "stat_dim",
-        "you averaged over the features (dim 1) of each sample: that is LayerNorm. BatchNorm "
-        "averages each feature (column) over the batch, dim 0",
+        N_(
+            "you averaged over the features (dim 1) of each sample: that is LayerNorm. BatchNorm "
+            "averages each feature (column) over the batch, dim 0"
+        ),
     ),
 ]
 
 
-_BN_DEFAULT_EPS = "the default eps should be 1e-5 (as F.batch_norm): batch_norm(..., momentum=0.1, eps=1e-5)"
+_BN_DEFAULT_EPS = N_(
+    "the default eps should be 1e-5 (as F.batch_norm): batch_norm(..., momentum=0.1, eps=1e-5)"
+)
 
 
 def _over_calls(f: dict, batch_norm, default_eps=1e-5, **mistake) -> tuple:
@@ -657,19 +698,23 @@ def _bn_judge(case, out):
             hints[f"default_eps {e}"] = _BN_DEFAULT_EPS
 
     for j, exp in enumerate(exp_ys):
-        y = expect_tensor(out[f"y{j}"], f"batch_norm output (call {j + 1})", shape=exp.shape)
+        y = expect_tensor(
+            out[f"y{j}"], msg("{x} output (call {i})", x="batch_norm", i=j + 1), shape=exp.shape
+        )
         _expect_dtype(y, dt, "batch_norm")
         if not _judge.close(y, exp.to(dt), rtol, atol):
             hint = diagnose(y, [(hints[k], lambda k=k: mistakes[k][0][j]) for k in hints])
             if not hint and j > 0:
-                hint = "the first call was right: check how the running buffers are updated and used"
+                hint = N_("the first call was right: check how the running buffers are updated and used")
             assert_close(
                 y,
                 exp.to(dt),
-                f"batch_norm output (call {j + 1} of {len(calls)})",
+                msg("{x} output (call {i} of {n})", x="batch_norm", i=j + 1, n=len(calls)),
                 hint
-                or "training: (x - batch mean) / sqrt(biased batch var + eps) * weight + bias; "
-                "eval: the same with running_mean / running_var",
+                or N_(
+                    "training: (x - batch mean) / sqrt(biased batch var + eps) * weight + bias; "
+                    "eval: the same with running_mean / running_var"
+                ),
                 rtol=rtol,
                 atol=atol,
             )
@@ -680,17 +725,19 @@ def _bn_judge(case, out):
             assert_close(
                 got,
                 exp.to(dt),
-                f"{name} after all calls",
+                msg("{x} after all calls", x=name),
                 hint
-                or "in training, running = (1 - momentum) * running + momentum * batch statistic "
-                "(unbiased variance for running_var), updated in place; in eval, unchanged",
+                or N_(
+                    "in training, running = (1 - momentum) * running + momentum * batch statistic "
+                    "(unbiased variance for running_var), updated in place; in eval, unchanged"
+                ),
                 rtol=rtol,
                 atol=atol,
             )
     for j, x in enumerate(f["xs"]):
         if not _judge.close(out[f"x{j}"], x):
             raise CheckFailure(
-                "batch_norm modified its input x in place: only the running buffers may change"
+                msg("batch_norm modified its input x in place: only the running buffers may change")
             )
 
 

@@ -16,8 +16,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._core import Case, Question, call, gen, got_expected, hint_line, let, new, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "06_transformer_block"
 F64 = torch.float64
@@ -62,34 +63,42 @@ def _pe_judge(case, out):
     pe = expect_tensor(out["pe"], f"positional_encoding({n}, {d})", shape=exp.shape)
     if pe.dtype != torch.float32:
         raise CheckFailure(
-            f"positional_encoding should return torch's default dtype.\n  got:      {pe.dtype}\n"
-            f"  expected: torch.float32\n  hint: build the table in float32, or compute in "
-            f"float64 and finish with .float()"
+            msg("positional_encoding should return torch's default dtype.")
+            + got_expected(pe.dtype, "torch.float32")
+            + hint_line(N_("build the table in float32, or compute in float64 and finish with .float()"))
         )
     hint = diagnose(
         pe,
         [
             (
-                "sin and cos are swapped: even features 2i hold sin(p * w_i), odd features 2i+1 hold cos(p * w_i)",
+                N_(
+                    "sin and cos are swapped: even features 2i hold sin(p * w_i), odd features 2i+1 hold cos(p * w_i)"
+                ),
                 lambda: ref_pe(n, d, swap=True),
             ),
             (
-                "the frequency base is 1000: it is 10000, w_i = 1 / 10000^(2i/d_model)",
+                N_("the frequency base is 1000: it is 10000, w_i = 1 / 10000^(2i/d_model)"),
                 lambda: ref_pe(n, d, base=1000.0),
             ),
             (
-                "the frequency base is wrong: yours is w_i = 1 / 10000^(i/d_model) with i the pair index; the "
-                "exponent is 2i/d_model (2i is the even feature's index: torch.arange(0, d_model, 2))",
+                N_(
+                    "the frequency base is wrong: yours is w_i = 1 / 10000^(i/d_model) with i the pair index; the "
+                    "exponent is 2i/d_model (2i is the even feature's index: torch.arange(0, d_model, 2))"
+                ),
                 lambda: ref_pe(n, d, pair_index=False),
             ),
             (
-                "the frequency base is applied the wrong way round: w_i = 1 / 10000^(2i/d_model), so divide the "
-                "position by 10000^(2i/d_model)",
+                N_(
+                    "the frequency base is applied the wrong way round: w_i = 1 / 10000^(2i/d_model), so divide the "
+                    "position by 10000^(2i/d_model)"
+                ),
                 lambda: ref_pe(n, d, multiply=True),
             ),
             (
-                "your table has all the sines first, then all the cosines: interleave them, sin in the even "
-                "features 0::2 and cos in the odd features 1::2",
+                N_(
+                    "your table has all the sines first, then all the cosines: interleave them, sin in the even "
+                    "features 0::2 and cos in the odd features 1::2"
+                ),
                 lambda: ref_pe(n, d, concat=True),
             ),
         ],
@@ -98,7 +107,7 @@ def _pe_judge(case, out):
         pe,
         exp.float(),
         f"positional_encoding({n}, {d})",
-        hint or "check the formula: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same)",
+        hint or N_("check the formula: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same)"),
         rtol=1e-4,
         atol=1e-4,
     )  # float32 sin of arguments up to ~200: ~1e-5 rounding
@@ -250,63 +259,79 @@ def _block_mistakes(state, h, x, pad, nf, block=ref_block):
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
     singles = [
         (
-            "Pre-LN and Post-LN are swapped: norm_first=True is x + sublayer(norm(x)) (Pre-LN), "
-            "norm_first=False is norm(x + sublayer(x)) (Post-LN)",
+            N_(
+                "Pre-LN and Post-LN are swapped: norm_first=True is x + sublayer(norm(x)) (Pre-LN), "
+                "norm_first=False is norm(x + sublayer(x)) (Post-LN)"
+            ),
             dict(norm_first=not nf),
         ),
         (
-            "the residual connection is missing around both sublayers: each sublayer's output is "
-            "added to its input x",
+            N_(
+                "the residual connection is missing around both sublayers: each sublayer's output is "
+                "added to its input x"
+            ),
             dict(res_attn=False, res_ff=False),
         ),
         (
-            "the residual connection around the attention sublayer is missing: add its input x back",
+            N_("the residual connection around the attention sublayer is missing: add its input x back"),
             dict(res_attn=False),
         ),
         (
-            "the residual connection around the feed-forward sublayer is missing: add its input back",
+            N_("the residual connection around the feed-forward sublayer is missing: add its input back"),
             dict(res_ff=False),
         ),
         (
-            "the ReLU between linear1 and linear2 is missing: FFN(x) = linear2(relu(linear1(x)))",
+            N_("the ReLU between linear1 and linear2 is missing: FFN(x) = linear2(relu(linear1(x)))"),
             dict(act="none"),
         ),
         (
-            "the FFN uses GELU: this block (like nn.TransformerEncoderLayer's default) uses ReLU, "
-            "linear2(relu(linear1(x)))",
+            N_(
+                "the FFN uses GELU: this block (like nn.TransformerEncoderLayer's default) uses ReLU, "
+                "linear2(relu(linear1(x)))"
+            ),
             dict(act="gelu"),
         ),
         (
-            "norm1 and norm2 are swapped: norm1 goes with the attention sublayer, norm2 with the feed-forward",
+            N_(
+                "norm1 and norm2 are swapped: norm1 goes with the attention sublayer, norm2 with the feed-forward"
+            ),
             dict(swap_norms=True),
         ),
     ]
     if pad is None:
         singles.append(
             (
-                "self_attn mixes the batch, not the sequence: nn.MultiheadAttention expects (L, B, d) "
-                "unless it is built with batch_first=True",
+                N_(
+                    "self_attn mixes the batch, not the sequence: nn.MultiheadAttention expects (L, B, d) "
+                    "unless it is built with batch_first=True"
+                ),
                 dict(seq_first=True),
             )
         )
     if not nf:
         singles.append(
             (
-                "Post-LN normalizes the sum, norm(x + sublayer(x)); yours normalizes the sublayer's output "
-                "before adding the residual (x + norm(sublayer(x)))",
+                N_(
+                    "Post-LN normalizes the sum, norm(x + sublayer(x)); yours normalizes the sublayer's output "
+                    "before adding the residual (x + norm(sublayer(x)))"
+                ),
                 dict(post_norm_sublayer=True),
             )
         )
     if pad is not None:
         singles += [
             (
-                "the padding mask polarity is inverted: pad_mask is True for real tokens, while "
-                "nn.MultiheadAttention's key_padding_mask is True for the positions to ignore: pass ~pad_mask",
+                N_(
+                    "the padding mask polarity is inverted: pad_mask is True for real tokens, while "
+                    "nn.MultiheadAttention's key_padding_mask is True for the positions to ignore: pass ~pad_mask"
+                ),
                 dict(pad_mode="inverted"),
             ),
             (
-                "your block ignores the padding mask: pass key_padding_mask=~pad_mask to self_attn, so no "
-                "token attends to padding",
+                N_(
+                    "your block ignores the padding mask: pass key_padding_mask=~pad_mask to self_attn, so no "
+                    "token attends to padding"
+                ),
                 dict(pad_mode="ignored"),
             ),
         ]
@@ -322,10 +347,11 @@ def _ignores_mask(out, got, what):
     y0 = out.get("y_nopad")
     if isinstance(y0, torch.Tensor) and isinstance(got, torch.Tensor) and y0.shape == got.shape:
         if torch.equal(y0, got):
-            return (
-                f"your {what} ignores its pad_mask argument: its output is the same with the mask and without "
+            return msg(
+                "your {module} ignores its pad_mask argument: its output is the same with the mask and without "
                 "it. Pass the mask on (key_padding_mask=~pad_mask for nn.MultiheadAttention, pad_mask for "
-                "each block)"
+                "each block)",
+                module=what,
             )
     return ""
 
@@ -341,21 +367,24 @@ def _tol(dtype):
     return (1e-4, 1e-4) if dtype == torch.float32 else (1e-7, 1e-8)
 
 
-def _compare(what, got, exp, pad, dtype, mistakes, generic, mask_hint=""):
-    """Compare at the real positions only (outputs at padding positions are not graded).
+def _compare(name, got, exp, pad, dtype, mistakes, generic, mask_hint=""):
+    """Compare `name`'s output at the real positions only (outputs at padding positions are not graded).
     `mask_hint`: what the answer's own with/without-mask probe says, used when no mistake matches."""
+    what = msg("{x} output", x=name)
     expect_tensor(got, what, shape=exp.shape)
     _judge.expect_dtype(got, dtype, what)
     g, e = (got[pad], exp[pad]) if pad is not None else (got, exp)
     if torch.isnan(g).any():
         raise CheckFailure(
-            f"{what} contains NaN at real (non-padding) positions.\n  hint: "
-            + (
-                "nn.MultiheadAttention's key_padding_mask is True for positions to *ignore*, the opposite of "
-                "pad_mask: pass key_padding_mask=~pad_mask (with the polarity inverted, a full-length sequence has "
-                "every key ignored, and that gives NaN)"
+            msg("{what} contains NaN at real (non-padding) positions.", what=what)
+            + hint_line(
+                N_(
+                    "nn.MultiheadAttention's key_padding_mask is True for positions to *ignore*, the opposite of "
+                    "pad_mask: pass key_padding_mask=~pad_mask (with the polarity inverted, a full-length sequence "
+                    "has every key ignored, and that gives NaN)"
+                )
                 if pad is not None
-                else "look for a division by zero or a log of a negative number"
+                else N_("look for a division by zero or a log of a negative number")
             )
         )
     hint = diagnose(g, mistakes) or mask_hint
@@ -363,7 +392,7 @@ def _compare(what, got, exp, pad, dtype, mistakes, generic, mask_hint=""):
     assert_close(
         g.to(F64),
         e,
-        what + (" at the real positions" if pad is not None else ""),
+        msg("{x} output at the real positions", x=name) if pad is not None else what,
         hint or generic,
         rtol=rtol,
         atol=atol,
@@ -469,15 +498,22 @@ def _judge_default(cls: str, out: dict) -> None:
     if "y_default" not in out:
         return
     y, y_exp = out["y_default"], out["y_explicit"]
-    expect_tensor(y_exp, f"{cls}(..., norm_first=True) output")
-    y = expect_tensor(y, f"{cls} output without norm_first", shape=y_exp.shape)
+    expect_tensor(y_exp, msg("{x} output", x=f"{cls}(..., norm_first=True)"))
+    y = expect_tensor(y, msg("{c} output without norm_first", c=cls), shape=y_exp.shape)
     if not _judge.close(y.to(F64), y_exp.to(F64), *_tol(y_exp.dtype)):
         raise CheckFailure(
-            f"{cls} built without norm_first does not compute what {cls}(..., norm_first=True) computes "
-            "(the same seed, so the same weights).\n"
-            f"  got:      {_judge._fmt(y)}\n  expected: {_judge._fmt(y_exp)}\n"
-            "  hint: the signature's default is norm_first=True (Pre-LN): "
-            "__init__(self, ..., dropout=0.0, norm_first=True), and each layer gets norm_first=norm_first"
+            msg(
+                "{cls} built without norm_first does not compute what {cls}(..., norm_first=True) computes "
+                "(the same seed, so the same weights).",
+                cls=cls,
+            )
+            + got_expected(_judge._fmt(y), _judge._fmt(y_exp))
+            + hint_line(
+                N_(
+                    "the signature's default is norm_first=True (Pre-LN): "
+                    "__init__(self, ..., dropout=0.0, norm_first=True), and each layer gets norm_first=norm_first"
+                )
+            )
         )
 
 
@@ -491,22 +527,30 @@ def _eval_twice(module: str, x) -> list:
     ]
 
 
-EVAL_HINT = (
+EVAL_HINT = N_(
     "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
     "F.dropout(h, p, training=self.training)"
 )
 
 
-def _judge_eval(what, out, exp, dt):
-    """With dropout > 0 in eval mode, two calls must give the same output: the one without dropout."""
+def _judge_eval(name, out, exp, dt, logits=False):
+    """With dropout > 0 in eval mode, two calls must give the same output: the one without dropout.
+    `name`'s output (its logits, with `logits`)."""
+    if logits:
+        what, in_eval = msg("{x} logits", x=name), msg("{x} logits in eval mode", x=name)
+        changed = msg("{x} logits in eval mode changed from one call to the next.", x=name)
+    else:
+        what, in_eval = msg("{x} output", x=name), msg("{x} output in eval mode", x=name)
+        changed = msg("{x} output in eval mode changed from one call to the next.", x=name)
     y, again = out["y"], out["y_again"]
     expect_tensor(y, what, shape=exp.shape)
     expect_tensor(again, what, shape=exp.shape)
     if not _judge.close(y, again, *_tol(dt)) or not _judge.close(y.to(F64), exp, *_tol(dt)):
-        assert_close(y.to(F64), exp, f"{what} in eval mode", EVAL_HINT, *_tol(dt))
+        assert_close(y.to(F64), exp, in_eval, EVAL_HINT, *_tol(dt))
         raise CheckFailure(
-            f"{what} in eval mode changed from one call to the next.\n  got:      two different outputs for "
-            f"the same x\n  expected: the same output twice\n  hint: {EVAL_HINT}"
+            changed
+            + got_expected(N_("two different outputs for the same x"), N_("the same output twice"))
+            + hint_line(EVAL_HINT)
         )
 
 
@@ -514,23 +558,28 @@ def _block_judge(case, out):
     f = case.facts
     state, h, x, pad, nf, dt = f["state"], f["h"], f["x"], f["pad"], f["nf"], f["dt"]
     if f.get("eval"):
-        return _judge_eval("EncoderBlock output", out, ref_torch_layer(state, h, x, pad, nf), dt)
+        return _judge_eval("EncoderBlock", out, ref_torch_layer(state, h, x, pad, nf), dt)
     _judge_default("EncoderBlock", out)
     exp = ref_torch_layer(state, h, x, pad, nf)
     _compare(
-        "EncoderBlock output",
+        "EncoderBlock",
         out["y"],
         exp,
         pad,
         dt,
         _block_mistakes(state, h, x, pad, nf),
-        f"compare with nn.TransformerEncoderLayer(norm_first={nf}) step by step: self_attn, then "
-        "linear1 -> relu -> linear2, each inside its sublayer connection",
+        msg(
+            "compare with nn.TransformerEncoderLayer(norm_first={nf}) step by step: self_attn, then "
+            "linear1 -> relu -> linear2, each inside its sublayer connection",
+            nf=str(nf),
+        ),
         mask_hint=_ignores_mask(out, out["y"], "EncoderBlock"),
     )
     if not _judge.close(out["x"], x):
         raise CheckFailure(
-            "EncoderBlock modified its input x in place: use out-of-place ops (x = x + ..., not x += ...)"
+            msg(
+                "EncoderBlock modified its input x in place: use out-of-place ops (x = x + ..., not x += ...)"
+            )
         )
 
 
@@ -635,7 +684,7 @@ def _encoder_judge(case, out):
     f = case.facts
     state, h, n, x, pad, nf, dt = f["state"], f["h"], f["n"], f["x"], f["pad"], f["nf"], f["dt"]
     if f.get("eval"):
-        return _judge_eval("Encoder output", out, ref_torch_encoder(state, h, n, x, pad, nf), dt)
+        return _judge_eval("Encoder", out, ref_torch_encoder(state, h, n, x, pad, nf), dt)
     _judge_default("Encoder", out)
     exp = ref_torch_encoder(state, h, n, x, pad, nf)
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
@@ -643,42 +692,48 @@ def _encoder_judge(case, out):
     if nf:
         mistakes += [
             (
-                "the final LayerNorm is missing: a Pre-LN stack never normalizes its residual stream, "
-                "so Encoder must end with self.norm(x) after the last block",
+                N_(
+                    "the final LayerNorm is missing: a Pre-LN stack never normalizes its residual stream, "
+                    "so Encoder must end with self.norm(x) after the last block"
+                ),
                 lambda: sel(ref_stack(state, h, n, x, pad, nf, final_norm=False)),
             ),
             (
-                "self.norm is applied after every block: apply the final LayerNorm once, after the last one",
+                N_(
+                    "self.norm is applied after every block: apply the final LayerNorm once, after the last one"
+                ),
                 lambda: sel(ref_stack(state, h, n, x, pad, nf, norm_every_block=True)),
             ),
         ]
     else:
         mistakes.append(
             (
-                "the blocks are Pre-LN although norm_first=False: pass norm_first to every EncoderBlock",
+                N_("the blocks are Pre-LN although norm_first=False: pass norm_first to every EncoderBlock"),
                 lambda: sel(ref_stack(state, h, n, x, pad, nf, blocks_nf=True)),
             )
         )
     if pad is not None:
         mistakes.append(
             (
-                "the padding mask does not reach the blocks: call every block with pad_mask",
+                N_("the padding mask does not reach the blocks: call every block with pad_mask"),
                 lambda: sel(ref_stack(state, h, n, x, pad, nf, pass_pad=False)),
             )
         )
     _compare(
-        "Encoder output",
+        "Encoder",
         out["y"],
         exp,
         pad,
         dt,
         mistakes,
-        "first make EncoderBlock pass its check; then run the blocks in order "
-        "(layers[0] first), each with pad_mask, and finish with self.norm when norm_first",
+        N_(
+            "first make EncoderBlock pass its check; then run the blocks in order "
+            "(layers[0] first), each with pad_mask, and finish with self.norm when norm_first"
+        ),
         mask_hint=_ignores_mask(out, out["y"], "Encoder"),
     )
     if not _judge.close(out["x"], x):
-        raise CheckFailure("Encoder modified its input x in place")
+        raise CheckFailure(msg("Encoder modified its input x in place"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -802,7 +857,7 @@ def _model_judge(case, out):
     x, enc_state = ref_model(f)
     exp = head(ref_torch_encoder(enc_state, f["h"], f["n"], x, pad, f["nf"]))
     if f.get("eval"):  # the positional table is float32 by contract: the tolerance of float32
-        return _judge_eval("TinyTransformer logits", out, exp, torch.float32)
+        return _judge_eval("TinyTransformer", out, exp, torch.float32, logits=True)
     _judge_default("TinyTransformer", out)
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
     d = s["embed.weight"].shape[1]
@@ -813,38 +868,49 @@ def _model_judge(case, out):
 
     mistakes = [
         (
-            "the positional encoding is missing: add positional_encoding(max_len, d_model)[:L] to the "
-            "token embeddings",
+            N_(
+                "the positional encoding is missing: add positional_encoding(max_len, d_model)[:L] to the "
+                "token embeddings"
+            ),
             lambda: mistake(pe=False),
         ),
         (
-            "the embeddings are scaled by sqrt(d_model): in this lesson the input is embed(tokens) + PE, "
-            "unscaled",
+            N_(
+                "the embeddings are scaled by sqrt(d_model): in this lesson the input is embed(tokens) + PE, "
+                "unscaled"
+            ),
             lambda: mistake(scale=math.sqrt(d)),
         ),
     ]
     # PE is float32 by contract, so a float64 model carries float32 rounding of the table: 1e-4
     g = out["y"]
-    expect_tensor(g, "TinyTransformer logits", shape=exp.shape)
+    expect_tensor(g, msg("{x} logits", x="TinyTransformer"), shape=exp.shape)
     if g.dtype != dt:
         raise CheckFailure(
-            f"TinyTransformer logits should have the model's dtype.\n  got:      {g.dtype}\n"
-            f"  expected: {dt}\n  hint: cast the positional table to the embeddings' dtype"
+            msg("TinyTransformer logits should have the model's dtype.")
+            + got_expected(g.dtype, dt)
+            + hint_line(N_("cast the positional table to the embeddings' dtype"))
         )
     gs = sel(g)
     hint = diagnose(gs, mistakes) or _ignores_mask(out, g, "TinyTransformer")
     assert_close(
         gs.to(F64),
         sel(exp),
-        "TinyTransformer logits" + (" at the real positions" if pad is not None else ""),
+        (
+            msg("{x} logits at the real positions", x="TinyTransformer")
+            if pad is not None
+            else msg("{x} logits", x="TinyTransformer")
+        ),
         hint
-        or "first make Encoder and positional_encoding pass their checks; then "
-        "logits = head(encoder(embed(tokens) + PE[:L], pad_mask))",
+        or N_(
+            "first make Encoder and positional_encoding pass their checks; then "
+            "logits = head(encoder(embed(tokens) + PE[:L], pad_mask))"
+        ),
         rtol=1e-4,
         atol=1e-4,
     )
     if not torch.equal(out["tokens"], f["tokens"]):
-        raise CheckFailure("TinyTransformer modified its input tokens in place")
+        raise CheckFailure(msg("TinyTransformer modified its input tokens in place"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,8 +19,22 @@ import torch
 import torch.nn.functional as F
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, graded, helper, let, new, rand, ref
+from ._core import (
+    Case,
+    Question,
+    call,
+    gen,
+    got_expected,
+    graded,
+    helper,
+    hint_line,
+    let,
+    new,
+    rand,
+    ref,
+)
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "07_decoder"
 HELPERS = ("record_generate", "init_stats")
@@ -53,39 +67,62 @@ def _shift_judge(case, out):
     tokens = case.facts["tokens"]
     got = out["out"]
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailure(f"shift_targets should return a pair (inputs, targets), got {got!r}")
+        raise CheckFailure(
+            msg("shift_targets should return a pair (inputs, targets), got {got}", got=repr(got))
+        )
     inputs, targets = got
     exp_in, exp_tg = tokens[:, :-1], tokens[:, 1:]
     b, t1 = tokens.shape
     for what, g in (("inputs", inputs), ("targets", targets)):
         expect_tensor(g, what)
         if g.dtype != torch.int64:
-            raise CheckFailure(f"{what} should be token ids.\n  got:      {g.dtype}\n  expected: torch.int64")
+            raise CheckFailure(
+                msg("{what} should be token ids.", what=what) + got_expected(g.dtype, "torch.int64")
+            )
     if tuple(inputs.shape) == (b - 1, t1) or tuple(targets.shape) == (b - 1, t1):
         raise CheckFailure(
-            f"shift_targets shifted along the batch dim: inputs {tuple(inputs.shape)}, expected "
-            f"{tuple(exp_in.shape)}.\n  hint: shift along the time axis, dim 1: tokens[:, :-1] and tokens[:, 1:]"
+            msg(
+                "shift_targets shifted along the batch dim: inputs {got}, expected {expected}.",
+                got=tuple(inputs.shape),
+                expected=tuple(exp_in.shape),
+            )
+            + hint_line(N_("shift along the time axis, dim 1: tokens[:, :-1] and tokens[:, 1:]"))
         )
     if torch.equal(inputs, exp_tg) and torch.equal(targets, exp_in):
         raise CheckFailure(
-            "shift_targets shifted the wrong way: your targets are the tokens *before* each input.\n"
-            "  hint: position t reads token t and predicts token t+1: inputs = tokens[:, :-1], "
-            "targets = tokens[:, 1:]"
+            msg("shift_targets shifted the wrong way: your targets are the tokens *before* each input.")
+            + hint_line(
+                N_(
+                    "position t reads token t and predicts token t+1: inputs = tokens[:, :-1], "
+                    "targets = tokens[:, 1:]"
+                )
+            )
         )
     if tuple(targets.shape) == tuple(exp_tg.shape) and torch.equal(targets, inputs):
         raise CheckFailure(
-            "shift_targets returned targets equal to the inputs: the targets are not shifted, so the model "
-            "would learn to copy its input.\n  hint: targets = tokens[:, 1:] (the next token)"
+            msg(
+                "shift_targets returned targets equal to the inputs: the targets are not shifted, so the model "
+                "would learn to copy its input."
+            )
+            + hint_line(N_("targets = tokens[:, 1:] (the next token)"))
         )
     if tuple(targets.shape) == (b, t1) or tuple(inputs.shape) == (b, t1):
         raise CheckFailure(
-            f"shift_targets returned a tensor of the full length T+1 = {t1}.\n  hint: targets are not shifted: "
-            f"inputs = tokens[:, :-1], targets = tokens[:, 1:], both (B, T) = {tuple(exp_in.shape)}"
+            msg("shift_targets returned a tensor of the full length T+1 = {n}.", n=t1)
+            + hint_line(
+                msg(
+                    "targets are not shifted: inputs = tokens[:, :-1], targets = tokens[:, 1:], "
+                    "both (B, T) = {shape}",
+                    shape=tuple(exp_in.shape),
+                )
+            )
         )
-    assert_close(inputs, exp_in, "inputs", "inputs = tokens[:, :-1]")
-    assert_close(targets, exp_tg, "targets", "targets = tokens[:, 1:] (the next token at each position)")
+    assert_close(inputs, exp_in, "inputs", N_("inputs = tokens[:, :-1]"))
+    assert_close(targets, exp_tg, "targets", N_("targets = tokens[:, 1:] (the next token at each position)"))
     if not torch.equal(out["tokens"], tokens):
-        raise CheckFailure("shift_targets modified its input tokens in place")
+        raise CheckFailure(
+            msg("{who} modified its input {name} in place", who="shift_targets", name="tokens")
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,67 +203,89 @@ def ref_attention(
 def _attn_mistakes(s, x, h, cache=None):
     m = [
         (
-            "your attention ignores the causal mask: the query at position t may attend only to keys "
-            "0..t (with a cache: 0..T_past + t)",
+            N_(
+                "your attention ignores the causal mask: the query at position t may attend only to keys "
+                "0..t (with a cache: 0..T_past + t)"
+            ),
             lambda: ref_attention(s, x, h, cache, mask="none")[0],
         ),
         (
-            "the causal mask is inverted: each query attends to the future (keys t..T-1), not to the past "
-            "(keys 0..t). True on and below the diagonal means 'may attend'",
+            N_(
+                "the causal mask is inverted: each query attends to the future (keys t..T-1), not to the past "
+                "(keys 0..t). True on and below the diagonal means 'may attend'"
+            ),
             lambda: ref_attention(s, x, h, cache, mask="inverted")[0],
         ),
         (
-            "the scores are not scaled: divide q @ k^T by sqrt(d_head)",
+            N_("the scores are not scaled: divide q @ k^T by sqrt(d_head)"),
             lambda: ref_attention(s, x, h, cache, scale="none")[0],
         ),
         (
-            "the scores are divided by sqrt(d_model): each head has d_head = d_model // n_heads features, "
-            "divide by sqrt(d_head)",
+            N_(
+                "the scores are divided by sqrt(d_model): each head has d_head = d_model // n_heads features, "
+                "divide by sqrt(d_head)"
+            ),
             lambda: ref_attention(s, x, h, cache, scale="model")[0],
         ),
         (
-            "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
-            "(qkv(x).split(d_model, dim=-1))",
+            N_(
+                "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
+                "(qkv(x).split(d_model, dim=-1))"
+            ),
             lambda: ref_attention(s, x, h, cache, order="kqv")[0],
         ),
         (
-            "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
-            "(qkv(x).split(d_model, dim=-1))",
+            N_(
+                "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
+                "(qkv(x).split(d_model, dim=-1))"
+            ),
             lambda: ref_attention(s, x, h, cache, order="vkq")[0],
         ),
         (
-            "the heads are split by a view without the transpose: (B, T, d) -> (B, T, H, d_head) "
-            "-> transpose(1, 2) -> (B, H, T, d_head)",
+            N_(
+                "the heads are split by a view without the transpose: (B, T, d) -> (B, T, H, d_head) "
+                "-> transpose(1, 2) -> (B, H, T, d_head)"
+            ),
             lambda: ref_attention(s, x, h, cache, no_transpose=True)[0],
         ),
         (
-            "the heads are merged by a reshape without the transpose: (B, H, T, d_head).reshape(B, T, d) "
-            "mixes positions and heads, so position t gets other positions' outputs. Transpose back "
-            "first: y.transpose(1, 2).reshape(B, T, d_model)",
+            N_(
+                "the heads are merged by a reshape without the transpose: (B, H, T, d_head).reshape(B, T, d) "
+                "mixes positions and heads, so position t gets other positions' outputs. Transpose back "
+                "first: y.transpose(1, 2).reshape(B, T, d_model)"
+            ),
             lambda: ref_attention(s, x, h, cache, merge_no_transpose=True)[0],
         ),
         (
-            "the softmax runs over the queries (dim=-2): each key's column sums to 1, so an output "
-            "depends on the later queries. Normalize each query's row over the keys: softmax(dim=-1)",
+            N_(
+                "the softmax runs over the queries (dim=-2): each key's column sums to 1, so an output "
+                "depends on the later queries. Normalize each query's row over the keys: softmax(dim=-1)"
+            ),
             lambda: ref_attention(s, x, h, cache, softmax_dim=-2)[0],
         ),
         (
-            "your mask also hides the diagonal (keys j < t): the query at t may attend to its own key, "
-            "keys 0..t (mask[t, j] = j <= t; torch.tril keeps the diagonal)",
+            N_(
+                "your mask also hides the diagonal (keys j < t): the query at t may attend to its own key, "
+                "keys 0..t (mask[t, j] = j <= t; torch.tril keeps the diagonal)"
+            ),
             lambda: ref_attention(s, x, h, cache, mask="strict")[0],
         ),
     ]
     if cache is not None:
         m = [
             (
-                "with a cache, the positions of your causal mask restart at 0: the new query t is at "
-                "absolute position T_past + t and may attend to keys 0..T_past + t (mask[t, j] = "
-                "j <= T_past + t)",
+                N_(
+                    "with a cache, the positions of your causal mask restart at 0: the new query t is at "
+                    "absolute position T_past + t and may attend to keys 0..T_past + t (mask[t, j] = "
+                    "j <= T_past + t)"
+                ),
                 lambda: ref_attention(s, x, h, cache, offset=False)[0],
             ),
             (
-                "the cache is concatenated in the wrong order: the cached (earlier) keys and values come "
-                "first, then the new ones: torch.cat([past_k, k], dim=2)",
+                N_(
+                    "the cache is concatenated in the wrong order: the cached (earlier) keys and values come "
+                    "first, then the new ones: torch.cat([past_k, k], dim=2)"
+                ),
                 lambda: ref_attention(s, x, h, cache, new_first=True)[0],
             ),
         ] + m
@@ -243,25 +302,41 @@ def _check_cache(got, exp_k, exp_v, dtype, what):
     for name, g, e in _judge.cache_pair(got, exp_k, exp_v, what):
         if tuple(g.shape) != tuple(e.shape):
             layouts = {
-                (b, tt, h, dh): "(B, T, n_heads, d_head): the heads are not transposed to dim 1",
-                (b, tt, h * dh): "(B, T, d_model): it is cached before the heads are split",
-                (b, h, dh, tt): "(B, n_heads, d_head, T): k is cached transposed",
+                (b, tt, h, dh): N_("(B, T, n_heads, d_head): the heads are not transposed to dim 1"),
+                (b, tt, h * dh): N_("(B, T, d_model): it is cached before the heads are split"),
+                (b, h, dh, tt): N_("(B, n_heads, d_head, T): k is cached transposed"),
             }
-            why = layouts.get(tuple(g.shape), "")
+            why = layouts.get(tuple(g.shape))
+            if why is not None:
+                hint = msg(
+                    "the cache is laid out as {layout}; keep k and v as (B, n_heads, T, d_head) and "
+                    "concatenate along the time axis, dim 2",
+                    layout=why,
+                )
+            else:
+                hint = N_(
+                    "the cache is concatenated on the wrong axis; keep k and v as (B, n_heads, T, d_head) and "
+                    "concatenate along the time axis, dim 2"
+                )
             raise CheckFailure(
-                f"{what}: {name} has the wrong shape.\n  got:      {tuple(g.shape)}\n  expected: "
-                f"{tuple(e.shape)} = (B, n_heads, T_past + T, d_head)\n  hint: the cache is "
-                + (f"laid out as {why}; " if why else "concatenated on the wrong axis; ")
-                + "keep k and v as (B, n_heads, T, d_head) and concatenate along the time axis, dim 2"
+                msg("{what}: {name} has the wrong shape.", what=what, name=name)
+                + got_expected(
+                    tuple(g.shape),
+                    msg("{shape} = (B, n_heads, T_past + T, d_head)", shape=tuple(e.shape)),
+                )
+                + hint_line(hint)
             )
-        _judge.expect_dtype(g, dtype, f"{what}: {name}")
+        named = msg("{what}: {name}", what=what, name=name)
+        _judge.expect_dtype(g, dtype, named)
         rtol, atol = _tol(dtype)
         assert_close(
             g.to(F64),
             e,
-            f"{what}: {name}",
-            "the cache holds the keys and values of every position so far, k and v straight from qkv(x) "
-            "split into heads (unscaled), earlier positions first",
+            named,
+            N_(
+                "the cache holds the keys and values of every position so far, k and v straight from qkv(x) "
+                "split into heads (unscaled), earlier positions first"
+            ),
             rtol=rtol,
             atol=atol,
         )
@@ -338,7 +413,9 @@ def _attn_cases(hidden):
 
 def _pair(got, what):
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailure(f"{what} should return a pair (y, new_cache), got {got!r}")
+        raise CheckFailure(
+            msg("{what} should return a pair (y, new_cache), got {got}", what=what, got=repr(got))
+        )
     return got
 
 
@@ -347,18 +424,18 @@ def _nan_hint(got):
     rows = torch.isnan(got).reshape(-1, got.shape[-2], got.shape[-1]).any(-1).any(0)  # (T,)
     t = rows.numel()
     if t > 1 and rows[0] and not rows[1:].any():
-        return (
+        return N_(
             "only the first position is NaN: your mask hides the diagonal (keys j < t), so the query at "
             "position 0 has no key left and its softmax is 0/0. The query at t may attend to keys "
             "0..t, its own included: mask[t, j] = j <= t"
         )
     if t > 1 and rows[-1] and not rows[:-1].any():
-        return (
+        return N_(
             "only the last position is NaN: your causal mask is inverted and hides the diagonal (keys "
             "j > t), so the last query has no key left. True on and below the diagonal means 'may "
             "attend': mask[t, j] = j <= t"
         )
-    return (
+    return N_(
         "a query with every key masked gives NaN: the causal mask is inverted (the last query has no "
         "future key), or the mask's positions ignore the cache"
     )
@@ -368,40 +445,54 @@ def _compare_y(got, exp, dt, what, mistakes, generic):
     expect_tensor(got, what, shape=exp.shape)
     _judge.expect_dtype(got, dt, what)
     if torch.isnan(got).any():
-        raise CheckFailure(f"{what} contains NaN.\n  hint: {_nan_hint(got)}")
+        raise CheckFailure(msg("{what} contains NaN.", what=what) + hint_line(_nan_hint(got)))
     rtol, atol = _tol(dt)
     assert_close(got.to(F64), exp, what, diagnose(got.to(F64), mistakes) or generic, rtol=rtol, atol=atol)
+
+
+ATTN_GENERIC = N_(
+    "compare step by step: q, k, v = qkv(x).split(d_model, -1), heads (B, n_heads, T, d_head), "
+    "scores / sqrt(d_head), causal mask, softmax over the keys, merge the heads, proj"
+)
+ATTN_GENERIC_CACHE = N_(
+    "compare step by step: q, k, v = qkv(x).split(d_model, -1), heads (B, n_heads, T, d_head), "
+    "scores / sqrt(d_head), causal mask, softmax over the keys, merge the heads, proj; with a cache, "
+    "concatenate the past k, v before the new ones along dim 2"
+)
 
 
 def _attn_judge(case, out):
     f = case.facts
     s, h, dt = f["s"], f["h"], f["dt"]
-    generic = (
-        "compare step by step: q, k, v = qkv(x).split(d_model, -1), heads (B, n_heads, T, d_head), "
-        "scores / sqrt(d_head), causal mask, softmax over the keys, merge the heads, proj"
-    )
     if "x" in f:
         x = f["x"]
         y, cache = _pair(out["full"], "CausalSelfAttention(x)")
         y_pert, _ = _pair(out["pert"], "CausalSelfAttention(x)")
         exp, (ek, ev) = ref_attention(s, x, h)
-        expect_tensor(y, "CausalSelfAttention output y", shape=exp.shape)
-        expect_tensor(y_pert, "CausalSelfAttention output y", shape=exp.shape)
+        what = msg("{module} output {name}", module="CausalSelfAttention", name="y")
+        expect_tensor(y, what, shape=exp.shape)
+        expect_tensor(y_pert, what, shape=exp.shape)
         if not torch.isnan(y).any() and not _judge.close(y_pert[:, :-1], y[:, :-1], *_tol(dt)):
             raise CheckFailure(
-                "changing only the last token changed your outputs at earlier positions: they look at "
-                "the future.\n  hint: "
-                + (
+                msg(
+                    "changing only the last token changed your outputs at earlier positions: they look at "
+                    "the future."
+                )
+                + hint_line(
                     diagnose(y.to(F64), _attn_mistakes(s, x, h))
-                    or "an output at position t must depend on tokens 0..t only: check the causal mask "
-                    "(keys 0..t), the softmax's dim (over the keys, dim=-1) and that the heads are split "
-                    "and merged with transpose(1, 2)"
+                    or N_(
+                        "an output at position t must depend on tokens 0..t only: check the causal mask "
+                        "(keys 0..t), the softmax's dim (over the keys, dim=-1) and that the heads are split "
+                        "and merged with transpose(1, 2)"
+                    )
                 )
             )
-        _compare_y(y, exp, dt, "CausalSelfAttention output y", _attn_mistakes(s, x, h), generic)
-        _check_cache(cache, ek, ev, dt, "new_cache (no cache given)")
+        _compare_y(y, exp, dt, what, _attn_mistakes(s, x, h), ATTN_GENERIC)
+        _check_cache(cache, ek, ev, dt, N_("new_cache (no cache given)"))
         if not _judge.close(out["x"], x):
-            raise CheckFailure("CausalSelfAttention modified its input x in place")
+            raise CheckFailure(
+                msg("{who} modified its input {name} in place", who="CausalSelfAttention", name="x")
+            )
     else:
         x_new, past = f["x_new"], f["cache"]
         y, cache = _pair(out["inc"], "CausalSelfAttention(x, kv_cache)")
@@ -410,14 +501,20 @@ def _attn_judge(case, out):
             y,
             exp,
             dt,
-            "CausalSelfAttention output y with a cache",
+            msg("{module} output {name} with a cache", module="CausalSelfAttention", name="y"),
             _attn_mistakes(s, x_new, h, past),
-            generic + "; with a cache, concatenate the past k, v before the new ones along dim 2",
+            ATTN_GENERIC_CACHE,
         )
         _check_cache(cache, ek, ev, dt, "new_cache")
         for name, given, sent in zip("kv", out["cache"], past):
             if not _judge.close(given, sent):
-                raise CheckFailure(f"CausalSelfAttention modified the given cache's {name} in place")
+                raise CheckFailure(
+                    msg(
+                        "{who} modified the given cache's {name} in place",
+                        who="CausalSelfAttention",
+                        name=name,
+                    )
+                )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -661,20 +661,22 @@ def _gpt_cases(hidden):
 def _gpt_mistakes(s, idx, h, cache=None):
     m = [
         (
-            "the final LayerNorm ln_f is missing: a Pre-LN stack normalizes its residual stream once, "
-            "after the last block, before the output layer",
+            N_(
+                "the final LayerNorm ln_f is missing: a Pre-LN stack normalizes its residual stream once, "
+                "after the last block, before the output layer"
+            ),
             lambda: ref_gpt(s, idx, h, cache, final_norm=False)[0],
         ),
         (
-            "the position embeddings are missing: x = tok_emb(idx) + pos_emb(positions)",
+            N_("the position embeddings are missing: x = tok_emb(idx) + pos_emb(positions)"),
             lambda: ref_gpt(s, idx, h, cache, pos=False)[0],
         ),
         (
-            "your blocks are Post-LN: the GPT block is Pre-LN, x = x + attn(ln1(x)); x = x + mlp(ln2(x))",
+            N_("your blocks are Post-LN: the GPT block is Pre-LN, x = x + attn(ln1(x)); x = x + mlp(ln2(x))"),
             lambda: ref_gpt(s, idx, h, cache, pre_ln=False)[0],
         ),
         (
-            "the MLP uses ReLU: GPT's uses GELU, mlp = Linear(d, 4d) -> GELU -> Linear(4d, d)",
+            N_("the MLP uses ReLU: GPT's uses GELU, mlp = Linear(d, 4d) -> GELU -> Linear(4d, d)"),
             lambda: ref_gpt(s, idx, h, cache, act="relu")[0],
         ),
     ]
@@ -682,16 +684,20 @@ def _gpt_mistakes(s, idx, h, cache=None):
         m.insert(
             0,
             (
-                "with a cache, your positions restart at 0: the new tokens are at positions T_past.."
-                "T_past + T - 1 (T_past = kv_cache[0][0].shape[2]), both for pos_emb and for the causal mask",
+                N_(
+                    "with a cache, your positions restart at 0: the new tokens are at positions T_past.."
+                    "T_past + T - 1 (T_past = kv_cache[0][0].shape[2]), both for pos_emb and for the causal mask"
+                ),
                 lambda: ref_gpt(s, idx, h, cache, offset=False)[0],
             ),
         )
         m.insert(
             1,
             (
-                "with a cache, the position embeddings restart at 0: the new tokens are at positions T_past.."
-                "T_past + T - 1, with T_past = kv_cache[0][0].shape[2]",
+                N_(
+                    "with a cache, the position embeddings restart at 0: the new tokens are at positions T_past.."
+                    "T_past + T - 1, with T_past = kv_cache[0][0].shape[2]"
+                ),
                 lambda: _pos_restart_only(s, idx, h, cache),
             ),
         )
@@ -721,6 +727,17 @@ def _reference_gpt(logits, dt, s, idx, h, cache=None):
     return exact
 
 
+GPT_GENERIC = N_(
+    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
+    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head"
+)
+GPT_GENERIC_CACHE = N_(
+    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
+    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head; with a cache, give "
+    "block i its kv_cache[i], and start the positions at T_past"
+)
+
+
 def _gpt_judge(case, out):
     f = case.facts
     if f.get("tie"):
@@ -729,30 +746,31 @@ def _gpt_judge(case, out):
         expect_tensor(w, "model.head.weight", shape=f["s"]["head.weight"].shape)
         if not torch.equal(e, w):
             raise CheckFailure(
-                "the output weight is not tied to the token embedding: after loading two different "
-                "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two separate "
-                "matrices.\n  hint: make them one parameter: self.head.weight = self.tok_emb.weight"
+                msg(
+                    "the output weight is not tied to the token embedding: after loading two different "
+                    "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two "
+                    "separate matrices."
+                )
+                + hint_line(N_("make them one parameter: self.head.weight = self.tok_emb.weight"))
             )
         return
     s, h, dt = f["s"], f["h"], f["dt"]
-    generic = (
-        "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
-        "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head"
-    )
     if "idx" in f:
         idx = f["idx"]
         logits, cache = _pair(out["full"], "GPT(idx)")
         exp, exp_cache = _reference_gpt(logits, dt, s, idx, h)
-        _compare_y(logits, exp, dt, "GPT logits", _gpt_mistakes(s, idx, h), generic)
+        _compare_y(
+            logits, exp, dt, msg("{module} logits", module="GPT"), _gpt_mistakes(s, idx, h), GPT_GENERIC
+        )
         if not isinstance(cache, (list, tuple)) or len(cache) != len(exp_cache):
             raise CheckFailure(
-                f"GPT's new_cache should be a list with one (k, v) per block.\n  got:      {cache!r:.80}\n"
-                f"  expected: a list of {len(exp_cache)} pairs"
+                msg("GPT's new_cache should be a list with one (k, v) per block.")
+                + got_expected(f"{cache!r:.80}", msg("a list of {n} pairs", n=len(exp_cache)))
             )
         for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
-            _check_cache(c, ek, ev, dt, f"new_cache[{i}] (block {i})")
+            _check_cache(c, ek, ev, dt, msg("new_cache[{i}] (block {i})", i=i))
         if not torch.equal(out["idx"], idx):
-            raise CheckFailure("GPT modified its input idx in place")
+            raise CheckFailure(msg("{who} modified its input {name} in place", who="GPT", name="idx"))
     else:
         idx_new, past = f["idx_new"], f["cache"]
         logits, cache = _pair(out["inc"], "GPT(idx, kv_cache)")
@@ -761,14 +779,14 @@ def _gpt_judge(case, out):
             logits,
             exp,
             dt,
-            "GPT logits with a cache",
+            msg("{module} logits with a cache", module="GPT"),
             _gpt_mistakes(s, idx_new, h, past),
-            generic + "; with a cache, give block i its kv_cache[i], and start the positions at T_past",
+            GPT_GENERIC_CACHE,
         )
         if not isinstance(cache, (list, tuple)) or len(cache) != len(exp_cache):
-            raise CheckFailure("GPT's new_cache should be a list with one (k, v) per block")
+            raise CheckFailure(msg("GPT's new_cache should be a list with one (k, v) per block"))
         for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
-            _check_cache(c, ek, ev, dt, f"new_cache[{i}] (block {i})")
+            _check_cache(c, ek, ev, dt, msg("new_cache[{i}] (block {i})", i=i))
 
 
 # GPT_init: a fresh model predicts the uniform distribution, so its loss is close to ln V
@@ -834,7 +852,9 @@ def _init_stats_judge(stats, n_layers: int) -> None:
     if not isinstance(stats, (list, tuple)) or not all(
         isinstance(r, (list, tuple)) and len(r) == 5 and isinstance(r[0], str) for r in stats
     ):
-        raise CheckFailure(f"the fresh GPT's parameters could not be read back: {stats!r:.80}")
+        raise CheckFailure(
+            msg("the fresh GPT's parameters could not be read back: {got}", got=f"{stats!r:.80}")
+        )
     low, high = 0.8 * INIT_STD / math.sqrt(2 * n_layers), 1.2 * INIT_STD
     for name, n, mean, std, largest in stats:
         parts = name.split(".")
@@ -842,54 +862,80 @@ def _init_stats_judge(stats, n_layers: int) -> None:
             continue
         if parts[-1] == "bias" and largest != 0:
             raise CheckFailure(
-                "a fresh GPT is not initialized as GPT-2 is: a bias does not start at 0.\n"
-                f"  got:      {name} with largest |value| {largest:.3g}\n"
-                f"  expected: {name} = 0\n"
-                "  hint: GPT-2 starts every Linear's bias at 0: nn.init.zeros_(m.bias) for each nn.Linear "
-                "that has one"
+                msg("a fresh GPT is not initialized as GPT-2 is: a bias does not start at 0.")
+                + got_expected(
+                    msg("{name} with largest |value| {largest}", name=name, largest=f"{largest:.3g}"),
+                    f"{name} = 0",
+                )
+                + hint_line(
+                    N_(
+                        "GPT-2 starts every Linear's bias at 0: nn.init.zeros_(m.bias) for each nn.Linear "
+                        "that has one"
+                    )
+                )
             )
         if parts[-1] != "weight":
             continue
         if not low <= std <= high or abs(mean) > 6 * std / math.sqrt(n) + 1e-4:
             raise CheckFailure(
-                "a fresh GPT is not initialized as GPT-2 is: a weight is not drawn from N(0, 0.02^2).\n"
-                f"  got:      {name}: mean={mean:.3g}, std={std:.3g}\n"
-                f"  expected: mean=0, std=0.02 (down to 0.02 / sqrt(2 * n_layers) = "
-                f"{INIT_STD / math.sqrt(2 * n_layers):.3g} for a residual projection)\n"
-                "  hint: GPT-2 draws the embeddings and every Linear weight from N(0, 0.02^2): "
-                "nn.init.normal_(m.weight, mean=0.0, std=0.02)"
+                msg("a fresh GPT is not initialized as GPT-2 is: a weight is not drawn from N(0, 0.02^2).")
+                + got_expected(
+                    f"{name}: mean={mean:.3g}, std={std:.3g}",
+                    msg(
+                        "mean=0, std=0.02 (down to 0.02 / sqrt(2 * n_layers) = {std} for a residual projection)",
+                        std=f"{INIT_STD / math.sqrt(2 * n_layers):.3g}",
+                    ),
+                )
+                + hint_line(
+                    N_(
+                        "GPT-2 draws the embeddings and every Linear weight from N(0, 0.02^2): "
+                        "nn.init.normal_(m.weight, mean=0.0, std=0.02)"
+                    )
+                )
             )
 
 
 def _init_judge(case, out):
     v, targets = case.facts["v"], case.facts["targets"]
     logits, _ = _pair(out["out"], "GPT(idx)")
-    expect_tensor(logits, "GPT logits", shape=(*targets.shape, v))
+    expect_tensor(logits, msg("{module} logits", module="GPT"), shape=(*targets.shape, v))
     loss = F.cross_entropy(logits.to(F64).reshape(-1, v), targets.reshape(-1)).item()
     if not abs(loss - math.log(v)) < INIT_MARGIN:
-        small = (
-            "initialize the weights small, as GPT-2 does: nn.init.normal_(std=0.02) for the embeddings and "
-            "Linear weights, zero biases"
-        )
         idx, d = case.facts["idx"], case.facts["d"]
         z = logits.to(F64)
         own = z.gather(-1, idx[..., None])[..., 0]  # (B, T): the logit of the token that was read
         repeats = float((z.argmax(-1) == idx).double().mean())
         if repeats > 0.5:  # measured with N(0, 1) tied embeddings: 93-100% of positions
             others = z[~F.one_hot(idx, v).bool()]  # every other token's logit
-            hint = (
-                f"your fresh GPT predicts the token it just read at {repeats:.0%} of the positions: that "
-                f"token's own logit is {float(own.mean()):.1f} on average (d_model = {d}), the others spread "
-                f"by {float(others.std()):.1f}. With large embeddings tied to the output layer, "
+            hint = msg(
+                "your fresh GPT predicts the token it just read at {share} of the positions: that "
+                "token's own logit is {own} on average (d_model = {d}), the others spread "
+                "by {spread}. With large embeddings tied to the output layer, "
                 "the last hidden state is mostly the input token's embedding, and its dot product with itself "
-                f"is its squared norm, about d_model for N(0, 1) entries. {small[0].upper() + small[1:]}"
+                "is its squared norm, about d_model for N(0, 1) entries. Initialize the weights small, as "
+                "GPT-2 does: nn.init.normal_(std=0.02) for the embeddings and Linear weights, zero biases",
+                share=f"{repeats:.0%}",
+                own=f"{float(own.mean()):.1f}",
+                d=d,
+                spread=f"{float(others.std()):.1f}",
             )
         else:
-            hint = small + ": then every logit starts near 0 and every prediction near uniform"
+            hint = N_(
+                "initialize the weights small, as GPT-2 does: nn.init.normal_(std=0.02) for the embeddings and "
+                "Linear weights, zero biases: then every logit starts near 0 and every prediction near uniform"
+            )
         raise CheckFailure(
-            f"a fresh GPT should predict (nearly) the uniform distribution.\n  got:      loss {loss:.3f} on "
-            f"random tokens\n  expected: ln V = ln {v} = {math.log(v):.3f} (within {INIT_MARGIN})\n  hint: "
-            + hint
+            msg("a fresh GPT should predict (nearly) the uniform distribution.")
+            + got_expected(
+                msg("loss {loss} on random tokens", loss=f"{loss:.3f}"),
+                msg(
+                    "ln V = ln {v} = {ln_v} (within {margin})",
+                    v=v,
+                    ln_v=f"{math.log(v):.3f}",
+                    margin=INIT_MARGIN,
+                ),
+            )
+            + hint_line(hint)
         )
     _init_stats_judge(out.get("stats"), case.facts["n"])
 

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from . import _core, _judge
 from ._core import (
+    LINE,
     Case,
     Question,
     call,
@@ -1041,18 +1042,20 @@ def sampling_probs(row, temperature, top_k, after_softmax=False, multiply=False,
 def _expect_samples(got, b, what):
     if isinstance(got, torch.Tensor) and tuple(got.shape) == (b, 1):
         raise CheckFailure(
-            f"{what} has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: ({b},)\n  hint: "
-            "torch.multinomial(probs, 1) gives (B, 1): take [:, 0] (or .squeeze(-1))"
+            msg("{what} has the wrong shape.", what=what)
+            + got_expected(tuple(got.shape), (b,))
+            + hint_line(N_("torch.multinomial(probs, 1) gives (B, 1): take [:, 0] (or .squeeze(-1))"))
         )
     got = expect_tensor(got, what, shape=(b,))
     if got.dtype != torch.int64:
         raise CheckFailure(
-            f"{what} should be token ids.\n  got:      {got.dtype}\n  expected: torch.int64 (a LongTensor)"
+            msg("{what} should be token ids.", what=what)
+            + got_expected(got.dtype, N_("torch.int64 (a LongTensor)"))
         )
     return got
 
 
-SAMPLE_DEFAULT = (
+SAMPLE_DEFAULT = N_(
     "the default temperature should be 1.0: sample_next(logits, temperature=1.0, top_k=None, generator=None) "
     "draws from softmax(logits) when called without a temperature"
 )
@@ -1067,36 +1070,52 @@ def _sample_judge(case, out):
         exp = logits.argmax(-1)
         if not torch.equal(got, exp):
             why = (
-                "temperature 0 means greedy: return logits.argmax(-1) (dividing by 0 is not defined)"
+                N_("temperature 0 means greedy: return logits.argmax(-1) (dividing by 0 is not defined)")
                 if temp == 0
-                else "top_k=1 keeps only the largest logit, so every draw is logits.argmax(-1): set the other "
-                "logits to -inf before the softmax (0 still gives them probability)"
+                else N_(
+                    "top_k=1 keeps only the largest logit, so every draw is logits.argmax(-1): set the other "
+                    "logits to -inf before the softmax (0 still gives them probability)"
+                )
             )
             if top_k == 1 and torch.equal(got, logits.argmin(-1)):
-                why = "your top-k keeps the smallest logits: keep the k largest (torch.topk(logits, k))"
+                why = N_("your top-k keeps the smallest logits: keep the k largest (torch.topk(logits, k))")
             raise CheckFailure(
-                f"sample_next is not deterministic here.\n  got:      {got.tolist()}\n  "
-                f"expected: {exp.tolist()}\n  hint: {why}"
+                msg("sample_next is not deterministic here.")
+                + got_expected(got.tolist(), exp.tolist())
+                + hint_line(why)
             )
         if not torch.equal(out["out2"], exp):
-            raise CheckFailure("sample_next gave a different answer the second time on a deterministic input")
+            raise CheckFailure(
+                msg("sample_next gave a different answer the second time on a deterministic input")
+            )
         if not torch.equal(out["logits"], logits):
-            raise CheckFailure("sample_next modified its input logits in place")
+            raise CheckFailure(
+                msg("{who} modified its input {name} in place", who="sample_next", name="logits")
+            )
         return
     row = f["row"]
     v = row.numel()
     got = _expect_samples(out["out"], N_DRAWS, "sample_next")
     if got.min() < 0 or got.max() >= v:
         raise CheckFailure(
-            f"sample_next returned ids outside the vocabulary [0, {v}).\n  got:      min {int(got.min())}, "
-            f"max {int(got.max())}\n  hint: sample one index of the last dim per row (the top-k indices "
-            "must be mapped back to vocabulary ids with gather)"
+            msg("sample_next returned ids outside the vocabulary [0, {v}).", v=v)
+            + LINE
+            + msg(
+                "got:      {got}",
+                got=msg("min {low}, max {high}", low=int(got.min()), high=int(got.max())),
+            )
+            + hint_line(
+                N_(
+                    "sample one index of the last dim per row (the top-k indices "
+                    "must be mapped back to vocabulary ids with gather)"
+                )
+            )
         )
     again = _expect_samples(out["again"], N_DRAWS, "sample_next")
     if not torch.equal(got, again):
         raise CheckFailure(
-            "sample_next gave different draws with the same seeded generator: it does not use it.\n  hint: "
-            "pass generator=generator to torch.multinomial (or to torch.rand)"
+            msg("sample_next gave different draws with the same seeded generator: it does not use it.")
+            + hint_line(N_("pass generator=generator to torch.multinomial (or to torch.rand)"))
         )
     freq = torch.bincount(got, minlength=v).to(F64) / N_DRAWS
     exp = sampling_probs(row, temp, top_k)
@@ -1116,32 +1135,39 @@ def _sample_judge(case, out):
         ]
     mistakes += [
         (
-            "the temperature is applied after the softmax (or not at all): softmax(logits) / T renormalizes "
-            "to softmax(logits). Divide the logits: softmax(logits / T)",
+            N_(
+                "the temperature is applied after the softmax (or not at all): softmax(logits) / T renormalizes "
+                "to softmax(logits). Divide the logits: softmax(logits / T)"
+            ),
             sampling_probs(row, temp, top_k, after_softmax=True),
         ),
         (
-            "the logits are multiplied by the temperature: divide them, softmax(logits / T) (a high T "
-            "flattens the distribution)",
+            N_(
+                "the logits are multiplied by the temperature: divide them, softmax(logits / T) (a high T "
+                "flattens the distribution)"
+            ),
             sampling_probs(row, temp, top_k, multiply=True),
         ),
     ]
     if top_k is not None:
         mistakes += [
             (
-                "your top-k keeps the k smallest logits: keep the k largest, torch.topk(logits, k)",
+                N_("your top-k keeps the k smallest logits: keep the k largest, torch.topk(logits, k)"),
                 sampling_probs(row, temp, top_k, smallest=True),
             ),
             (
-                "top-k is not applied: only the k largest logits may ever be drawn",
+                N_("top-k is not applied: only the k largest logits may ever be drawn"),
                 sampling_probs(row, temp, None),
             ),
         ]
         if top_k > 1:
             mistakes.append(
                 (
-                    f"your top-k keeps only k - 1 = {top_k - 1} logits: the k-th largest must stay too. "
-                    "Mask the logits strictly below the k-th largest (logits < kth, not <=)",
+                    msg(
+                        "your top-k keeps only k - 1 = {k} logits: the k-th largest must stay too. "
+                        "Mask the logits strictly below the k-th largest (logits < kth, not <=)",
+                        k=top_k - 1,
+                    ),
                     sampling_probs(row, temp, top_k - 1),
                 )
             )
@@ -1152,20 +1178,33 @@ def _sample_judge(case, out):
         p_raw = sampling_probs(row, temp, top_k, renorm=False)
         best = int(p_raw.argmax())
         if outside:
-            hint = (
-                f"tokens outside the top {top_k} were drawn ({outside}): set the other logits to -inf "
-                "before the softmax (setting them to 0 still gives them probability)"
+            hint = msg(
+                "tokens outside the top {k} were drawn ({tokens}): set the other logits to -inf "
+                "before the softmax (setting them to 0 still gives them probability)",
+                k=top_k,
+                tokens=outside,
             )
         elif abs(freq[best] - p_raw[best]) <= SIGMAS * math.sqrt(p_raw[best] * (1 - p_raw[best]) / N_DRAWS):
-            hint = (
+            hint = N_(
                 "your top-k probabilities are not renormalized: the kept tokens must be drawn with "
                 "p_i / (sum of the kept p), so they sum to 1 (softmax over the k kept logits only)"
             )
     raise CheckFailure(
-        f"sample_next draws with the wrong frequencies ({N_DRAWS} draws).\n"
-        f"  got:      {[round(x, 3) for x in freq.tolist()]}\n"
-        f"  expected: {[round(x, 3) for x in exp.tolist()]} (each within {SIGMAS:g} standard deviations)\n"
-        f"  hint: {hint or 'probs = softmax(logits / temperature) over the kept (top-k) logits, then torch.multinomial'}"
+        msg("sample_next draws with the wrong frequencies ({n} draws).", n=N_DRAWS)
+        + got_expected(
+            [round(x, 3) for x in freq.tolist()],
+            msg(
+                "{probs} (each within {sigmas} standard deviations)",
+                probs=[round(x, 3) for x in exp.tolist()],
+                sigmas=f"{SIGMAS:g}",
+            ),
+        )
+        + hint_line(
+            hint
+            or N_(
+                "probs = softmax(logits / temperature) over the kept (top-k) logits, then torch.multinomial"
+            )
+        )
     )
 
 
@@ -1213,11 +1252,12 @@ def _gen_specs(hidden):
 
 
 GENERATE_DEFAULTS = dict(temperature=1.0, top_k=None, use_cache=True)  # generate's signature
-GENERATE_DEFAULT_HINT = (
+GENERATE_DEFAULT_HINT = N_(
     "the signature's defaults are temperature=1.0, top_k=None, use_cache=True: generate(model, idx, "
     "max_new_tokens) must do what generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, "
     "use_cache=True) does"
 )
+GENERATE_OUTPUT = N_("generate's output")
 MAX_RECORDED = 200  # calls of the model recorded per generate (the cases need at most 10)
 
 
@@ -1326,15 +1366,21 @@ def _judge_calls(calls, t0, n_new, use_cache, default=False):
     if not isinstance(calls, (list, tuple)) or not all(
         isinstance(c, (list, tuple)) and len(c) == 4 and all(isinstance(x, int) for x in c) for c in calls
     ):
-        raise CheckFailure(f"generate's calls of the model could not be read back: {calls!r:.80}")
+        raise CheckFailure(
+            msg("generate's calls of the model could not be read back: {got}", got=f"{calls!r:.80}")
+        )
     graph = [i for i, c in enumerate(calls) if c[2] or c[3]]
     if graph:
         raise CheckFailure(
-            "generate ran the model with gradients on: its logits carry an autograd graph, so every step "
-            "keeps its activations for a backward that never comes.\n"
-            f"  got:      grad mode on at calls {graph[:8]} of {len(calls)}\n"
-            "  expected: grad mode off at every call\n"
-            "  hint: run the loop under torch.no_grad() (or decorate generate with @torch.no_grad())"
+            msg(
+                "generate ran the model with gradients on: its logits carry an autograd graph, so every step "
+                "keeps its activations for a backward that never comes."
+            )
+            + got_expected(
+                msg("grad mode on at calls {calls} of {n}", calls=graph[:8], n=len(calls)),
+                N_("grad mode off at every call"),
+            )
+            + hint_line(N_("run the loop under torch.no_grad() (or decorate generate with @torch.no_grad())"))
         )
     fed = [[c[0], c[1]] for c in calls]
     if use_cache:
@@ -1346,38 +1392,41 @@ def _judge_calls(calls, t0, n_new, use_cache, default=False):
     if default and fed == [[t0 + i, -1] for i in range(n_new)]:
         hint = GENERATE_DEFAULT_HINT
     elif use_cache and fed == [[t0 + i, -1] for i in range(n_new)]:
-        hint = (
+        hint = N_(
             "your generate never uses the cache: every step fed the whole sequence again without a "
             "kv_cache. With use_cache=True, feed the prompt once, then only the new token, out[:, -1:], "
             "with kv_cache=cache from the step before"
         )
     elif use_cache and [c[0] for c in fed] == [t0 + i for i in range(n_new)] and any(c[1] > 0 for c in fed):
-        hint = (
+        hint = N_(
             "with the cache, feed only the new token: you passed the whole sequence again together with the "
             "cache, so the cached positions are counted twice"
         )
     elif fed and all(c == [1, -1] for c in fed):
-        hint = (
+        hint = N_(
             "your model sees only the last token: pass the cache back in (kv_cache=cache), or, without the "
             "cache, the whole sequence so far"
         )
     elif not use_cache and fed == [[t0, -1]] + [[1, t0 + i] for i in range(n_new - 1)]:
-        hint = (
+        hint = N_(
             "your generate uses the cache even with use_cache=False: without it, every step runs the model "
             "on the whole sequence so far, with no kv_cache (the run the cached one is compared with)"
         )
     else:
-        hint = (
+        hint = N_(
             "with use_cache=True, the first call feeds the prompt (no cache), each later call one token with "
             "the cache of all the tokens before it; with use_cache=False, every call feeds the whole "
             "sequence so far, no cache; one call per new token"
         )
     raise CheckFailure(
-        "generate fed the model other inputs than expected ([tokens fed, cached positions], -1 for no "
-        "cache, one pair per call of the model).\n"
-        f"  got:      {fed[:12]}{' ...' if len(fed) > 12 else ''}\n"
-        f"  expected: {want[:12]}{' ...' if len(want) > 12 else ''}\n"
-        f"  hint: {hint}"
+        msg(
+            "generate fed the model other inputs than expected ([tokens fed, cached positions], -1 for no "
+            "cache, one pair per call of the model)."
+        )
+        + got_expected(
+            f"{fed[:12]}{' ...' if len(fed) > 12 else ''}", f"{want[:12]}{' ...' if len(want) > 12 else ''}"
+        )
+        + hint_line(hint)
     )
 
 
@@ -1387,47 +1436,64 @@ def _gen_judge(case, out):
     b, t0 = idx.shape
     recorded = out["out"]
     if not isinstance(recorded, (tuple, list)) or len(recorded) != 2:
-        raise CheckFailure(f"generate's output could not be read back: {recorded!r:.80}")
+        raise CheckFailure(msg("generate's output could not be read back: {got}", got=f"{recorded!r:.80}"))
     got, calls = recorded
-    got = expect_tensor(got, "generate's output", shape=(b, t0 + n_new))
+    got = expect_tensor(got, GENERATE_OUTPUT, shape=(b, t0 + n_new))
     if got.dtype != torch.int64:
-        raise CheckFailure(
-            f"generate should return token ids.\n  got:      {got.dtype}\n  expected: torch.int64"
-        )
+        raise CheckFailure(msg("generate should return token ids.") + got_expected(got.dtype, "torch.int64"))
     if not torch.equal(got[:, :t0], idx):
         raise CheckFailure(
-            "generate's output should start with the prompt idx, then the new tokens.\n"
-            f"  got:      {got[0].tolist()}\n  expected: {idx[0].tolist()} + {n_new} new tokens"
+            msg("generate's output should start with the prompt idx, then the new tokens.")
+            + got_expected(got[0].tolist(), msg("{prompt} + {n} new tokens", prompt=idx[0].tolist(), n=n_new))
         )
     if not torch.equal(out["idx"], idx):
-        raise CheckFailure("generate modified its input idx in place: build a new tensor with torch.cat")
+        raise CheckFailure(
+            msg(
+                "{who} modified its input {name} in place: {advice}",
+                who="generate",
+                name="idx",
+                advice=N_("build a new tensor with torch.cat"),
+            )
+        )
     if got.min() < 0 or got.max() >= v:
         raise CheckFailure(
-            f"generate produced ids outside the vocabulary [0, {v}).\n  got:      {got[0].tolist()}\n  hint: "
-            "you sampled from the logits of every position, (B, T * V) or (B * T, V): take the last "
-            "position's logits, logits[:, -1, :] (B, V)"
+            msg("generate produced ids outside the vocabulary [0, {v}).", v=v)
+            + LINE
+            + msg("got:      {got}", got=got[0].tolist())
+            + hint_line(
+                N_(
+                    "you sampled from the logits of every position, (B, T * V) or (B * T, V): take the last "
+                    "position's logits, logits[:, -1, :] (B, V)"
+                )
+            )
         )
     if f.get("default"):  # "again": the same call with the defaults given explicitly, recorded too
         explicit = out["again"]
         if not isinstance(explicit, (tuple, list)) or len(explicit) != 2:
-            raise CheckFailure(f"generate's output could not be read back: {explicit!r:.80}")
+            raise CheckFailure(
+                msg("generate's output could not be read back: {got}", got=f"{explicit!r:.80}")
+            )
         again, calls_again = explicit
         _judge_calls(calls_again, t0, n_new, True)  # its own mistakes are named first
         _judge_calls(calls, t0, n_new, True, default=True)
-        again = expect_tensor(again, "generate's output", shape=got.shape)
+        again = expect_tensor(again, GENERATE_OUTPUT, shape=got.shape)
         if not torch.equal(got, again):
             raise CheckFailure(
-                "generate called without temperature, top_k and use_cache gave other tokens than with "
-                "temperature=1.0, top_k=None, use_cache=True (the same seeded generator).\n"
-                f"  got:      {got[0].tolist()}\n  expected: {again[0].tolist()}\n"
-                f"  hint: {GENERATE_DEFAULT_HINT}"
+                msg(
+                    "generate called without temperature, top_k and use_cache gave other tokens than with "
+                    "temperature=1.0, top_k=None, use_cache=True (the same seeded generator)."
+                )
+                + got_expected(got[0].tolist(), again[0].tolist())
+                + hint_line(GENERATE_DEFAULT_HINT)
             )
         return
     if f["sampled"]:
         if not torch.equal(got, out["again"]):
             raise CheckFailure(
-                "generate gave different tokens with the same seeded generator: pass generator= on to "
-                "sample_next (and temperature, top_k)"
+                msg(
+                    "generate gave different tokens with the same seeded generator: pass generator= on to "
+                    "sample_next (and temperature, top_k)"
+                )
             )
         _judge_calls(calls, t0, n_new, f["use_cache"])
         return
@@ -1439,18 +1505,24 @@ def _gen_judge(case, out):
         return
     mistakes = [
         (
-            "your generate samples from the first position's logits: the next token comes from the last "
-            "position, logits[:, -1, :]",
+            N_(
+                "your generate samples from the first position's logits: the next token comes from the last "
+                "position, logits[:, -1, :]"
+            ),
             "first_position",
         ),
         (
-            "with the cache, feed only the new token: you passed the whole sequence again together with the "
-            "cache, so the cached positions are counted twice",
+            N_(
+                "with the cache, feed only the new token: you passed the whole sequence again together with the "
+                "cache, so the cached positions are counted twice"
+            ),
             "full_with_cache",
         ),
         (
-            "your model sees only the last token: pass the cache back in (kv_cache=cache), or, without the "
-            "cache, the whole sequence so far",
+            N_(
+                "your model sees only the last token: pass the cache back in (kv_cache=cache), or, without the "
+                "cache, the whole sequence so far"
+            ),
             "last_token_only",
         ),
     ]
@@ -1463,12 +1535,14 @@ def _gen_judge(case, out):
         except Exception:  # noqa: BLE001 - a mistake the reference cannot even run
             continue
     raise CheckFailure(
-        "generate with greedy decoding (temperature 0 or top_k=1) gave other tokens than the reference.\n"
-        f"  got:      {got[0].tolist()}\n  expected: {exp[0].tolist()}\n  hint: "
-        + (
+        msg("generate with greedy decoding (temperature 0 or top_k=1) gave other tokens than the reference.")
+        + got_expected(got[0].tolist(), exp[0].tolist())
+        + hint_line(
             hint
-            or "at each step: logits of the last position -> sample_next(..., temperature, top_k, generator) "
-            "-> append; with use_cache, feed only the new token and the cache the model returned"
+            or N_(
+                "at each step: logits of the last position -> sample_next(..., temperature, top_k, generator) "
+                "-> append; with use_cache, feed only the new token and the cache the model returned"
+            )
         )
     )
 

@@ -320,14 +320,14 @@ def _check_cache(got, exp_k, exp_v, dtype, what):
                     "concatenate along the time axis, dim 2"
                 )
             raise CheckFailure(
-                msg("{what}: {name} has the wrong shape.", what=what, name=name)
+                msg("{cache}: {name} has the wrong shape.", cache=what, name=name)
                 + got_expected(
                     tuple(g.shape),
                     msg("{shape} = (B, n_heads, T_past + T, d_head)", shape=tuple(e.shape)),
                 )
                 + hint_line(hint)
             )
-        named = msg("{what}: {name}", what=what, name=name)
+        named = msg("{cache}: {name}", cache=what, name=name)  # one of the cache's tensors
         _judge.expect_dtype(g, dtype, named)
         rtol, atol = _tol(dtype)
         assert_close(
@@ -415,7 +415,7 @@ def _attn_cases(hidden):
 def _pair(got, what):
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         raise CheckFailure(
-            msg("{what} should return a pair (y, new_cache), got {got}", what=what, got=repr(got))
+            msg("{call} should return a pair (y, new_cache), got {got}", call=what, got=repr(got))
         )
     return got
 

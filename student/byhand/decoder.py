@@ -19,8 +19,23 @@ import torch
 import torch.nn.functional as F
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, graded, helper, let, new, rand, ref
+from ._core import (
+    LINE,
+    Case,
+    Question,
+    call,
+    gen,
+    got_expected,
+    graded,
+    helper,
+    hint_line,
+    let,
+    new,
+    rand,
+    ref,
+)
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "07_decoder"
 HELPERS = ("record_generate", "init_stats")
@@ -53,39 +68,62 @@ def _shift_judge(case, out):
     tokens = case.facts["tokens"]
     got = out["out"]
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailure(f"shift_targets should return a pair (inputs, targets), got {got!r}")
+        raise CheckFailure(
+            msg("shift_targets should return a pair (inputs, targets), got {got}", got=repr(got))
+        )
     inputs, targets = got
     exp_in, exp_tg = tokens[:, :-1], tokens[:, 1:]
     b, t1 = tokens.shape
     for what, g in (("inputs", inputs), ("targets", targets)):
         expect_tensor(g, what)
         if g.dtype != torch.int64:
-            raise CheckFailure(f"{what} should be token ids.\n  got:      {g.dtype}\n  expected: torch.int64")
+            raise CheckFailure(
+                msg("{what} should be token ids.", what=what) + got_expected(g.dtype, "torch.int64")
+            )
     if tuple(inputs.shape) == (b - 1, t1) or tuple(targets.shape) == (b - 1, t1):
         raise CheckFailure(
-            f"shift_targets shifted along the batch dim: inputs {tuple(inputs.shape)}, expected "
-            f"{tuple(exp_in.shape)}.\n  hint: shift along the time axis, dim 1: tokens[:, :-1] and tokens[:, 1:]"
+            msg(
+                "shift_targets shifted along the batch dim: inputs {got}, expected {expected}.",
+                got=tuple(inputs.shape),
+                expected=tuple(exp_in.shape),
+            )
+            + hint_line(N_("shift along the time axis, dim 1: tokens[:, :-1] and tokens[:, 1:]"))
         )
     if torch.equal(inputs, exp_tg) and torch.equal(targets, exp_in):
         raise CheckFailure(
-            "shift_targets shifted the wrong way: your targets are the tokens *before* each input.\n"
-            "  hint: position t reads token t and predicts token t+1: inputs = tokens[:, :-1], "
-            "targets = tokens[:, 1:]"
+            msg("shift_targets shifted the wrong way: your targets are the tokens *before* each input.")
+            + hint_line(
+                N_(
+                    "position t reads token t and predicts token t+1: inputs = tokens[:, :-1], "
+                    "targets = tokens[:, 1:]"
+                )
+            )
         )
     if tuple(targets.shape) == tuple(exp_tg.shape) and torch.equal(targets, inputs):
         raise CheckFailure(
-            "shift_targets returned targets equal to the inputs: the targets are not shifted, so the model "
-            "would learn to copy its input.\n  hint: targets = tokens[:, 1:] (the next token)"
+            msg(
+                "shift_targets returned targets equal to the inputs: the targets are not shifted, so the model "
+                "would learn to copy its input."
+            )
+            + hint_line(N_("targets = tokens[:, 1:] (the next token)"))
         )
     if tuple(targets.shape) == (b, t1) or tuple(inputs.shape) == (b, t1):
         raise CheckFailure(
-            f"shift_targets returned a tensor of the full length T+1 = {t1}.\n  hint: targets are not shifted: "
-            f"inputs = tokens[:, :-1], targets = tokens[:, 1:], both (B, T) = {tuple(exp_in.shape)}"
+            msg("shift_targets returned a tensor of the full length T+1 = {n}.", n=t1)
+            + hint_line(
+                msg(
+                    "targets are not shifted: inputs = tokens[:, :-1], targets = tokens[:, 1:], "
+                    "both (B, T) = {shape}",
+                    shape=tuple(exp_in.shape),
+                )
+            )
         )
-    assert_close(inputs, exp_in, "inputs", "inputs = tokens[:, :-1]")
-    assert_close(targets, exp_tg, "targets", "targets = tokens[:, 1:] (the next token at each position)")
+    assert_close(inputs, exp_in, "inputs", N_("inputs = tokens[:, :-1]"))
+    assert_close(targets, exp_tg, "targets", N_("targets = tokens[:, 1:] (the next token at each position)"))
     if not torch.equal(out["tokens"], tokens):
-        raise CheckFailure("shift_targets modified its input tokens in place")
+        raise CheckFailure(
+            msg("{who} modified its input {name} in place", who="shift_targets", name="tokens")
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,67 +204,89 @@ def ref_attention(
 def _attn_mistakes(s, x, h, cache=None):
     m = [
         (
-            "your attention ignores the causal mask: the query at position t may attend only to keys "
-            "0..t (with a cache: 0..T_past + t)",
+            N_(
+                "your attention ignores the causal mask: the query at position t may attend only to keys "
+                "0..t (with a cache: 0..T_past + t)"
+            ),
             lambda: ref_attention(s, x, h, cache, mask="none")[0],
         ),
         (
-            "the causal mask is inverted: each query attends to the future (keys t..T-1), not to the past "
-            "(keys 0..t). True on and below the diagonal means 'may attend'",
+            N_(
+                "the causal mask is inverted: each query attends to the future (keys t..T-1), not to the past "
+                "(keys 0..t). True on and below the diagonal means 'may attend'"
+            ),
             lambda: ref_attention(s, x, h, cache, mask="inverted")[0],
         ),
         (
-            "the scores are not scaled: divide q @ k^T by sqrt(d_head)",
+            N_("the scores are not scaled: divide q @ k^T by sqrt(d_head)"),
             lambda: ref_attention(s, x, h, cache, scale="none")[0],
         ),
         (
-            "the scores are divided by sqrt(d_model): each head has d_head = d_model // n_heads features, "
-            "divide by sqrt(d_head)",
+            N_(
+                "the scores are divided by sqrt(d_model): each head has d_head = d_model // n_heads features, "
+                "divide by sqrt(d_head)"
+            ),
             lambda: ref_attention(s, x, h, cache, scale="model")[0],
         ),
         (
-            "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
-            "(qkv(x).split(d_model, dim=-1))",
+            N_(
+                "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
+                "(qkv(x).split(d_model, dim=-1))"
+            ),
             lambda: ref_attention(s, x, h, cache, order="kqv")[0],
         ),
         (
-            "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
-            "(qkv(x).split(d_model, dim=-1))",
+            N_(
+                "q, k and v are read from the wrong parts of qkv(x): it stacks q, k, v in that order "
+                "(qkv(x).split(d_model, dim=-1))"
+            ),
             lambda: ref_attention(s, x, h, cache, order="vkq")[0],
         ),
         (
-            "the heads are split by a view without the transpose: (B, T, d) -> (B, T, H, d_head) "
-            "-> transpose(1, 2) -> (B, H, T, d_head)",
+            N_(
+                "the heads are split by a view without the transpose: (B, T, d) -> (B, T, H, d_head) "
+                "-> transpose(1, 2) -> (B, H, T, d_head)"
+            ),
             lambda: ref_attention(s, x, h, cache, no_transpose=True)[0],
         ),
         (
-            "the heads are merged by a reshape without the transpose: (B, H, T, d_head).reshape(B, T, d) "
-            "mixes positions and heads, so position t gets other positions' outputs. Transpose back "
-            "first: y.transpose(1, 2).reshape(B, T, d_model)",
+            N_(
+                "the heads are merged by a reshape without the transpose: (B, H, T, d_head).reshape(B, T, d) "
+                "mixes positions and heads, so position t gets other positions' outputs. Transpose back "
+                "first: y.transpose(1, 2).reshape(B, T, d_model)"
+            ),
             lambda: ref_attention(s, x, h, cache, merge_no_transpose=True)[0],
         ),
         (
-            "the softmax runs over the queries (dim=-2): each key's column sums to 1, so an output "
-            "depends on the later queries. Normalize each query's row over the keys: softmax(dim=-1)",
+            N_(
+                "the softmax runs over the queries (dim=-2): each key's column sums to 1, so an output "
+                "depends on the later queries. Normalize each query's row over the keys: softmax(dim=-1)"
+            ),
             lambda: ref_attention(s, x, h, cache, softmax_dim=-2)[0],
         ),
         (
-            "your mask also hides the diagonal (keys j < t): the query at t may attend to its own key, "
-            "keys 0..t (mask[t, j] = j <= t; torch.tril keeps the diagonal)",
+            N_(
+                "your mask also hides the diagonal (keys j < t): the query at t may attend to its own key, "
+                "keys 0..t (mask[t, j] = j <= t; torch.tril keeps the diagonal)"
+            ),
             lambda: ref_attention(s, x, h, cache, mask="strict")[0],
         ),
     ]
     if cache is not None:
         m = [
             (
-                "with a cache, the positions of your causal mask restart at 0: the new query t is at "
-                "absolute position T_past + t and may attend to keys 0..T_past + t (mask[t, j] = "
-                "j <= T_past + t)",
+                N_(
+                    "with a cache, the positions of your causal mask restart at 0: the new query t is at "
+                    "absolute position T_past + t and may attend to keys 0..T_past + t (mask[t, j] = "
+                    "j <= T_past + t)"
+                ),
                 lambda: ref_attention(s, x, h, cache, offset=False)[0],
             ),
             (
-                "the cache is concatenated in the wrong order: the cached (earlier) keys and values come "
-                "first, then the new ones: torch.cat([past_k, k], dim=2)",
+                N_(
+                    "the cache is concatenated in the wrong order: the cached (earlier) keys and values come "
+                    "first, then the new ones: torch.cat([past_k, k], dim=2)"
+                ),
                 lambda: ref_attention(s, x, h, cache, new_first=True)[0],
             ),
         ] + m
@@ -243,25 +303,41 @@ def _check_cache(got, exp_k, exp_v, dtype, what):
     for name, g, e in _judge.cache_pair(got, exp_k, exp_v, what):
         if tuple(g.shape) != tuple(e.shape):
             layouts = {
-                (b, tt, h, dh): "(B, T, n_heads, d_head): the heads are not transposed to dim 1",
-                (b, tt, h * dh): "(B, T, d_model): it is cached before the heads are split",
-                (b, h, dh, tt): "(B, n_heads, d_head, T): k is cached transposed",
+                (b, tt, h, dh): N_("(B, T, n_heads, d_head): the heads are not transposed to dim 1"),
+                (b, tt, h * dh): N_("(B, T, d_model): it is cached before the heads are split"),
+                (b, h, dh, tt): N_("(B, n_heads, d_head, T): k is cached transposed"),
             }
-            why = layouts.get(tuple(g.shape), "")
+            why = layouts.get(tuple(g.shape))
+            if why is not None:
+                hint = msg(
+                    "the cache is laid out as {layout}; keep k and v as (B, n_heads, T, d_head) and "
+                    "concatenate along the time axis, dim 2",
+                    layout=why,
+                )
+            else:
+                hint = N_(
+                    "the cache is concatenated on the wrong axis; keep k and v as (B, n_heads, T, d_head) and "
+                    "concatenate along the time axis, dim 2"
+                )
             raise CheckFailure(
-                f"{what}: {name} has the wrong shape.\n  got:      {tuple(g.shape)}\n  expected: "
-                f"{tuple(e.shape)} = (B, n_heads, T_past + T, d_head)\n  hint: the cache is "
-                + (f"laid out as {why}; " if why else "concatenated on the wrong axis; ")
-                + "keep k and v as (B, n_heads, T, d_head) and concatenate along the time axis, dim 2"
+                msg("{cache}: {name} has the wrong shape.", cache=what, name=name)
+                + got_expected(
+                    tuple(g.shape),
+                    msg("{shape} = (B, n_heads, T_past + T, d_head)", shape=tuple(e.shape)),
+                )
+                + hint_line(hint)
             )
-        _judge.expect_dtype(g, dtype, f"{what}: {name}")
+        named = msg("{cache}: {name}", cache=what, name=name)  # one of the cache's tensors
+        _judge.expect_dtype(g, dtype, named)
         rtol, atol = _tol(dtype)
         assert_close(
             g.to(F64),
             e,
-            f"{what}: {name}",
-            "the cache holds the keys and values of every position so far, k and v straight from qkv(x) "
-            "split into heads (unscaled), earlier positions first",
+            named,
+            N_(
+                "the cache holds the keys and values of every position so far, k and v straight from qkv(x) "
+                "split into heads (unscaled), earlier positions first"
+            ),
             rtol=rtol,
             atol=atol,
         )
@@ -338,7 +414,9 @@ def _attn_cases(hidden):
 
 def _pair(got, what):
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailure(f"{what} should return a pair (y, new_cache), got {got!r}")
+        raise CheckFailure(
+            msg("{call} should return a pair (y, new_cache), got {got}", call=what, got=repr(got))
+        )
     return got
 
 
@@ -347,18 +425,18 @@ def _nan_hint(got):
     rows = torch.isnan(got).reshape(-1, got.shape[-2], got.shape[-1]).any(-1).any(0)  # (T,)
     t = rows.numel()
     if t > 1 and rows[0] and not rows[1:].any():
-        return (
+        return N_(
             "only the first position is NaN: your mask hides the diagonal (keys j < t), so the query at "
             "position 0 has no key left and its softmax is 0/0. The query at t may attend to keys "
             "0..t, its own included: mask[t, j] = j <= t"
         )
     if t > 1 and rows[-1] and not rows[:-1].any():
-        return (
+        return N_(
             "only the last position is NaN: your causal mask is inverted and hides the diagonal (keys "
             "j > t), so the last query has no key left. True on and below the diagonal means 'may "
             "attend': mask[t, j] = j <= t"
         )
-    return (
+    return N_(
         "a query with every key masked gives NaN: the causal mask is inverted (the last query has no "
         "future key), or the mask's positions ignore the cache"
     )
@@ -368,40 +446,54 @@ def _compare_y(got, exp, dt, what, mistakes, generic):
     expect_tensor(got, what, shape=exp.shape)
     _judge.expect_dtype(got, dt, what)
     if torch.isnan(got).any():
-        raise CheckFailure(f"{what} contains NaN.\n  hint: {_nan_hint(got)}")
+        raise CheckFailure(msg("{what} contains NaN.", what=what) + hint_line(_nan_hint(got)))
     rtol, atol = _tol(dt)
     assert_close(got.to(F64), exp, what, diagnose(got.to(F64), mistakes) or generic, rtol=rtol, atol=atol)
+
+
+ATTN_GENERIC = N_(
+    "compare step by step: q, k, v = qkv(x).split(d_model, -1), heads (B, n_heads, T, d_head), "
+    "scores / sqrt(d_head), causal mask, softmax over the keys, merge the heads, proj"
+)
+ATTN_GENERIC_CACHE = N_(
+    "compare step by step: q, k, v = qkv(x).split(d_model, -1), heads (B, n_heads, T, d_head), "
+    "scores / sqrt(d_head), causal mask, softmax over the keys, merge the heads, proj; with a cache, "
+    "concatenate the past k, v before the new ones along dim 2"
+)
 
 
 def _attn_judge(case, out):
     f = case.facts
     s, h, dt = f["s"], f["h"], f["dt"]
-    generic = (
-        "compare step by step: q, k, v = qkv(x).split(d_model, -1), heads (B, n_heads, T, d_head), "
-        "scores / sqrt(d_head), causal mask, softmax over the keys, merge the heads, proj"
-    )
     if "x" in f:
         x = f["x"]
         y, cache = _pair(out["full"], "CausalSelfAttention(x)")
         y_pert, _ = _pair(out["pert"], "CausalSelfAttention(x)")
         exp, (ek, ev) = ref_attention(s, x, h)
-        expect_tensor(y, "CausalSelfAttention output y", shape=exp.shape)
-        expect_tensor(y_pert, "CausalSelfAttention output y", shape=exp.shape)
+        what = msg("{module} output {name}", module="CausalSelfAttention", name="y")
+        expect_tensor(y, what, shape=exp.shape)
+        expect_tensor(y_pert, what, shape=exp.shape)
         if not torch.isnan(y).any() and not _judge.close(y_pert[:, :-1], y[:, :-1], *_tol(dt)):
             raise CheckFailure(
-                "changing only the last token changed your outputs at earlier positions: they look at "
-                "the future.\n  hint: "
-                + (
+                msg(
+                    "changing only the last token changed your outputs at earlier positions: they look at "
+                    "the future."
+                )
+                + hint_line(
                     diagnose(y.to(F64), _attn_mistakes(s, x, h))
-                    or "an output at position t must depend on tokens 0..t only: check the causal mask "
-                    "(keys 0..t), the softmax's dim (over the keys, dim=-1) and that the heads are split "
-                    "and merged with transpose(1, 2)"
+                    or N_(
+                        "an output at position t must depend on tokens 0..t only: check the causal mask "
+                        "(keys 0..t), the softmax's dim (over the keys, dim=-1) and that the heads are split "
+                        "and merged with transpose(1, 2)"
+                    )
                 )
             )
-        _compare_y(y, exp, dt, "CausalSelfAttention output y", _attn_mistakes(s, x, h), generic)
-        _check_cache(cache, ek, ev, dt, "new_cache (no cache given)")
+        _compare_y(y, exp, dt, what, _attn_mistakes(s, x, h), ATTN_GENERIC)
+        _check_cache(cache, ek, ev, dt, N_("new_cache (no cache given)"))
         if not _judge.close(out["x"], x):
-            raise CheckFailure("CausalSelfAttention modified its input x in place")
+            raise CheckFailure(
+                msg("{who} modified its input {name} in place", who="CausalSelfAttention", name="x")
+            )
     else:
         x_new, past = f["x_new"], f["cache"]
         y, cache = _pair(out["inc"], "CausalSelfAttention(x, kv_cache)")
@@ -410,14 +502,20 @@ def _attn_judge(case, out):
             y,
             exp,
             dt,
-            "CausalSelfAttention output y with a cache",
+            msg("{module} output {name} with a cache", module="CausalSelfAttention", name="y"),
             _attn_mistakes(s, x_new, h, past),
-            generic + "; with a cache, concatenate the past k, v before the new ones along dim 2",
+            ATTN_GENERIC_CACHE,
         )
         _check_cache(cache, ek, ev, dt, "new_cache")
         for name, given, sent in zip("kv", out["cache"], past):
             if not _judge.close(given, sent):
-                raise CheckFailure(f"CausalSelfAttention modified the given cache's {name} in place")
+                raise CheckFailure(
+                    msg(
+                        "{who} modified the given cache's {name} in place",
+                        who="CausalSelfAttention",
+                        name=name,
+                    )
+                )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -564,20 +662,22 @@ def _gpt_cases(hidden):
 def _gpt_mistakes(s, idx, h, cache=None):
     m = [
         (
-            "the final LayerNorm ln_f is missing: a Pre-LN stack normalizes its residual stream once, "
-            "after the last block, before the output layer",
+            N_(
+                "the final LayerNorm ln_f is missing: a Pre-LN stack normalizes its residual stream once, "
+                "after the last block, before the output layer"
+            ),
             lambda: ref_gpt(s, idx, h, cache, final_norm=False)[0],
         ),
         (
-            "the position embeddings are missing: x = tok_emb(idx) + pos_emb(positions)",
+            N_("the position embeddings are missing: x = tok_emb(idx) + pos_emb(positions)"),
             lambda: ref_gpt(s, idx, h, cache, pos=False)[0],
         ),
         (
-            "your blocks are Post-LN: the GPT block is Pre-LN, x = x + attn(ln1(x)); x = x + mlp(ln2(x))",
+            N_("your blocks are Post-LN: the GPT block is Pre-LN, x = x + attn(ln1(x)); x = x + mlp(ln2(x))"),
             lambda: ref_gpt(s, idx, h, cache, pre_ln=False)[0],
         ),
         (
-            "the MLP uses ReLU: GPT's uses GELU, mlp = Linear(d, 4d) -> GELU -> Linear(4d, d)",
+            N_("the MLP uses ReLU: GPT's uses GELU, mlp = Linear(d, 4d) -> GELU -> Linear(4d, d)"),
             lambda: ref_gpt(s, idx, h, cache, act="relu")[0],
         ),
     ]
@@ -585,16 +685,20 @@ def _gpt_mistakes(s, idx, h, cache=None):
         m.insert(
             0,
             (
-                "with a cache, your positions restart at 0: the new tokens are at positions T_past.."
-                "T_past + T - 1 (T_past = kv_cache[0][0].shape[2]), both for pos_emb and for the causal mask",
+                N_(
+                    "with a cache, your positions restart at 0: the new tokens are at positions T_past.."
+                    "T_past + T - 1 (T_past = kv_cache[0][0].shape[2]), both for pos_emb and for the causal mask"
+                ),
                 lambda: ref_gpt(s, idx, h, cache, offset=False)[0],
             ),
         )
         m.insert(
             1,
             (
-                "with a cache, the position embeddings restart at 0: the new tokens are at positions T_past.."
-                "T_past + T - 1, with T_past = kv_cache[0][0].shape[2]",
+                N_(
+                    "with a cache, the position embeddings restart at 0: the new tokens are at positions T_past.."
+                    "T_past + T - 1, with T_past = kv_cache[0][0].shape[2]"
+                ),
                 lambda: _pos_restart_only(s, idx, h, cache),
             ),
         )
@@ -624,6 +728,17 @@ def _reference_gpt(logits, dt, s, idx, h, cache=None):
     return exact
 
 
+GPT_GENERIC = N_(
+    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
+    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head"
+)
+GPT_GENERIC_CACHE = N_(
+    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
+    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head; with a cache, give "
+    "block i its kv_cache[i], and start the positions at T_past"
+)
+
+
 def _gpt_judge(case, out):
     f = case.facts
     if f.get("tie"):
@@ -632,30 +747,31 @@ def _gpt_judge(case, out):
         expect_tensor(w, "model.head.weight", shape=f["s"]["head.weight"].shape)
         if not torch.equal(e, w):
             raise CheckFailure(
-                "the output weight is not tied to the token embedding: after loading two different "
-                "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two separate "
-                "matrices.\n  hint: make them one parameter: self.head.weight = self.tok_emb.weight"
+                msg(
+                    "the output weight is not tied to the token embedding: after loading two different "
+                    "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two "
+                    "separate matrices."
+                )
+                + hint_line(N_("make them one parameter: self.head.weight = self.tok_emb.weight"))
             )
         return
     s, h, dt = f["s"], f["h"], f["dt"]
-    generic = (
-        "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
-        "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head"
-    )
     if "idx" in f:
         idx = f["idx"]
         logits, cache = _pair(out["full"], "GPT(idx)")
         exp, exp_cache = _reference_gpt(logits, dt, s, idx, h)
-        _compare_y(logits, exp, dt, "GPT logits", _gpt_mistakes(s, idx, h), generic)
+        _compare_y(
+            logits, exp, dt, msg("{module} logits", module="GPT"), _gpt_mistakes(s, idx, h), GPT_GENERIC
+        )
         if not isinstance(cache, (list, tuple)) or len(cache) != len(exp_cache):
             raise CheckFailure(
-                f"GPT's new_cache should be a list with one (k, v) per block.\n  got:      {cache!r:.80}\n"
-                f"  expected: a list of {len(exp_cache)} pairs"
+                msg("GPT's new_cache should be a list with one (k, v) per block.")
+                + got_expected(f"{cache!r:.80}", msg("a list of {n} pairs", n=len(exp_cache)))
             )
         for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
-            _check_cache(c, ek, ev, dt, f"new_cache[{i}] (block {i})")
+            _check_cache(c, ek, ev, dt, msg("new_cache[{i}] (block {i})", i=i))
         if not torch.equal(out["idx"], idx):
-            raise CheckFailure("GPT modified its input idx in place")
+            raise CheckFailure(msg("{who} modified its input {name} in place", who="GPT", name="idx"))
     else:
         idx_new, past = f["idx_new"], f["cache"]
         logits, cache = _pair(out["inc"], "GPT(idx, kv_cache)")
@@ -664,14 +780,14 @@ def _gpt_judge(case, out):
             logits,
             exp,
             dt,
-            "GPT logits with a cache",
+            msg("{module} logits with a cache", module="GPT"),
             _gpt_mistakes(s, idx_new, h, past),
-            generic + "; with a cache, give block i its kv_cache[i], and start the positions at T_past",
+            GPT_GENERIC_CACHE,
         )
         if not isinstance(cache, (list, tuple)) or len(cache) != len(exp_cache):
-            raise CheckFailure("GPT's new_cache should be a list with one (k, v) per block")
+            raise CheckFailure(msg("GPT's new_cache should be a list with one (k, v) per block"))
         for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
-            _check_cache(c, ek, ev, dt, f"new_cache[{i}] (block {i})")
+            _check_cache(c, ek, ev, dt, msg("new_cache[{i}] (block {i})", i=i))
 
 
 # GPT_init: a fresh model predicts the uniform distribution, so its loss is close to ln V
@@ -737,7 +853,9 @@ def _init_stats_judge(stats, n_layers: int) -> None:
     if not isinstance(stats, (list, tuple)) or not all(
         isinstance(r, (list, tuple)) and len(r) == 5 and isinstance(r[0], str) for r in stats
     ):
-        raise CheckFailure(f"the fresh GPT's parameters could not be read back: {stats!r:.80}")
+        raise CheckFailure(
+            msg("the fresh GPT's parameters could not be read back: {got}", got=f"{stats!r:.80}")
+        )
     low, high = 0.8 * INIT_STD / math.sqrt(2 * n_layers), 1.2 * INIT_STD
     for name, n, mean, std, largest in stats:
         parts = name.split(".")
@@ -745,54 +863,80 @@ def _init_stats_judge(stats, n_layers: int) -> None:
             continue
         if parts[-1] == "bias" and largest != 0:
             raise CheckFailure(
-                "a fresh GPT is not initialized as GPT-2 is: a bias does not start at 0.\n"
-                f"  got:      {name} with largest |value| {largest:.3g}\n"
-                f"  expected: {name} = 0\n"
-                "  hint: GPT-2 starts every Linear's bias at 0: nn.init.zeros_(m.bias) for each nn.Linear "
-                "that has one"
+                msg("a fresh GPT is not initialized as GPT-2 is: a bias does not start at 0.")
+                + got_expected(
+                    msg("{name} with largest |value| {largest}", name=name, largest=f"{largest:.3g}"),
+                    f"{name} = 0",
+                )
+                + hint_line(
+                    N_(
+                        "GPT-2 starts every Linear's bias at 0: nn.init.zeros_(m.bias) for each nn.Linear "
+                        "that has one"
+                    )
+                )
             )
         if parts[-1] != "weight":
             continue
         if not low <= std <= high or abs(mean) > 6 * std / math.sqrt(n) + 1e-4:
             raise CheckFailure(
-                "a fresh GPT is not initialized as GPT-2 is: a weight is not drawn from N(0, 0.02^2).\n"
-                f"  got:      {name}: mean={mean:.3g}, std={std:.3g}\n"
-                f"  expected: mean=0, std=0.02 (down to 0.02 / sqrt(2 * n_layers) = "
-                f"{INIT_STD / math.sqrt(2 * n_layers):.3g} for a residual projection)\n"
-                "  hint: GPT-2 draws the embeddings and every Linear weight from N(0, 0.02^2): "
-                "nn.init.normal_(m.weight, mean=0.0, std=0.02)"
+                msg("a fresh GPT is not initialized as GPT-2 is: a weight is not drawn from N(0, 0.02^2).")
+                + got_expected(
+                    f"{name}: mean={mean:.3g}, std={std:.3g}",
+                    msg(
+                        "mean=0, std=0.02 (down to 0.02 / sqrt(2 * n_layers) = {std} for a residual projection)",
+                        std=f"{INIT_STD / math.sqrt(2 * n_layers):.3g}",
+                    ),
+                )
+                + hint_line(
+                    N_(
+                        "GPT-2 draws the embeddings and every Linear weight from N(0, 0.02^2): "
+                        "nn.init.normal_(m.weight, mean=0.0, std=0.02)"
+                    )
+                )
             )
 
 
 def _init_judge(case, out):
     v, targets = case.facts["v"], case.facts["targets"]
     logits, _ = _pair(out["out"], "GPT(idx)")
-    expect_tensor(logits, "GPT logits", shape=(*targets.shape, v))
+    expect_tensor(logits, msg("{module} logits", module="GPT"), shape=(*targets.shape, v))
     loss = F.cross_entropy(logits.to(F64).reshape(-1, v), targets.reshape(-1)).item()
     if not abs(loss - math.log(v)) < INIT_MARGIN:
-        small = (
-            "initialize the weights small, as GPT-2 does: nn.init.normal_(std=0.02) for the embeddings and "
-            "Linear weights, zero biases"
-        )
         idx, d = case.facts["idx"], case.facts["d"]
         z = logits.to(F64)
         own = z.gather(-1, idx[..., None])[..., 0]  # (B, T): the logit of the token that was read
         repeats = float((z.argmax(-1) == idx).double().mean())
         if repeats > 0.5:  # measured with N(0, 1) tied embeddings: 93-100% of positions
             others = z[~F.one_hot(idx, v).bool()]  # every other token's logit
-            hint = (
-                f"your fresh GPT predicts the token it just read at {repeats:.0%} of the positions: that "
-                f"token's own logit is {float(own.mean()):.1f} on average (d_model = {d}), the others spread "
-                f"by {float(others.std()):.1f}. With large embeddings tied to the output layer, "
+            hint = msg(
+                "your fresh GPT predicts the token it just read at {share} of the positions: that "
+                "token's own logit is {own} on average (d_model = {d}), the others spread "
+                "by {spread}. With large embeddings tied to the output layer, "
                 "the last hidden state is mostly the input token's embedding, and its dot product with itself "
-                f"is its squared norm, about d_model for N(0, 1) entries. {small[0].upper() + small[1:]}"
+                "is its squared norm, about d_model for N(0, 1) entries. Initialize the weights small, as "
+                "GPT-2 does: nn.init.normal_(std=0.02) for the embeddings and Linear weights, zero biases",
+                share=f"{repeats:.0%}",
+                own=f"{float(own.mean()):.1f}",
+                d=d,
+                spread=f"{float(others.std()):.1f}",
             )
         else:
-            hint = small + ": then every logit starts near 0 and every prediction near uniform"
+            hint = N_(
+                "initialize the weights small, as GPT-2 does: nn.init.normal_(std=0.02) for the embeddings and "
+                "Linear weights, zero biases: then every logit starts near 0 and every prediction near uniform"
+            )
         raise CheckFailure(
-            f"a fresh GPT should predict (nearly) the uniform distribution.\n  got:      loss {loss:.3f} on "
-            f"random tokens\n  expected: ln V = ln {v} = {math.log(v):.3f} (within {INIT_MARGIN})\n  hint: "
-            + hint
+            msg("a fresh GPT should predict (nearly) the uniform distribution.")
+            + got_expected(
+                msg("loss {loss} on random tokens", loss=f"{loss:.3f}"),
+                msg(
+                    "ln V = ln {v} = {ln_v} (within {margin})",
+                    v=v,
+                    ln_v=f"{math.log(v):.3f}",
+                    margin=INIT_MARGIN,
+                ),
+            )
+            + hint_line(hint)
         )
     _init_stats_judge(out.get("stats"), case.facts["n"])
 
@@ -898,18 +1042,20 @@ def sampling_probs(row, temperature, top_k, after_softmax=False, multiply=False,
 def _expect_samples(got, b, what):
     if isinstance(got, torch.Tensor) and tuple(got.shape) == (b, 1):
         raise CheckFailure(
-            f"{what} has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: ({b},)\n  hint: "
-            "torch.multinomial(probs, 1) gives (B, 1): take [:, 0] (or .squeeze(-1))"
+            msg("{what} has the wrong shape.", what=what)
+            + got_expected(tuple(got.shape), (b,))
+            + hint_line(N_("torch.multinomial(probs, 1) gives (B, 1): take [:, 0] (or .squeeze(-1))"))
         )
     got = expect_tensor(got, what, shape=(b,))
     if got.dtype != torch.int64:
         raise CheckFailure(
-            f"{what} should be token ids.\n  got:      {got.dtype}\n  expected: torch.int64 (a LongTensor)"
+            msg("{what} should be token ids.", what=what)
+            + got_expected(got.dtype, N_("torch.int64 (a LongTensor)"))
         )
     return got
 
 
-SAMPLE_DEFAULT = (
+SAMPLE_DEFAULT = N_(
     "the default temperature should be 1.0: sample_next(logits, temperature=1.0, top_k=None, generator=None) "
     "draws from softmax(logits) when called without a temperature"
 )
@@ -924,36 +1070,52 @@ def _sample_judge(case, out):
         exp = logits.argmax(-1)
         if not torch.equal(got, exp):
             why = (
-                "temperature 0 means greedy: return logits.argmax(-1) (dividing by 0 is not defined)"
+                N_("temperature 0 means greedy: return logits.argmax(-1) (dividing by 0 is not defined)")
                 if temp == 0
-                else "top_k=1 keeps only the largest logit, so every draw is logits.argmax(-1): set the other "
-                "logits to -inf before the softmax (0 still gives them probability)"
+                else N_(
+                    "top_k=1 keeps only the largest logit, so every draw is logits.argmax(-1): set the other "
+                    "logits to -inf before the softmax (0 still gives them probability)"
+                )
             )
             if top_k == 1 and torch.equal(got, logits.argmin(-1)):
-                why = "your top-k keeps the smallest logits: keep the k largest (torch.topk(logits, k))"
+                why = N_("your top-k keeps the smallest logits: keep the k largest (torch.topk(logits, k))")
             raise CheckFailure(
-                f"sample_next is not deterministic here.\n  got:      {got.tolist()}\n  "
-                f"expected: {exp.tolist()}\n  hint: {why}"
+                msg("sample_next is not deterministic here.")
+                + got_expected(got.tolist(), exp.tolist())
+                + hint_line(why)
             )
         if not torch.equal(out["out2"], exp):
-            raise CheckFailure("sample_next gave a different answer the second time on a deterministic input")
+            raise CheckFailure(
+                msg("sample_next gave a different answer the second time on a deterministic input")
+            )
         if not torch.equal(out["logits"], logits):
-            raise CheckFailure("sample_next modified its input logits in place")
+            raise CheckFailure(
+                msg("{who} modified its input {name} in place", who="sample_next", name="logits")
+            )
         return
     row = f["row"]
     v = row.numel()
     got = _expect_samples(out["out"], N_DRAWS, "sample_next")
     if got.min() < 0 or got.max() >= v:
         raise CheckFailure(
-            f"sample_next returned ids outside the vocabulary [0, {v}).\n  got:      min {int(got.min())}, "
-            f"max {int(got.max())}\n  hint: sample one index of the last dim per row (the top-k indices "
-            "must be mapped back to vocabulary ids with gather)"
+            msg("sample_next returned ids outside the vocabulary [0, {v}).", v=v)
+            + LINE
+            + msg(
+                "got:      {got}",
+                got=msg("min {low}, max {high}", low=int(got.min()), high=int(got.max())),
+            )
+            + hint_line(
+                N_(
+                    "sample one index of the last dim per row (the top-k indices "
+                    "must be mapped back to vocabulary ids with gather)"
+                )
+            )
         )
     again = _expect_samples(out["again"], N_DRAWS, "sample_next")
     if not torch.equal(got, again):
         raise CheckFailure(
-            "sample_next gave different draws with the same seeded generator: it does not use it.\n  hint: "
-            "pass generator=generator to torch.multinomial (or to torch.rand)"
+            msg("sample_next gave different draws with the same seeded generator: it does not use it.")
+            + hint_line(N_("pass generator=generator to torch.multinomial (or to torch.rand)"))
         )
     freq = torch.bincount(got, minlength=v).to(F64) / N_DRAWS
     exp = sampling_probs(row, temp, top_k)
@@ -973,32 +1135,39 @@ def _sample_judge(case, out):
         ]
     mistakes += [
         (
-            "the temperature is applied after the softmax (or not at all): softmax(logits) / T renormalizes "
-            "to softmax(logits). Divide the logits: softmax(logits / T)",
+            N_(
+                "the temperature is applied after the softmax (or not at all): softmax(logits) / T renormalizes "
+                "to softmax(logits). Divide the logits: softmax(logits / T)"
+            ),
             sampling_probs(row, temp, top_k, after_softmax=True),
         ),
         (
-            "the logits are multiplied by the temperature: divide them, softmax(logits / T) (a high T "
-            "flattens the distribution)",
+            N_(
+                "the logits are multiplied by the temperature: divide them, softmax(logits / T) (a high T "
+                "flattens the distribution)"
+            ),
             sampling_probs(row, temp, top_k, multiply=True),
         ),
     ]
     if top_k is not None:
         mistakes += [
             (
-                "your top-k keeps the k smallest logits: keep the k largest, torch.topk(logits, k)",
+                N_("your top-k keeps the k smallest logits: keep the k largest, torch.topk(logits, k)"),
                 sampling_probs(row, temp, top_k, smallest=True),
             ),
             (
-                "top-k is not applied: only the k largest logits may ever be drawn",
+                N_("top-k is not applied: only the k largest logits may ever be drawn"),
                 sampling_probs(row, temp, None),
             ),
         ]
         if top_k > 1:
             mistakes.append(
                 (
-                    f"your top-k keeps only k - 1 = {top_k - 1} logits: the k-th largest must stay too. "
-                    "Mask the logits strictly below the k-th largest (logits < kth, not <=)",
+                    msg(
+                        "your top-k keeps only k - 1 = {k} logits: the k-th largest must stay too. "
+                        "Mask the logits strictly below the k-th largest (logits < kth, not <=)",
+                        k=top_k - 1,
+                    ),
                     sampling_probs(row, temp, top_k - 1),
                 )
             )
@@ -1009,20 +1178,33 @@ def _sample_judge(case, out):
         p_raw = sampling_probs(row, temp, top_k, renorm=False)
         best = int(p_raw.argmax())
         if outside:
-            hint = (
-                f"tokens outside the top {top_k} were drawn ({outside}): set the other logits to -inf "
-                "before the softmax (setting them to 0 still gives them probability)"
+            hint = msg(
+                "tokens outside the top {k} were drawn ({tokens}): set the other logits to -inf "
+                "before the softmax (setting them to 0 still gives them probability)",
+                k=top_k,
+                tokens=outside,
             )
         elif abs(freq[best] - p_raw[best]) <= SIGMAS * math.sqrt(p_raw[best] * (1 - p_raw[best]) / N_DRAWS):
-            hint = (
+            hint = N_(
                 "your top-k probabilities are not renormalized: the kept tokens must be drawn with "
                 "p_i / (sum of the kept p), so they sum to 1 (softmax over the k kept logits only)"
             )
     raise CheckFailure(
-        f"sample_next draws with the wrong frequencies ({N_DRAWS} draws).\n"
-        f"  got:      {[round(x, 3) for x in freq.tolist()]}\n"
-        f"  expected: {[round(x, 3) for x in exp.tolist()]} (each within {SIGMAS:g} standard deviations)\n"
-        f"  hint: {hint or 'probs = softmax(logits / temperature) over the kept (top-k) logits, then torch.multinomial'}"
+        msg("sample_next draws with the wrong frequencies ({n} draws).", n=N_DRAWS)
+        + got_expected(
+            [round(x, 3) for x in freq.tolist()],
+            msg(
+                "{probs} (each within {sigmas} standard deviations)",
+                probs=[round(x, 3) for x in exp.tolist()],
+                sigmas=f"{SIGMAS:g}",
+            ),
+        )
+        + hint_line(
+            hint
+            or N_(
+                "probs = softmax(logits / temperature) over the kept (top-k) logits, then torch.multinomial"
+            )
+        )
     )
 
 
@@ -1070,11 +1252,12 @@ def _gen_specs(hidden):
 
 
 GENERATE_DEFAULTS = dict(temperature=1.0, top_k=None, use_cache=True)  # generate's signature
-GENERATE_DEFAULT_HINT = (
+GENERATE_DEFAULT_HINT = N_(
     "the signature's defaults are temperature=1.0, top_k=None, use_cache=True: generate(model, idx, "
     "max_new_tokens) must do what generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, "
     "use_cache=True) does"
 )
+GENERATE_OUTPUT = N_("generate's output")
 MAX_RECORDED = 200  # calls of the model recorded per generate (the cases need at most 10)
 
 
@@ -1183,15 +1366,21 @@ def _judge_calls(calls, t0, n_new, use_cache, default=False):
     if not isinstance(calls, (list, tuple)) or not all(
         isinstance(c, (list, tuple)) and len(c) == 4 and all(isinstance(x, int) for x in c) for c in calls
     ):
-        raise CheckFailure(f"generate's calls of the model could not be read back: {calls!r:.80}")
+        raise CheckFailure(
+            msg("generate's calls of the model could not be read back: {got}", got=f"{calls!r:.80}")
+        )
     graph = [i for i, c in enumerate(calls) if c[2] or c[3]]
     if graph:
         raise CheckFailure(
-            "generate ran the model with gradients on: its logits carry an autograd graph, so every step "
-            "keeps its activations for a backward that never comes.\n"
-            f"  got:      grad mode on at calls {graph[:8]} of {len(calls)}\n"
-            "  expected: grad mode off at every call\n"
-            "  hint: run the loop under torch.no_grad() (or decorate generate with @torch.no_grad())"
+            msg(
+                "generate ran the model with gradients on: its logits carry an autograd graph, so every step "
+                "keeps its activations for a backward that never comes."
+            )
+            + got_expected(
+                msg("grad mode on at calls {calls} of {n}", calls=graph[:8], n=len(calls)),
+                N_("grad mode off at every call"),
+            )
+            + hint_line(N_("run the loop under torch.no_grad() (or decorate generate with @torch.no_grad())"))
         )
     fed = [[c[0], c[1]] for c in calls]
     if use_cache:
@@ -1203,38 +1392,41 @@ def _judge_calls(calls, t0, n_new, use_cache, default=False):
     if default and fed == [[t0 + i, -1] for i in range(n_new)]:
         hint = GENERATE_DEFAULT_HINT
     elif use_cache and fed == [[t0 + i, -1] for i in range(n_new)]:
-        hint = (
+        hint = N_(
             "your generate never uses the cache: every step fed the whole sequence again without a "
             "kv_cache. With use_cache=True, feed the prompt once, then only the new token, out[:, -1:], "
             "with kv_cache=cache from the step before"
         )
     elif use_cache and [c[0] for c in fed] == [t0 + i for i in range(n_new)] and any(c[1] > 0 for c in fed):
-        hint = (
+        hint = N_(
             "with the cache, feed only the new token: you passed the whole sequence again together with the "
             "cache, so the cached positions are counted twice"
         )
     elif fed and all(c == [1, -1] for c in fed):
-        hint = (
+        hint = N_(
             "your model sees only the last token: pass the cache back in (kv_cache=cache), or, without the "
             "cache, the whole sequence so far"
         )
     elif not use_cache and fed == [[t0, -1]] + [[1, t0 + i] for i in range(n_new - 1)]:
-        hint = (
+        hint = N_(
             "your generate uses the cache even with use_cache=False: without it, every step runs the model "
             "on the whole sequence so far, with no kv_cache (the run the cached one is compared with)"
         )
     else:
-        hint = (
+        hint = N_(
             "with use_cache=True, the first call feeds the prompt (no cache), each later call one token with "
             "the cache of all the tokens before it; with use_cache=False, every call feeds the whole "
             "sequence so far, no cache; one call per new token"
         )
     raise CheckFailure(
-        "generate fed the model other inputs than expected ([tokens fed, cached positions], -1 for no "
-        "cache, one pair per call of the model).\n"
-        f"  got:      {fed[:12]}{' ...' if len(fed) > 12 else ''}\n"
-        f"  expected: {want[:12]}{' ...' if len(want) > 12 else ''}\n"
-        f"  hint: {hint}"
+        msg(
+            "generate fed the model other inputs than expected ([tokens fed, cached positions], -1 for no "
+            "cache, one pair per call of the model)."
+        )
+        + got_expected(
+            f"{fed[:12]}{' ...' if len(fed) > 12 else ''}", f"{want[:12]}{' ...' if len(want) > 12 else ''}"
+        )
+        + hint_line(hint)
     )
 
 
@@ -1244,47 +1436,64 @@ def _gen_judge(case, out):
     b, t0 = idx.shape
     recorded = out["out"]
     if not isinstance(recorded, (tuple, list)) or len(recorded) != 2:
-        raise CheckFailure(f"generate's output could not be read back: {recorded!r:.80}")
+        raise CheckFailure(msg("generate's output could not be read back: {got}", got=f"{recorded!r:.80}"))
     got, calls = recorded
-    got = expect_tensor(got, "generate's output", shape=(b, t0 + n_new))
+    got = expect_tensor(got, GENERATE_OUTPUT, shape=(b, t0 + n_new))
     if got.dtype != torch.int64:
-        raise CheckFailure(
-            f"generate should return token ids.\n  got:      {got.dtype}\n  expected: torch.int64"
-        )
+        raise CheckFailure(msg("generate should return token ids.") + got_expected(got.dtype, "torch.int64"))
     if not torch.equal(got[:, :t0], idx):
         raise CheckFailure(
-            "generate's output should start with the prompt idx, then the new tokens.\n"
-            f"  got:      {got[0].tolist()}\n  expected: {idx[0].tolist()} + {n_new} new tokens"
+            msg("generate's output should start with the prompt idx, then the new tokens.")
+            + got_expected(got[0].tolist(), msg("{prompt} + {n} new tokens", prompt=idx[0].tolist(), n=n_new))
         )
     if not torch.equal(out["idx"], idx):
-        raise CheckFailure("generate modified its input idx in place: build a new tensor with torch.cat")
+        raise CheckFailure(
+            msg(
+                "{who} modified its input {name} in place: {advice}",
+                who="generate",
+                name="idx",
+                advice=N_("build a new tensor with torch.cat"),
+            )
+        )
     if got.min() < 0 or got.max() >= v:
         raise CheckFailure(
-            f"generate produced ids outside the vocabulary [0, {v}).\n  got:      {got[0].tolist()}\n  hint: "
-            "you sampled from the logits of every position, (B, T * V) or (B * T, V): take the last "
-            "position's logits, logits[:, -1, :] (B, V)"
+            msg("generate produced ids outside the vocabulary [0, {v}).", v=v)
+            + LINE
+            + msg("got:      {got}", got=got[0].tolist())
+            + hint_line(
+                N_(
+                    "you sampled from the logits of every position, (B, T * V) or (B * T, V): take the last "
+                    "position's logits, logits[:, -1, :] (B, V)"
+                )
+            )
         )
     if f.get("default"):  # "again": the same call with the defaults given explicitly, recorded too
         explicit = out["again"]
         if not isinstance(explicit, (tuple, list)) or len(explicit) != 2:
-            raise CheckFailure(f"generate's output could not be read back: {explicit!r:.80}")
+            raise CheckFailure(
+                msg("generate's output could not be read back: {got}", got=f"{explicit!r:.80}")
+            )
         again, calls_again = explicit
         _judge_calls(calls_again, t0, n_new, True)  # its own mistakes are named first
         _judge_calls(calls, t0, n_new, True, default=True)
-        again = expect_tensor(again, "generate's output", shape=got.shape)
+        again = expect_tensor(again, GENERATE_OUTPUT, shape=got.shape)
         if not torch.equal(got, again):
             raise CheckFailure(
-                "generate called without temperature, top_k and use_cache gave other tokens than with "
-                "temperature=1.0, top_k=None, use_cache=True (the same seeded generator).\n"
-                f"  got:      {got[0].tolist()}\n  expected: {again[0].tolist()}\n"
-                f"  hint: {GENERATE_DEFAULT_HINT}"
+                msg(
+                    "generate called without temperature, top_k and use_cache gave other tokens than with "
+                    "temperature=1.0, top_k=None, use_cache=True (the same seeded generator)."
+                )
+                + got_expected(got[0].tolist(), again[0].tolist())
+                + hint_line(GENERATE_DEFAULT_HINT)
             )
         return
     if f["sampled"]:
         if not torch.equal(got, out["again"]):
             raise CheckFailure(
-                "generate gave different tokens with the same seeded generator: pass generator= on to "
-                "sample_next (and temperature, top_k)"
+                msg(
+                    "generate gave different tokens with the same seeded generator: pass generator= on to "
+                    "sample_next (and temperature, top_k)"
+                )
             )
         _judge_calls(calls, t0, n_new, f["use_cache"])
         return
@@ -1296,18 +1505,24 @@ def _gen_judge(case, out):
         return
     mistakes = [
         (
-            "your generate samples from the first position's logits: the next token comes from the last "
-            "position, logits[:, -1, :]",
+            N_(
+                "your generate samples from the first position's logits: the next token comes from the last "
+                "position, logits[:, -1, :]"
+            ),
             "first_position",
         ),
         (
-            "with the cache, feed only the new token: you passed the whole sequence again together with the "
-            "cache, so the cached positions are counted twice",
+            N_(
+                "with the cache, feed only the new token: you passed the whole sequence again together with the "
+                "cache, so the cached positions are counted twice"
+            ),
             "full_with_cache",
         ),
         (
-            "your model sees only the last token: pass the cache back in (kv_cache=cache), or, without the "
-            "cache, the whole sequence so far",
+            N_(
+                "your model sees only the last token: pass the cache back in (kv_cache=cache), or, without the "
+                "cache, the whole sequence so far"
+            ),
             "last_token_only",
         ),
     ]
@@ -1320,12 +1535,14 @@ def _gen_judge(case, out):
         except Exception:  # noqa: BLE001 - a mistake the reference cannot even run
             continue
     raise CheckFailure(
-        "generate with greedy decoding (temperature 0 or top_k=1) gave other tokens than the reference.\n"
-        f"  got:      {got[0].tolist()}\n  expected: {exp[0].tolist()}\n  hint: "
-        + (
+        msg("generate with greedy decoding (temperature 0 or top_k=1) gave other tokens than the reference.")
+        + got_expected(got[0].tolist(), exp[0].tolist())
+        + hint_line(
             hint
-            or "at each step: logits of the last position -> sample_next(..., temperature, top_k, generator) "
-            "-> append; with use_cache, feed only the new token and the cache the model returned"
+            or N_(
+                "at each step: logits of the last position -> sample_next(..., temperature, top_k, generator) "
+                "-> append; with use_cache, feed only the new token and the cache the model returned"
+            )
         )
     )
 

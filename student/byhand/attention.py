@@ -12,8 +12,9 @@ import math
 import torch
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._core import Case, Question, call, gen, got_expected, hint_line, let, new, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "01_attention"
 
@@ -105,7 +106,7 @@ def _sdpa_cases(hidden):
     return cases
 
 
-_FINITE_FILL = (
+_FINITE_FILL = N_(
     "a row with no allowed key got uniform weights 1/Lk instead of 0: filling masked scores with a large "
     "finite number (-1e9, torch.finfo.min) leaves softmax(-1e9, ..., -1e9) = 1/Lk, because -1e9 is "
     "finite. Fill with float('-inf') and turn the NaN rows into 0 (torch.nan_to_num), or zero the "
@@ -117,24 +118,28 @@ def _sdpa_mistakes(q, k, mask):
     """(hint, weights) of the classic mistakes, one at a time and two at once."""
     d = q.shape[-1]
     singles = [
-        ("the scores are not scaled: divide q @ k^T by sqrt(d_k)", dict(scale=1.0)),
-        ("the scores are divided by d_k: divide by sqrt(d_k), the std of q.k", dict(scale=1.0 / d)),
+        (N_("the scores are not scaled: divide q @ k^T by sqrt(d_k)"), dict(scale=1.0)),
+        (N_("the scores are divided by d_k: divide by sqrt(d_k), the std of q.k"), dict(scale=1.0 / d)),
         (
-            "your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim",
+            N_("your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim"),
             dict(softmax_dim=-2),
         ),
     ]
     if mask is not None:
         singles += [
             (
-                "the mask polarity is inverted: True means 'may attend', so fill the scores where the "
-                "mask is False with -inf",
+                N_(
+                    "the mask polarity is inverted: True means 'may attend', so fill the scores where the "
+                    "mask is False with -inf"
+                ),
                 dict(mask=~mask),
             ),
-            ("the mask is ignored: fill the scores where mask is False with -inf", dict(mask=None)),
+            (N_("the mask is ignored: fill the scores where mask is False with -inf"), dict(mask=None)),
             (
-                "masked scores are set to 0 instead of -inf: exp(0) = 1 still gives masked keys weight; "
-                "use float('-inf')",
+                N_(
+                    "masked scores are set to 0 instead of -inf: exp(0) = 1 still gives masked keys weight; "
+                    "use float('-inf')"
+                ),
                 dict(masked_value=0.0),
             ),
         ]
@@ -153,42 +158,55 @@ def _sdpa_judge(case, out):
     res = out["out"]
     if not isinstance(res, (tuple, list)) or len(res) != 2:
         raise CheckFailure(
-            f"scaled_dot_product_attention should return a pair (output, weights), got {type(res).__name__}"
+            msg(
+                "scaled_dot_product_attention should return a pair (output, weights), got {got}",
+                got=type(res).__name__,
+            )
         )
     output, weights = res
     exp_out, exp_w = ref_sdpa(q, k, v, mask)
-    expect_tensor(weights, "weights", shape=exp_w.shape)
-    expect_tensor(output, "output", shape=exp_out.shape)
+    expect_tensor(weights, N_("weights"), shape=exp_w.shape)
+    expect_tensor(output, N_("output"), shape=exp_out.shape)
     if weights.dtype != q.dtype or output.dtype != q.dtype:
         raise CheckFailure(
-            f"output and weights should keep the input dtype.\n  got:      "
-            f"{output.dtype}, {weights.dtype}\n  expected: {q.dtype}"
+            msg("output and weights should keep the input dtype.")
+            + got_expected(f"{output.dtype}, {weights.dtype}", str(q.dtype))
         )
     if torch.isnan(weights).any() or torch.isnan(output).any():
         raise CheckFailure(
-            "your result contains NaN. A query row whose keys are all masked gives "
-            "softmax(-inf, ..., -inf) = NaN.\n  hint: a fully masked row must give weights 0 "
-            "and output 0: e.g. torch.nan_to_num the weights, or zero the rows with "
-            "mask.any(-1) == False"
+            msg(
+                "your result contains NaN. A query row whose keys are all masked gives "
+                "softmax(-inf, ..., -inf) = NaN."
+            )
+            + hint_line(
+                N_(
+                    "a fully masked row must give weights 0 and output 0: e.g. torch.nan_to_num the weights, "
+                    "or zero the rows with mask.any(-1) == False"
+                )
+            )
         )
     hint = diagnose(weights, _sdpa_mistakes(q, k, mask))
-    assert_close(weights, exp_w.to(weights.dtype), "weights", hint)
+    assert_close(weights, exp_w.to(weights.dtype), N_("weights"), hint)
     assert_close(
         output,
         exp_out.to(output.dtype),
-        "output",
-        "weights are right but output is not: it should be weights @ v",
+        N_("output"),
+        N_("weights are right but output is not: it should be weights @ v"),
     )
     for name in ("q", "k", "v", "mask"):
         if name in out and not _judge.close(out[name], f[name]):
             # the way an input is usually changed in place: scaled (q /= s), or a mask inverted
             fix = (
-                "~mask, not mask.logical_not_()"
+                msg("{a}, not {b}", a="~mask", b="mask.logical_not_()")
                 if name == "mask"
-                else f"{name} / s, not {name}.div_(s) or {name} /= s"
+                else msg("{a}, not {b} or {c}", a=f"{name} / s", b=f"{name}.div_(s)", c=f"{name} /= s")
             )
             raise CheckFailure(
-                f"scaled_dot_product_attention modified its input {name} in place: use out-of-place ops ({fix})"
+                msg(
+                    "scaled_dot_product_attention modified its input {name} in place: use out-of-place ops ({fix})",
+                    name=name,
+                    fix=fix,
+                )
             )
 
 
@@ -209,16 +227,18 @@ def _causal_judge(case, out):
         m.float(),
         [
             (
-                "True above the diagonal means 'may attend to the future': use torch.tril, not triu",
+                N_("True above the diagonal means 'may attend to the future': use torch.tril, not triu"),
                 lambda: torch.triu(torch.ones(n, n)),
             ),
             (
-                "True strictly above the diagonal is the inverse of the causal mask: token i may attend "
-                "to 0..i (torch.tril)",
+                N_(
+                    "True strictly above the diagonal is the inverse of the causal mask: token i may attend "
+                    "to 0..i (torch.tril)"
+                ),
                 lambda: torch.triu(torch.ones(n, n), diagonal=1),
             ),
             (
-                "the diagonal is missing: a token may attend to itself (tril with diagonal=0)",
+                N_("the diagonal is missing: a token may attend to itself (tril with diagonal=0)"),
                 lambda: torch.tril(torch.ones(n, n), diagonal=-1),
             ),
         ],
@@ -250,9 +270,12 @@ def _padding_judge(case, out):
     hint = diagnose(
         m.float(),
         [
-            ("the polarity is inverted: True marks real tokens (position < length)", lambda: (~exp).float()),
             (
-                "off by one: position p is real when p < length (not <=)",
+                N_("the polarity is inverted: True marks real tokens (position < length)"),
+                lambda: (~exp).float(),
+            ),
+            (
+                N_("off by one: position p is real when p < length (not <=)"),
                 lambda: (torch.arange(max_len)[None, :] <= lengths[:, None]).float(),
             ),
         ],
@@ -290,20 +313,24 @@ def _split_judge(case, out):
         s,
         [
             (
-                "you reshaped (B, L, d) straight to (B, H, L, d_head): that mixes tokens "
-                "into heads. View as (B, L, H, d_head), then transpose(1, 2)",
+                N_(
+                    "you reshaped (B, L, d) straight to (B, H, L, d_head): that mixes tokens "
+                    "into heads. View as (B, L, H, d_head), then transpose(1, 2)"
+                ),
                 lambda: x.reshape(b, h, seq, d // h),
             ),
             (
-                "head h should hold features h*d_head:(h+1)*d_head; yours interleaves them "
-                "(view as (B, L, H, d_head), not (B, L, d_head, H))",
+                N_(
+                    "head h should hold features h*d_head:(h+1)*d_head; yours interleaves them "
+                    "(view as (B, L, H, d_head), not (B, L, d_head, H))"
+                ),
                 lambda: x.view(b, seq, d // h, h).permute(0, 3, 1, 2),
             ),
         ],
     )
     assert_close(s, exp, "split_heads", hint)
     if not _judge.close(out["x"], x):
-        raise CheckFailure("split_heads modified its input in place")
+        raise CheckFailure(msg("split_heads modified its input in place"))
 
 
 def _merge_cases(hidden):
@@ -332,8 +359,10 @@ def _merge_judge(case, out):
         m,
         [
             (
-                "you reshaped (B, H, L, d_head) straight to (B, L, d_model): transpose(1, 2) "
-                "first, so merge_heads undoes split_heads",
+                N_(
+                    "you reshaped (B, H, L, d_head) straight to (B, L, d_model): transpose(1, 2) "
+                    "first, so merge_heads undoes split_heads"
+                ),
                 lambda: x.reshape(b, seq, h * dh),
             )
         ],
@@ -461,32 +490,44 @@ def _mha_cases(hidden):
     return cases
 
 
+MHA_OUTPUT = msg("{name} output", name="MultiHeadAttention")
+
+
 def _mha_judge(case, out):
     f = case.facts
     d = f["query"].shape[-1]
     for name in ("fresh.w_q.bias", "fresh.w_o.bias"):
         if name in out and not (isinstance(out[name], torch.Tensor) and tuple(out[name].shape) == (d,)):
             raise CheckFailure(
-                f"MultiHeadAttention(d_model, n_heads), called without bias, has no biases.\n"
-                f"  got:      {name[len('fresh.') :]} = {out[name]!r:.40}\n"
-                f"  expected: a bias of shape ({d},)\n"
-                "  hint: the signature's default is bias=True: __init__(self, d_model, n_heads, bias=True), "
-                "and each nn.Linear gets bias=bias"
+                msg("MultiHeadAttention(d_model, n_heads), called without bias, has no biases.")
+                + got_expected(
+                    f"{name[len('fresh.') :]} = {out[name]!r:.40}", msg("a bias of shape ({d},)", d=str(d))
+                )
+                + hint_line(
+                    N_(
+                        "the signature's default is bias=True: __init__(self, d_model, n_heads, bias=True), "
+                        "and each nn.Linear gets bias=bias"
+                    )
+                )
             )
     exp = ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], f["mask"])
-    y = expect_tensor(out["y"], "MultiHeadAttention output", shape=exp.shape)
+    y = expect_tensor(out["y"], MHA_OUTPUT, shape=exp.shape)
     hint = diagnose(
         y,
         [
             (
-                "the scores are scaled by sqrt(d_model); each head has d_head = d_model / n_heads "
-                "dims, so scale by sqrt(d_head)",
+                N_(
+                    "the scores are scaled by sqrt(d_model); each head has d_head = d_model / n_heads "
+                    "dims, so scale by sqrt(d_head)"
+                ),
                 lambda: ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], f["mask"], scale_dim=d),
             ),
             (
-                "a (B, Lq, Lk) mask was given no head dim, so it lines up with the heads instead of the "
-                "sequences (sequence b's mask went to head b): mask[:, None] makes it (B, 1, Lq, Lk), one mask "
-                "per sequence shared by its heads",
+                N_(
+                    "a (B, Lq, Lk) mask was given no head dim, so it lines up with the heads instead of the "
+                    "sequences (sequence b's mask went to head b): mask[:, None] makes it (B, 1, Lq, Lk), one "
+                    "mask per sequence shared by its heads"
+                ),
                 lambda: ref_mha(
                     f["state"], f["h"], f["query"], f["key"], f["value"], f["mask"], head_aligned=True
                 ),
@@ -498,7 +539,7 @@ def _mha_judge(case, out):
         exp0 = ref_mha(f["state"], f["h"], f["query"], f["key"], f["value"], None)
         if isinstance(y0, torch.Tensor) and y0.shape == y.shape and torch.equal(y0, y):
             if not _judge.close(exp0, exp, rtol=1e-4, atol=1e-4):
-                hint = (
+                hint = N_(
                     "your MultiHeadAttention ignores its mask argument: its output is the same with the mask "
                     "and without it. Pass mask on to scaled_dot_product_attention (unsqueeze a (B, Lq, Lk) mask "
                     "to (B, 1, Lq, Lk) so it is shared by all heads)"
@@ -506,10 +547,12 @@ def _mha_judge(case, out):
     assert_close(
         y.double(),
         exp,
-        "MultiHeadAttention output",
+        MHA_OUTPUT,
         hint
-        or "compare step by step: project with w_q/w_k/w_v, split_heads, attention per head, "
-        "merge_heads, then w_o",
+        or N_(
+            "compare step by step: project with w_q/w_k/w_v, split_heads, attention per head, "
+            "merge_heads, then w_o"
+        ),
         rtol=1e-4 if y.dtype == torch.float32 else 1e-7,
         atol=1e-4 if y.dtype == torch.float32 else 1e-9,
     )

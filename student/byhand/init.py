@@ -16,8 +16,9 @@ import math
 import torch
 
 from . import _core, _judge
-from ._core import Case, Question, Unsupported, call, new, ref, seed
+from ._core import Case, Question, Unsupported, call, got_expected, hint_line, new, ref, seed
 from ._judge import CheckFailure
+from .i18n import N_, msg
 
 LESSON = "05_init"
 STD_RTOL = 0.03  # over 500 seeds x 8 shapes below: largest |std/target - 1| 1.2%, |kurtosis| 0.08
@@ -37,51 +38,65 @@ def _candidates(scheme: str, fan_in: int, fan_out: int) -> list:
     if scheme == "kaiming":
         return [
             (
-                f"your std is sqrt(2 / fan_out) = sqrt(2 / {fan_out}): Kaiming's default (fan_in mode) uses "
-                f"fan_in = {fan_in}, the number of inputs each output sums over",
+                msg(
+                    "your std is sqrt(2 / fan_out) = sqrt(2 / {fan_out}): Kaiming's default (fan_in mode) uses "
+                    "fan_in = {fan_in}, the number of inputs each output sums over",
+                    fan_out=str(fan_out),
+                    fan_in=str(fan_in),
+                ),
                 math.sqrt(2 / fan_out),
             ),
             (
-                "your std is sqrt(1 / fan_in): the ReLU gain is missing. ReLU zeroes half of the signal, so "
-                "Kaiming doubles the variance: std = sqrt(2 / fan_in)",
+                N_(
+                    "your std is sqrt(1 / fan_in): the ReLU gain is missing. ReLU zeroes half of the signal, so "
+                    "Kaiming doubles the variance: std = sqrt(2 / fan_in)"
+                ),
                 math.sqrt(1 / fan_in),
             ),
             (
-                "your std is 2 / sqrt(fan_in): the ReLU gain of 2 multiplies the variance, not the std: "
-                "std = sqrt(2 / fan_in)",
+                N_(
+                    "your std is 2 / sqrt(fan_in): the ReLU gain of 2 multiplies the variance, not the std: "
+                    "std = sqrt(2 / fan_in)"
+                ),
                 2 / math.sqrt(fan_in),
             ),
-            ("you returned the variance 2 / fan_in: the std is its square root", 2 / fan_in),
+            (N_("you returned the variance 2 / fan_in: the std is its square root"), 2 / fan_in),
             (
-                "this is Xavier's sqrt(2 / (fan_in + fan_out)), not Kaiming's sqrt(2 / fan_in)",
+                N_("this is Xavier's sqrt(2 / (fan_in + fan_out)), not Kaiming's sqrt(2 / fan_in)"),
                 math.sqrt(2 / (fan_in + fan_out)),
             ),
             (
-                "this is the bound of Kaiming's *uniform* init, sqrt(6 / fan_in); the normal's std is "
-                "sqrt(2 / fan_in)",
+                N_(
+                    "this is the bound of Kaiming's *uniform* init, sqrt(6 / fan_in); the normal's std is "
+                    "sqrt(2 / fan_in)"
+                ),
                 math.sqrt(6 / fan_in),
             ),
         ]
     return [
         (
-            "your std is sqrt(1 / fan_in) (LeCun): Xavier averages the two fans, sqrt(2 / (fan_in + fan_out))",
+            N_(
+                "your std is sqrt(1 / fan_in) (LeCun): Xavier averages the two fans, sqrt(2 / (fan_in + fan_out))"
+            ),
             math.sqrt(1 / fan_in),
         ),
         (
-            "your std is sqrt(1 / fan_out): Xavier averages the two fans, sqrt(2 / (fan_in + fan_out))",
+            N_("your std is sqrt(1 / fan_out): Xavier averages the two fans, sqrt(2 / (fan_in + fan_out))"),
             math.sqrt(1 / fan_out),
         ),
         (
-            "you returned the variance 2 / (fan_in + fan_out): the std is its square root",
+            N_("you returned the variance 2 / (fan_in + fan_out): the std is its square root"),
             2 / (fan_in + fan_out),
         ),
         (
-            "this is Kaiming's sqrt(2 / fan_in), not Xavier's sqrt(2 / (fan_in + fan_out))",
+            N_("this is Kaiming's sqrt(2 / fan_in), not Xavier's sqrt(2 / (fan_in + fan_out))"),
             math.sqrt(2 / fan_in),
         ),
         (
-            "this is the bound of Xavier's *uniform* init, sqrt(6 / (fan_in + fan_out)); the normal's std "
-            "is sqrt(2 / (fan_in + fan_out))",
+            N_(
+                "this is the bound of Xavier's *uniform* init, sqrt(6 / (fan_in + fan_out)); the normal's std "
+                "is sqrt(2 / (fan_in + fan_out))"
+            ),
             math.sqrt(6 / (fan_in + fan_out)),
         ),
     ]
@@ -89,10 +104,16 @@ def _candidates(scheme: str, fan_in: int, fan_out: int) -> list:
 
 def _as_number(value, what: str) -> float:
     if isinstance(value, bool) or value is None or isinstance(value, (str, Unsupported, list, tuple)):
-        raise CheckFailure(f"{what} should return a float, got {value!r}")
+        raise CheckFailure(msg("{name} should return a float, got {got}", name=what, got=repr(value)))
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
-            raise CheckFailure(f"{what} should return one float, got a tensor of shape {tuple(value.shape)}")
+            raise CheckFailure(
+                msg(
+                    "{name} should return one float, got a tensor of shape {shape}",
+                    name=what,
+                    shape=str(tuple(value.shape)),
+                )
+            )
         value = value.reshape(()).item()
     return float(value)
 
@@ -140,8 +161,9 @@ def _std_judge(case, out):
     )
     formula = "sqrt(2 / fan_in)" if f["scheme"] == "kaiming" else "sqrt(2 / (fan_in + fan_out))"
     raise CheckFailure(
-        f"init_std is not what it should be.\n  got:      {got:.6g}\n  expected: {exp:.6g} "
-        f"= {formula}\n  hint: {hint or 'check the formula in the lesson'}"
+        msg("init_std is not what it should be.")
+        + got_expected(f"{got:.6g}", f"{exp:.6g} = {formula}")
+        + hint_line(hint or N_("check the formula in the lesson"))
     )
 
 
@@ -190,15 +212,22 @@ def _lin_judge(case, out):
     w, b, ret_w = out["layer.weight"], out["layer.bias"], out["ret.weight"]
     if isinstance(ret_w, Unsupported):
         raise CheckFailure(
-            "init_linear_ should return the layer it was given (return layer), got "
-            "something without a .weight (did you forget the return?)"
+            msg(
+                "init_linear_ should return the layer it was given (return layer), got "
+                "something without a .weight (did you forget the return?)"
+            )
         )
     _judge.expect_tensor(w, "layer.weight", shape=(fo, fi))
     if w.dtype != dt:
         raise CheckFailure(
-            f"layer.weight changed dtype.\n  got:      {w.dtype}\n  expected: {dt}\n"
-            "  hint: fill the existing weight in place (e.g. nn.init.normal_ or "
-            "weight.normal_) instead of assigning a new tensor"
+            msg("layer.weight changed dtype.")
+            + got_expected(str(w.dtype), str(dt))
+            + hint_line(
+                N_(
+                    "fill the existing weight in place (e.g. nn.init.normal_ or "
+                    "weight.normal_) instead of assigning a new tensor"
+                )
+            )
         )
     exp = ref_init_std(scheme, fi, fo)
     w64 = w.double()
@@ -210,48 +239,71 @@ def _lin_judge(case, out):
                 hint = h
                 break
         if scheme == "kaiming" and abs(got_std / math.sqrt(2 / fo) - 1) <= STD_RTOL:
-            hint = (
-                f"the std of your weights is sqrt(2 / {fo}) = sqrt(2 / fan_out): nn.Linear({fi}, {fo}).weight "
-                f"has shape (out_features, in_features) = ({fo}, {fi}), so fan_in = weight.shape[1] = {fi}, "
-                "not weight.shape[0]. Kaiming's fan_in mode needs fan_in (not fan_out)"
+            hint = msg(
+                "the std of your weights is sqrt(2 / {fo}) = sqrt(2 / fan_out): nn.Linear({fi}, {fo}).weight "
+                "has shape (out_features, in_features) = ({fo}, {fi}), so fan_in = weight.shape[1] = {fi}, "
+                "not weight.shape[0]. Kaiming's fan_in mode needs fan_in (not fan_out)",
+                fo=str(fo),
+                fi=str(fi),
             )
         elif abs(got_std / (1 / math.sqrt(3 * fi)) - 1) <= STD_RTOL:
-            hint = (
+            hint = N_(
                 "layer.weight still has nn.Linear's default init (std 1/sqrt(3 fan_in)): fill the "
                 "layer's own weight in place"
             )
         raise CheckFailure(
-            f"the std of layer.weight is not what it should be.\n  got:      {got_std:.5g}\n"
-            f"  expected: {exp:.5g} (init_std({scheme!r}, fan_in={fi}, fan_out={fo}), within "
-            f"{STD_RTOL:.0%})\n  hint: {hint or 'draw from N(0, init_std(...)**2) with the layer`s own fans'}"
+            msg("the std of layer.weight is not what it should be.")
+            + got_expected(
+                f"{got_std:.5g}",
+                msg(
+                    "{std} ({call}, within {tol})",
+                    std=f"{exp:.5g}",
+                    call=f"init_std({scheme!r}, fan_in={fi}, fan_out={fo})",
+                    tol=f"{STD_RTOL:.0%}",
+                ),
+            )
+            + hint_line(hint or N_("draw from N(0, init_std(...)**2) with the layer`s own fans"))
         )
     mean = float(w64.mean())
     if abs(mean) > 6 * exp / math.sqrt(w.numel()):
         raise CheckFailure(
-            f"the mean of layer.weight should be about 0.\n  got:      {mean:.4g}\n  expected: "
-            f"0 (within {6 * exp / math.sqrt(w.numel()):.2g})\n  hint: draw from N(0, std**2)"
+            msg("the mean of layer.weight should be about 0.")
+            + got_expected(
+                f"{mean:.4g}", msg("0 (within {tol})", tol=f"{6 * exp / math.sqrt(w.numel()):.2g}")
+            )
+            + hint_line(N_("draw from N(0, std**2)"))
         )
     z = (w64 - w64.mean()) / w64.std()
     kurt = float(z.pow(4).mean()) - 3.0
     if abs(kurt) > KURTOSIS_ATOL:
-        shape = "uniform" if abs(kurt + 1.2) < KURTOSIS_ATOL else "not normal"
+        shape = N_("uniform") if abs(kurt + 1.2) < KURTOSIS_ATOL else N_("not normal")
         raise CheckFailure(
-            f"the weights have the right std but are not normally distributed.\n  got:      "
-            f"excess kurtosis {kurt:.3f} ({shape})\n  expected: 0 (a normal distribution)\n"
-            "  hint: use a normal draw (nn.init.normal_, weight.normal_), not a uniform "
-            "one (xavier_uniform_, kaiming_uniform_) or a truncated normal"
+            msg("the weights have the right std but are not normally distributed.")
+            + got_expected(
+                msg("excess kurtosis {kurtosis} ({shape})", kurtosis=f"{kurt:.3f}", shape=shape),
+                N_("0 (a normal distribution)"),
+            )
+            + hint_line(
+                N_(
+                    "use a normal draw (nn.init.normal_, weight.normal_), not a uniform "
+                    "one (xavier_uniform_, kaiming_uniform_) or a truncated normal"
+                )
+            )
         )
     if isinstance(b, torch.Tensor) and not bool((b == 0).all()):
         raise CheckFailure(
-            f"layer.bias should be all zeros.\n  got:      {_judge._fmt(b)}\n  expected: zeros\n"
-            "  hint: nn.init.zeros_(layer.bias)"
+            msg("layer.bias should be all zeros.")
+            + got_expected(_judge._fmt(b), N_("zeros"))
+            + hint_line(N_("nn.init.zeros_(layer.bias)"))
         )
     if not isinstance(b, torch.Tensor):
-        raise CheckFailure(f"layer.bias should stay a tensor of zeros, got {b!r}")
+        raise CheckFailure(msg("layer.bias should stay a tensor of zeros, got {got}", got=repr(b)))
     if not isinstance(ret_w, torch.Tensor) or not torch.equal(ret_w, w):
         raise CheckFailure(
-            "init_linear_ should return the same layer it filled (return layer), but the "
-            "returned layer's weight differs from layer.weight"
+            msg(
+                "init_linear_ should return the same layer it filled (return layer), but the "
+                "returned layer's weight differs from layer.weight"
+            )
         )
 
 

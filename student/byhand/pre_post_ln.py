@@ -16,8 +16,9 @@ import torch
 import torch.nn.functional as F
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._core import Case, Question, call, gen, got_expected, hint_line, let, new, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "04_pre_post_ln"
 
@@ -152,6 +153,9 @@ def y_double(out, name="y"):
     return y.double() if isinstance(y, torch.Tensor) else torch.empty(0)
 
 
+STACK_OUTPUT = msg("{name} output", name="ResidualStack")
+
+
 def _stack_judge(case, out):
     f = case.facts
     state, depth, x, pre_ln = f["state"], f["depth"], f["x"], f["pre_ln"]
@@ -162,34 +166,46 @@ def _stack_judge(case, out):
         elif not _judge.close(y_double(out), exp, **_tol(x.dtype)):
             post = _judge.close(y_double(out), ref_forward(state, depth, x, False), **_tol(x.dtype))
             raise CheckFailure(
-                "ResidualStack(depth, d_model), built without pre_ln, does not compute what "
-                "ResidualStack(depth, d_model, pre_ln=True) computes.\n"
-                f"  got:      {'Post-LN' if post else _judge._fmt(y_double(out))}\n"
-                f"  expected: {'Pre-LN' if post else _judge._fmt(exp)}\n"
-                "  hint: the signature's default is pre_ln=True: __init__(self, depth, d_model, pre_ln=True)"
+                msg(
+                    "ResidualStack(depth, d_model), built without pre_ln, does not compute what "
+                    "ResidualStack(depth, d_model, pre_ln=True) computes."
+                )
+                + got_expected(
+                    "Post-LN" if post else _judge._fmt(y_double(out)), "Pre-LN" if post else _judge._fmt(exp)
+                )
+                + hint_line(
+                    N_("the signature's default is pre_ln=True: __init__(self, depth, d_model, pre_ln=True)")
+                )
             )
-    y = expect_tensor(out["y"], "ResidualStack output", shape=exp.shape)
-    _judge.expect_dtype(y, x.dtype, "ResidualStack output")
+    y = expect_tensor(out["y"], STACK_OUTPUT, shape=exp.shape)
+    _judge.expect_dtype(y, x.dtype, STACK_OUTPUT)
     want, other = ("Pre-LN", "Post-LN") if pre_ln else ("Post-LN", "Pre-LN")
     hint = diagnose(
         y,
         [
             (
-                f"Pre-LN and Post-LN are swapped: pre_ln={pre_ln} asks for {want}, yours computes {other}. "
-                "Pre-LN is h + linears[i](norms[i](h)) (the norm inside the branch); Post-LN is "
-                "norms[i](h + linears[i](h)) (the norm after the sum)",
+                msg(
+                    "Pre-LN and Post-LN are swapped: pre_ln={pre_ln} asks for {want}, yours computes {other}. "
+                    "Pre-LN is h + linears[i](norms[i](h)) (the norm inside the branch); Post-LN is "
+                    "norms[i](h + linears[i](h)) (the norm after the sum)",
+                    pre_ln=str(pre_ln),
+                    want=want,
+                    other=other,
+                ),
                 lambda: ref_forward(state, depth, x, not pre_ln),
             ),
             (
-                "the residual path is missing: each block adds its branch to h (h + ...), it does not replace h",
+                N_(
+                    "the residual path is missing: each block adds its branch to h (h + ...), it does not replace h"
+                ),
                 lambda: ref_forward(state, depth, x, pre_ln, "no_residual"),
             ),
             (
-                "the head is missing: forward(x) = head(h_depth)",
+                N_("the head is missing: forward(x) = head(h_depth)"),
                 lambda: ref_forward(state, depth, x, pre_ln, "no_head"),
             ),
             (
-                "every block uses norms[0] and linears[0]: block i must use norms[i] and linears[i]",
+                N_("every block uses norms[0] and linears[0]: block i must use norms[i] and linears[i]"),
                 lambda: ref_forward(state, depth, x, pre_ln, "shared"),
             ),
         ],
@@ -197,14 +213,18 @@ def _stack_judge(case, out):
     assert_close(
         y.double(),
         exp,
-        "ResidualStack output",
+        STACK_OUTPUT,
         hint
-        or f"block i is {'h + linears[i](norms[i](h))' if pre_ln else 'norms[i](h + linears[i](h))'}, "
-        "for i = 0..depth-1, then head(h)",
+        or msg(
+            "block i is {block}, for i = 0..depth-1, then head(h)",
+            block="h + linears[i](norms[i](h))" if pre_ln else "norms[i](h + linears[i](h))",
+        ),
         **_tol(x.dtype),
     )
     if not _judge.close(out["x"], x):
-        raise CheckFailure("ResidualStack modified its input x in place: use out-of-place ops (h = h + ...)")
+        raise CheckFailure(
+            msg("ResidualStack modified its input x in place: use out-of-place ops (h = h + ...)")
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,14 +259,23 @@ def _grad_judge(case, out):
     got = out["g"]
     if isinstance(got, (list, tuple)) and all(isinstance(v, (float, torch.Tensor)) for v in got):
         raise CheckFailure(
-            f"block_grad_norms should return one tensor of shape ({depth},), got a "
-            f"{type(got).__name__} of {len(got)} values\n  hint: torch.stack the norms"
+            msg(
+                "block_grad_norms should return one tensor of shape ({depth},), got a {type} of {n} values",
+                depth=str(depth),
+                type=type(got).__name__,
+                n=str(len(got)),
+            )
+            + hint_line(N_("torch.stack the norms"))
         )
     got = expect_tensor(got, "block_grad_norms(stack, x)")
     if tuple(got.shape) == (depth + 1,):
         raise CheckFailure(
-            f"block_grad_norms returned {depth + 1} norms, expected {depth} (one per block)."
-            "\n  hint: only linears[i].weight for i in range(depth): the head is not a block"
+            msg(
+                "block_grad_norms returned {n} norms, expected {depth} (one per block).",
+                n=str(depth + 1),
+                depth=str(depth),
+            )
+            + hint_line(N_("only linears[i].weight for i in range(depth): the head is not a block"))
         )
     expect_tensor(got, "block_grad_norms(stack, x)", shape=(depth,))
     fwd = ref_forward(state, depth, x, pre_ln)
@@ -255,42 +284,50 @@ def _grad_judge(case, out):
         got.double(),
         [
             (
-                "these are the norms of linears[i].bias.grad: take linears[i].weight.grad",
+                N_("these are the norms of linears[i].bias.grad: take linears[i].weight.grad"),
                 lambda: ref_block_grad_norms(state, depth, x, pre_ln, kind="bias"),
             ),
             (
-                "the norms are in reverse order: entry i is block i (linears[i]), from the input to the output",
+                N_(
+                    "the norms are in reverse order: entry i is block i (linears[i]), from the input to the output"
+                ),
                 lambda: ref_block_grad_norms(state, depth, x, pre_ln).flip(0),
             ),
             (
-                "these are the gradients of the LayerNorms (norms[i].weight.grad): take linears[i].weight.grad",
+                N_(
+                    "these are the gradients of the LayerNorms (norms[i].weight.grad): take linears[i].weight.grad"
+                ),
                 lambda: ref_block_grad_norms(state, depth, x, pre_ln, param="norms"),
             ),
             (
-                "these are squared norms: the Frobenius norm is the square root of the sum of squares "
-                "(tensor.norm())",
+                N_(
+                    "these are squared norms: the Frobenius norm is the square root of the sum of squares "
+                    "(tensor.norm())"
+                ),
                 lambda: ref_block_grad_norms(state, depth, x, pre_ln) ** 2,
             ),
             (
-                "the loss is stack(x).pow(2).sum(): use .mean()",
+                N_("the loss is stack(x).pow(2).sum(): use .mean()"),
                 lambda: ref_block_grad_norms(state, depth, x, pre_ln, loss="sum"),
             ),
             (
-                "the loss is stack(x).mean(): square first, stack(x).pow(2).mean()",
+                N_("the loss is stack(x).mean(): square first, stack(x).pow(2).mean()"),
                 lambda: ref_block_grad_norms(state, depth, x, pre_ln, loss="no_square"),
             ),
             (
-                "these are the norms of the weights themselves, not of their gradients (.weight.grad)",
+                N_("these are the norms of the weights themselves, not of their gradients (.weight.grad)"),
                 lambda: torch.stack([state[f"linears.{i}.weight"].double().norm() for i in range(depth)]),
             ),
             (
-                "the gradients were accumulated twice (two backward passes?): one forward and one backward",
+                N_(
+                    "the gradients were accumulated twice (two backward passes?): one forward and one backward"
+                ),
                 lambda: 2 * ref_block_grad_norms(state, depth, x, pre_ln),
             ),
         ],
     )
     if not hint and not stack_ok:
-        hint = (
+        hint = N_(
             "your ResidualStack's forward is not right (see its own self-check): block_grad_norms "
             "runs your stack, so fix ResidualStack first"
         )
@@ -299,13 +336,15 @@ def _grad_judge(case, out):
         exp,
         "block_grad_norms(stack, x)",
         hint
-        or "one forward and backward of stack(x).pow(2).mean(), then "
-        "[stack.linears[i].weight.grad.norm() for i in range(depth)], stacked",
+        or N_(
+            "one forward and backward of stack(x).pow(2).mean(), then "
+            "[stack.linears[i].weight.grad.norm() for i in range(depth)], stacked"
+        ),
         rtol=1e-3 if x.dtype != torch.float64 else 1e-6,
         atol=1e-6 if x.dtype != torch.float64 else 1e-10,
     )
     if not _judge.close(out["x"], x):
-        raise CheckFailure("block_grad_norms modified its input x in place")
+        raise CheckFailure(msg("block_grad_norms modified its input x in place"))
 
 
 # ---------------------------------------------------------------------------------------------

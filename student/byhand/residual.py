@@ -18,8 +18,9 @@ import torch
 import torch.nn.functional as F
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._core import Case, Question, call, gen, got_expected, hint_line, let, new, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "03_residual"
 
@@ -135,17 +136,22 @@ def _ffn_cases(hidden):
 
 
 _FFN_HINTS = [
-    ("relu_after", "the ReLU is applied after w2: it goes between the layers, w2(relu(w1(x)))"),
-    ("relu_both", "there is a ReLU after w2 too: the output of w2 is not activated, w2(relu(w1(x)))"),
+    ("relu_after", N_("the ReLU is applied after w2: it goes between the layers, w2(relu(w1(x)))")),
+    ("relu_both", N_("there is a ReLU after w2 too: the output of w2 is not activated, w2(relu(w1(x)))")),
     (
         None,
-        "the ReLU is missing: without it the two linear layers collapse into one linear map; "
-        "use w2(relu(w1(x)))",
+        N_(
+            "the ReLU is missing: without it the two linear layers collapse into one linear map; "
+            "use w2(relu(w1(x)))"
+        ),
     ),
-    ("gelu", "that is GELU; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))"),
-    ("sigmoid", "that is a sigmoid; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))"),
-    ("tanh", "that is tanh; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))"),
+    ("gelu", N_("that is GELU; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))")),
+    ("sigmoid", N_("that is a sigmoid; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))")),
+    ("tanh", N_("that is tanh; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))")),
 ]
+
+
+FFN_OUTPUT = msg("{name} output", name="PositionwiseFeedForward")
 
 
 def _ffn_judge(case, out):
@@ -161,25 +167,34 @@ def _ffn_judge(case, out):
             got = out[f"ffn.{name}"]
             if isinstance(got, _core.Unsupported) and "missing attribute" in got.type_name:
                 layer = name.split(".")[0]
+                attr = f"self.{layer}"
                 raise CheckFailure(
-                    f"PositionwiseFeedForward.{name} is missing.\n  got:      there is no self.{layer}\n"
-                    f"  expected: self.{layer} = nn.Linear(...), an attribute of the module\n  hint: there is no "
-                    f"self.{layer}: the exercise names the layers self.w1 and self.w2 (layers kept in a Python "
-                    "list are neither named nor registered)"
+                    msg("PositionwiseFeedForward.{name} is missing.", name=name)
+                    + got_expected(
+                        msg("there is no {attr}", attr=attr),
+                        msg("{attr} = nn.Linear(...), an attribute of the module", attr=attr),
+                    )
+                    + hint_line(
+                        msg(
+                            "there is no {attr}: the exercise names the layers self.w1 and self.w2 (layers kept "
+                            "in a Python list are neither named nor registered)",
+                            attr=attr,
+                        )
+                    )
                 )
             if not isinstance(got, torch.Tensor) or tuple(got.shape) != shape:
                 what = got if not isinstance(got, torch.Tensor) else tuple(got.shape)
                 raise CheckFailure(
-                    f"PositionwiseFeedForward.{name} is wrong.\n  got:      {what}\n"
-                    f"  expected: a tensor of shape {shape}\n  hint: w1 = nn.Linear(d_model, d_ff) "
-                    "and w2 = nn.Linear(d_ff, d_model)"
+                    msg("PositionwiseFeedForward.{name} is wrong.", name=name)
+                    + got_expected(str(what), msg("a tensor of shape {shape}", shape=str(shape)))
+                    + hint_line(N_("w1 = nn.Linear(d_model, d_ff) and w2 = nn.Linear(d_ff, d_model)"))
                 )
         return
     state, x, p, mode = f["state"], f["x"], f["p"], f["mode"]
     drop_all = mode == "train" and p == 1.0
     exp = ref_ffn(state, x, drop_all=drop_all)
-    y = expect_tensor(out["y"], "PositionwiseFeedForward output", shape=exp.shape)
-    _judge.expect_dtype(y, x.dtype, "PositionwiseFeedForward output")
+    y = expect_tensor(out["y"], FFN_OUTPUT, shape=exp.shape)
+    _judge.expect_dtype(y, x.dtype, FFN_OUTPUT)
     rtol, atol = _tol(x.dtype)
     if _judge.close(y, exp.to(y.dtype), rtol, atol):
         _same_input(out, f, "PositionwiseFeedForward")
@@ -188,14 +203,18 @@ def _ffn_judge(case, out):
     if drop_all:
         singles += [
             (
-                "with dropout=1.0 in training mode every hidden unit is dropped, so the output should be "
-                "w2.bias alone; yours did not drop anything: apply self.dropout (an nn.Dropout(dropout)) "
-                "to relu(w1(x))",
+                N_(
+                    "with dropout=1.0 in training mode every hidden unit is dropped, so the output should be "
+                    "w2.bias alone; yours did not drop anything: apply self.dropout (an nn.Dropout(dropout)) "
+                    "to relu(w1(x))"
+                ),
                 dict(drop_all=False),
             ),
             (
-                "with dropout=1.0 in training mode the output should be w2.bias alone; yours is 0: the dropout "
-                "goes between the layers, w2(dropout(relu(w1(x)))), not after w2",
+                N_(
+                    "with dropout=1.0 in training mode the output should be w2.bias alone; yours is 0: the "
+                    "dropout goes between the layers, w2(dropout(relu(w1(x)))), not after w2"
+                ),
                 dict(drop_all=False, drop_after=True),
             ),
         ]
@@ -210,18 +229,18 @@ def _ffn_judge(case, out):
         isinstance(again, torch.Tensor) and again.shape == y.shape and not _judge.close(again, y, rtol, atol)
     )
     if not hint and mode == "eval" and random:
-        hint = (
+        hint = N_(
             "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
             "F.dropout(h, p, training=self.training)"
         )
     if not hint and mode == "default" and random:
-        hint = "with no dropout argument, dropout should default to 0.0 (no dropout)"
-    expected = "expected w2(dropout(relu(w1(x)))) with the module's own w1 and w2"
-    assert_close(y, exp.to(y.dtype), "PositionwiseFeedForward output", hint or expected, rtol, atol)
+        hint = N_("with no dropout argument, dropout should default to 0.0 (no dropout)")
+    expected = N_("expected w2(dropout(relu(w1(x)))) with the module's own w1 and w2")
+    assert_close(y, exp.to(y.dtype), FFN_OUTPUT, hint or expected, rtol, atol)
 
 
 def _same_input(out, f, what):
-    advice = "use out-of-place ops (torch.relu(h), not h.relu_(); nn.Dropout without inplace=True)"
+    advice = N_("use out-of-place ops (torch.relu(h), not h.relu_(); nn.Dropout without inplace=True)")
     _judge.inputs_unchanged(out, f, ("x",), what, advice)
 
 
@@ -390,8 +409,10 @@ def _sub_judge(case, out):
         return ref_sublayer_connection(x, norm_state, spec, pre_norm, placement, drop)
 
     expected = (
-        "expected x + dropout(sublayer(norm(x)))" if pre_norm else "expected norm(x + dropout(sublayer(x)))"
-    ) + " with self.norm = nn.LayerNorm(d_model)"
+        N_("expected x + dropout(sublayer(norm(x))) with self.norm = nn.LayerNorm(d_model)")
+        if pre_norm
+        else N_("expected norm(x + dropout(sublayer(x))) with self.norm = nn.LayerNorm(d_model)")
+    )
     _judge_connection(out, f, exp, "SublayerConnection", lambda: _sub_mistakes(f, model), expected)
 
 
@@ -402,30 +423,47 @@ def _sub_mistakes(f, model) -> list:
     zero = f["kind"] == "zero"
     mistakes = [
         (
-            f"Pre-LN and Post-LN are swapped: pre_norm={pre_norm} asks for {this}, yours computed {other}"
-            + (
-                " (with a zero sublayer, Pre-LN must return x unchanged and Post-LN must return LN(x))"
-                if zero
-                else ""
+            msg(
+                "Pre-LN and Post-LN are swapped: pre_norm={pre_norm} asks for {this}, yours computed {other} "
+                "(with a zero sublayer, Pre-LN must return x unchanged and Post-LN must return LN(x))",
+                pre_norm=str(pre_norm),
+                this=this,
+                other=other,
+            )
+            if zero
+            else msg(
+                "Pre-LN and Post-LN are swapped: pre_norm={pre_norm} asks for {this}, yours computed {other}",
+                pre_norm=str(pre_norm),
+                this=this,
+                other=other,
             ),
             lambda: model("post" if pre_norm else "pre"),
         ),
         (
-            "the residual path is missing: add the block's input x back"
-            + (" (with a zero sublayer, a Pre-LN block must return x itself)" if zero and pre_norm else ""),
+            N_(
+                "the residual path is missing: add the block's input x back (with a zero sublayer, a Pre-LN "
+                "block must return x itself)"
+            )
+            if zero and pre_norm
+            else N_("the residual path is missing: add the block's input x back"),
             lambda: model("pre_no_residual" if pre_norm else "post_no_residual"),
         ),
         (
-            "the residual adds the normalised x: normalise a copy for the sublayer, and add the raw x, "
-            "x + dropout(sublayer(norm(x)))",
+            N_(
+                "the residual adds the normalised x: normalise a copy for the sublayer, and add the raw x, "
+                "x + dropout(sublayer(norm(x)))"
+            ),
             lambda: model("normed_residual"),
         ),
         (
-            "that is the hybrid placement x + dropout(norm(sublayer(x))); "
-            + (
+            N_(
+                "that is the hybrid placement x + dropout(norm(sublayer(x))); "
                 "Pre-LN normalises the sublayer's input: x + dropout(sublayer(norm(x)))"
-                if pre_norm
-                else "Post-LN normalises the sum: norm(x + dropout(sublayer(x)))"
+            )
+            if pre_norm
+            else N_(
+                "that is the hybrid placement x + dropout(norm(sublayer(x))); "
+                "Post-LN normalises the sum: norm(x + dropout(sublayer(x)))"
             ),
             lambda: model("hybrid"),
         ),
@@ -434,22 +472,29 @@ def _sub_mistakes(f, model) -> list:
         mistakes.insert(
             0,
             (
-                "pre_norm should default to True (Pre-LN): __init__(self, d_model, dropout=0.0, "
-                "pre_norm=True)",
+                N_(
+                    "pre_norm should default to True (Pre-LN): __init__(self, d_model, dropout=0.0, "
+                    "pre_norm=True)"
+                ),
                 lambda: model("post"),
             ),
         )
     if drop_all:  # checked first: with p=1 "no residual" and "dropout on everything" both give 0
         mistakes[:0] = [
             (
-                "with dropout=1.0 in training mode the sublayer's output is entirely dropped, so the block should "
-                f"return {'x' if pre_norm else 'LN(x)'}; yours dropped nothing: apply self.dropout (an "
-                "nn.Dropout(dropout)) to the sublayer's output",
+                msg(
+                    "with dropout=1.0 in training mode the sublayer's output is entirely dropped, so the block "
+                    "should return {result}; yours dropped nothing: apply self.dropout (an nn.Dropout(dropout)) "
+                    "to the sublayer's output",
+                    result="x" if pre_norm else "LN(x)",
+                ),
                 lambda: model(None, drop=False),
             ),
             (
-                "with dropout=1.0 in training mode only the sublayer's output is dropped; yours dropped "
-                "everything: the dropout wraps sublayer(...) only, before the residual is added",
+                N_(
+                    "with dropout=1.0 in training mode only the sublayer's output is dropped; yours dropped "
+                    "everything: the dropout wraps sublayer(...) only, before the residual is added"
+                ),
                 lambda: model("drop_everything"),
             ),
         ]
@@ -460,8 +505,8 @@ def _judge_connection(out, f, exp, who, mistakes, expected) -> None:
     """The output of a sublayer connection against `exp`; on a mismatch, named after the first
     of `mistakes()` (hint, output) it matches, else `expected`."""
     x = f["x"]
-    y = expect_tensor(out["y"], f"{who} output", shape=exp.shape)
-    _judge.expect_dtype(y, x.dtype, f"{who} output")
+    y = expect_tensor(out["y"], msg("{name} output", name=who), shape=exp.shape)
+    _judge.expect_dtype(y, x.dtype, msg("{name} output", name=who))
     rtol, atol = _tol(x.dtype)
     _same_input(out, f, who)  # first: an answer that adds into x changes what the second call sees
     if _judge.close(y, exp.to(y.dtype), rtol, atol):
@@ -472,13 +517,13 @@ def _judge_connection(out, f, exp, who, mistakes, expected) -> None:
         isinstance(again, torch.Tensor) and again.shape == y.shape and not _judge.close(again, y, rtol, atol)
     )
     if not hint and f["mode"] == "train" and f["p"] is None and random:
-        hint = "with no dropout argument, dropout should default to 0.0 (no dropout)"
+        hint = N_("with no dropout argument, dropout should default to 0.0 (no dropout)")
     if not hint and f["mode"] == "eval":
-        hint = (
+        hint = N_(
             "in eval mode dropout must do nothing: use nn.Dropout (it follows module.eval()), or "
             "F.dropout(h, p, training=self.training)"
         )
-    assert_close(y, exp.to(y.dtype), f"{who} output", hint or expected, rtol=rtol, atol=atol)
+    assert_close(y, exp.to(y.dtype), msg("{name} output", name=who), hint or expected, rtol=rtol, atol=atol)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,7 +567,7 @@ def _hyb_judge(case, out):
         return ref_sublayer_connection(x, norm_state, spec, True, placement, drop)
 
     exp = model("hybrid")
-    expected = "expected x + dropout(norm(sublayer(x))) with self.norm = nn.LayerNorm(d_model)"
+    expected = N_("expected x + dropout(norm(sublayer(x))) with self.norm = nn.LayerNorm(d_model)")
     _judge_connection(
         out, f, exp, "HybridSublayerConnection", lambda: _hyb_mistakes(exp, drop_all, model), expected
     )
@@ -532,35 +577,45 @@ def _hyb_mistakes(exp, drop_all, model) -> list:
     """(hint, output) of HybridSublayerConnection's classic mistakes, the likeliest for this case first."""
     mistakes = [
         (
-            "that is Pre-LN, x + dropout(sublayer(norm(x))): the hybrid normalizes the sublayer's output, "
-            "x + dropout(norm(sublayer(x)))",
+            N_(
+                "that is Pre-LN, x + dropout(sublayer(norm(x))): the hybrid normalizes the sublayer's output, "
+                "x + dropout(norm(sublayer(x)))"
+            ),
             lambda: model("pre"),
         ),
         (
-            "that is Post-LN, norm(x + dropout(sublayer(x))): the hybrid adds the raw x after normalizing the "
-            "sublayer's output, x + dropout(norm(sublayer(x)))",
+            N_(
+                "that is Post-LN, norm(x + dropout(sublayer(x))): the hybrid adds the raw x after normalizing "
+                "the sublayer's output, x + dropout(norm(sublayer(x)))"
+            ),
             lambda: model("post"),
         ),
         (
-            "the residual path is missing: add the block's input x back, x + dropout(norm(sublayer(x)))",
+            N_("the residual path is missing: add the block's input x back, x + dropout(norm(sublayer(x)))"),
             lambda: model("hybrid_no_residual"),
         ),
     ]
     if drop_all:
         mistakes[:0] = [
             (
-                "with dropout=1.0 in training mode the normalized sublayer output is entirely dropped, so the "
-                "block should return x; yours dropped nothing: apply self.dropout after self.norm",
+                N_(
+                    "with dropout=1.0 in training mode the normalized sublayer output is entirely dropped, so "
+                    "the block should return x; yours dropped nothing: apply self.dropout after self.norm"
+                ),
                 lambda: model("hybrid", drop=False),
             ),
             (
-                "the dropout is applied before the norm, x + norm(dropout(sublayer(x))): with dropout=1.0 that "
-                "gives x + norm.bias, not x. Dropout comes last, x + dropout(norm(sublayer(x)))",
+                N_(
+                    "the dropout is applied before the norm, x + norm(dropout(sublayer(x))): with dropout=1.0 "
+                    "that gives x + norm.bias, not x. Dropout comes last, x + dropout(norm(sublayer(x)))"
+                ),
                 lambda: model("hybrid_drop_inside"),
             ),
             (
-                "with dropout=1.0 in training mode only the update is dropped; yours dropped everything: the "
-                "dropout wraps norm(sublayer(x)) only, before x is added",
+                N_(
+                    "with dropout=1.0 in training mode only the update is dropped; yours dropped everything: "
+                    "the dropout wraps norm(sublayer(x)) only, before x is added"
+                ),
                 lambda: torch.zeros_like(exp),
             ),
         ]

@@ -706,7 +706,10 @@ def _check_cache(got, exp_k, exp_v, dt, what, unrotated_k=None):
     """new_cache = (k, v), each (B, n_kv_heads, T_past + T, d_head), k after RoPE."""
     b, hkv, tt, dh = exp_k.shape
     for name, g, e in _judge.cache_pair(got, exp_k, exp_v, what, limit=80):
-        part = msg("{what}: {name}", what=what, name=name)
+        if what == "new_cache":  # "k of new_cache" in a translation
+            part = msg("new_cache: {name}", name=name)
+        else:
+            part = msg("{what}: {name}", what=what, name=name)
         if tuple(g.shape) != tuple(e.shape):
             why = (
                 N_(

@@ -17,8 +17,9 @@ import torch
 import torch.nn.functional as F
 
 from . import _core, _judge
-from ._core import Case, Question, call, gen, let, new, rand, ref
+from ._core import Case, Question, call, gen, got_expected, hint_line, let, new, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "09_modern_block"
 F64 = torch.float64
@@ -36,9 +37,10 @@ def _compare(got, exp, dt, what, mistakes, generic):
     _judge.expect_dtype(got, dt, what)
     g = got.to(F64)
     if torch.isnan(g).any() and not torch.isnan(exp).any():
-        raise CheckFailure(
-            f"{what} contains NaN.\n  hint: {diagnose(g, mistakes) or 'a query whose keys are all masked gives NaN: ' + generic}"
+        hint = diagnose(g, mistakes) or msg(
+            "a query whose keys are all masked gives NaN: {hint}", hint=generic
         )
+        raise CheckFailure(msg("{what} contains NaN.", what=what) + hint_line(hint))
     rtol, atol = _tol(dt, exp)
     assert_close(g, exp, what, diagnose(g, mistakes) or generic, rtol=rtol, atol=atol)
 
@@ -72,22 +74,28 @@ def _rope_mistakes(x, pos, theta):
     L = x.shape[-2]
     out = [
         (
-            "your rotation uses the half-split layout, pairs (i, i + d/2) (rotate_half): this lesson rotates "
-            "the interleaved pairs (2i, 2i+1), x[..., 0::2] with x[..., 1::2]",
+            N_(
+                "your rotation uses the half-split layout, pairs (i, i + d/2) (rotate_half): this lesson rotates "
+                "the interleaved pairs (2i, 2i+1), x[..., 0::2] with x[..., 1::2]"
+            ),
             lambda: ref_rope(x, pos, theta, layout="half"),
         ),
         (
-            "the exponent is -i/d instead of -2i/d: the frequency of pair i is theta ** (-2i / d_head), "
-            "i = 0 .. d_head/2 - 1 (torch.arange(0, d, 2) / d)",
+            N_(
+                "the exponent is -i/d instead of -2i/d: the frequency of pair i is theta ** (-2i / d_head), "
+                "i = 0 .. d_head/2 - 1 (torch.arange(0, d, 2) / d)"
+            ),
             lambda: ref_rope(x, pos, theta, exponent="i/d"),
         ),
         (
-            "the exponent has the wrong sign: the frequencies theta ** (-2i / d_head) fall from 1 to about "
-            "1/theta; yours grow",
+            N_(
+                "the exponent has the wrong sign: the frequencies theta ** (-2i / d_head) fall from 1 to about "
+                "1/theta; yours grow"
+            ),
             lambda: ref_rope(x, pos, theta, exponent="positive"),
         ),
         (
-            "your rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)",
+            N_("your rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)"),
             lambda: ref_rope(x, pos, theta, sign=-1.0),
         ),
     ]
@@ -100,14 +108,18 @@ def _rope_mistakes(x, pos, theta):
     ):
         out.append(
             (
-                "your apply_rope ignores its positions argument (it uses 0 .. L-1): rotate by the positions given",
+                N_(
+                    "your apply_rope ignores its positions argument (it uses 0 .. L-1): rotate by the positions given"
+                ),
                 lambda: ref_rope(x, torch.arange(L), theta),
             )
         )
     if theta != 10000.0:
         out.append(
             (
-                "your apply_rope ignores theta (it uses 10000): the frequencies are theta ** (-2i / d_head)",
+                N_(
+                    "your apply_rope ignores theta (it uses 10000): the frequencies are theta ** (-2i / d_head)"
+                ),
                 lambda: ref_rope(x, pos, 10000.0),
             )
         )
@@ -141,12 +153,12 @@ def _rope_specs(hidden):
     ]
 
 
-PER_SEQUENCE = (
+PER_SEQUENCE = N_(
     "the positions here hold one row per sequence, shape (B, 1, L) or (B, L), broadcastable to x's (..., L): "
     "compute the angles as positions[..., None] * theta ** (-2i / d_head), (..., L, d_head/2), not with "
     "torch.outer or a flattened positions vector"
 )
-FLOAT32_ANGLES = (
+FLOAT32_ANGLES = N_(
     "your angles lose precision at large positions (around 1e5 they are off by about 1e-2): compute positions * "
     "theta ** (-2i / d_head) and their cos and sin in float64 (positions.to(torch.float64)), then cast cos and "
     "sin to x.dtype"
@@ -226,15 +238,17 @@ def _rope_judge(case, out):
         out["out"],
         exp,
         dt,
-        "apply_rope output",
+        msg("{name} output", name="apply_rope"),
         _rope_mistakes(x, pos, theta),
         FLOAT32_ANGLES
         if _float32_angles(out["out"], x, pos, theta)
-        else "rotate each pair (x[..., 2i], x[..., 2i+1]) at position p by the angle p * theta ** (-2i / d_head): "
-        "(a, b) -> (a cos - b sin, a sin + b cos)",
+        else N_(
+            "rotate each pair (x[..., 2i], x[..., 2i+1]) at position p by the angle p * theta ** (-2i / d_head): "
+            "(a, b) -> (a cos - b sin, a sin + b cos)"
+        ),
     )
     if not torch.equal(out["x"], x) or not torch.equal(out["pos"], pos):
-        raise CheckFailure("apply_rope modified its input x in place")
+        raise CheckFailure(msg("{who} modified its input {name} in place", who="apply_rope", name="x"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,32 +285,34 @@ def ref_swiglu(s, x, gate="silu", swap=False, no_gate=False, outer=False, both=F
 def _swiglu_mistakes(s, x):
     return [
         (
-            "w1 and w3 are swapped: the SiLU goes on w1(x), and w3(x) is the linear branch it multiplies: "
-            "w2(silu(w1(x)) * w3(x))",
+            N_(
+                "w1 and w3 are swapped: the SiLU goes on w1(x), and w3(x) is the linear branch it multiplies: "
+                "w2(silu(w1(x)) * w3(x))"
+            ),
             lambda: ref_swiglu(s, x, swap=True),
         ),
         (
-            "your gate is sigmoid(w1(x)) (that is GLU): SwiGLU's is silu(z) = z * sigmoid(z) (F.silu)",
+            N_("your gate is sigmoid(w1(x)) (that is GLU): SwiGLU's is silu(z) = z * sigmoid(z) (F.silu)"),
             lambda: ref_swiglu(s, x, gate="sigmoid"),
         ),
         (
-            "your gate is relu(w1(x)) (that is ReGLU): SwiGLU's is silu(w1(x)) (F.silu)",
+            N_("your gate is relu(w1(x)) (that is ReGLU): SwiGLU's is silu(w1(x)) (F.silu)"),
             lambda: ref_swiglu(s, x, gate="relu"),
         ),
         (
-            "your gate is gelu(w1(x)) (that is GEGLU): SwiGLU's is silu(w1(x)) (F.silu)",
+            N_("your gate is gelu(w1(x)) (that is GEGLU): SwiGLU's is silu(w1(x)) (F.silu)"),
             lambda: ref_swiglu(s, x, gate="gelu"),
         ),
         (
-            "the gate's other branch w3(x) is missing: w2(silu(w1(x)) * w3(x))",
+            N_("the gate's other branch w3(x) is missing: w2(silu(w1(x)) * w3(x))"),
             lambda: ref_swiglu(s, x, no_gate=True),
         ),
         (
-            "the SiLU is applied to the product: silu(w1(x)) * w3(x), the SiLU on w1(x) only",
+            N_("the SiLU is applied to the product: silu(w1(x)) * w3(x), the SiLU on w1(x) only"),
             lambda: ref_swiglu(s, x, outer=True),
         ),
         (
-            "the SiLU is applied to both branches: only w1(x) goes through it, w3(x) stays linear",
+            N_("the SiLU is applied to both branches: only w1(x) goes through it, w3(x) stays linear"),
             lambda: ref_swiglu(s, x, both=True),
         ),
     ]
@@ -343,12 +359,12 @@ def _swiglu_judge(case, out):
         out["out"],
         ref_swiglu(s, x),
         dt,
-        "SwiGLU output",
+        msg("{name} output", name="SwiGLU"),
         _swiglu_mistakes(s, x),
-        "forward(x) = w2(silu(w1(x)) * w3(x)), with the module's own w1, w2, w3",
+        N_("forward(x) = w2(silu(w1(x)) * w3(x)), with the module's own w1, w2, w3"),
     )
     if not torch.equal(out["x"], x):
-        raise CheckFailure("SwiGLU modified its input x in place")
+        raise CheckFailure(msg("{who} modified its input {name} in place", who="SwiGLU", name="x"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,31 +409,37 @@ def _repeat_judge(case, out):
     x, n_rep, dt = case.facts["x"], case.facts["n_rep"], case.facts["dt"]
     b, hkv, L, dh = x.shape
     exp = x.repeat_interleave(n_rep, dim=1)  # query head h reads key/value head h // n_rep
-    got = expect_tensor(out["out"], "repeat_kv output")
+    what = msg("{name} output", name="repeat_kv")
+    got = expect_tensor(out["out"], what)
     if tuple(got.shape) != tuple(exp.shape):
         layouts = {
-            (b, hkv, L * n_rep, dh): "repeated along the time axis (dim 2): repeat the heads, dim 1",
-            (b * n_rep, hkv, L, dh): "repeated along the batch axis (dim 0): repeat the heads, dim 1",
-            (b, hkv, n_rep, L, dh): "the repeats are a separate axis: reshape (B, n_kv, n_rep, L, d) to "
-            "(B, n_kv * n_rep, L, d)",
+            (b, hkv, L * n_rep, dh): N_("repeated along the time axis (dim 2): repeat the heads, dim 1"),
+            (b * n_rep, hkv, L, dh): N_("repeated along the batch axis (dim 0): repeat the heads, dim 1"),
+            (b, hkv, n_rep, L, dh): N_(
+                "the repeats are a separate axis: reshape (B, n_kv, n_rep, L, d) to (B, n_kv * n_rep, L, d)"
+            ),
         }
         raise CheckFailure(
-            f"repeat_kv output has the wrong shape.\n  got:      {tuple(got.shape)}\n  expected: "
-            f"{tuple(exp.shape)} = (B, n_kv_heads * n_rep, L, d_head)\n  hint: "
-            + layouts.get(tuple(got.shape), "each key/value head becomes n_rep heads along dim 1")
+            msg("{what} has the wrong shape.", what=what)
+            + got_expected(tuple(got.shape), f"{tuple(exp.shape)} = (B, n_kv_heads * n_rep, L, d_head)")
+            + hint_line(
+                layouts.get(tuple(got.shape), N_("each key/value head becomes n_rep heads along dim 1"))
+            )
         )
-    _judge.expect_dtype(got, dt, "repeat_kv output")
+    _judge.expect_dtype(got, dt, what)
     tiled = x.repeat(1, n_rep, 1, 1)
     hint = (
-        "your heads are tiled (x.repeat(1, n_rep, 1, 1)): query head h then reads key/value head h % n_kv_heads. "
-        "Each key/value head must serve n_rep neighbouring query heads, h // n_rep: x.repeat_interleave(n_rep, "
-        "dim=1), or x[:, :, None].expand(B, n_kv, n_rep, L, d).reshape(B, n_kv * n_rep, L, d)"
+        N_(
+            "your heads are tiled (x.repeat(1, n_rep, 1, 1)): query head h then reads key/value head h % n_kv_heads. "
+            "Each key/value head must serve n_rep neighbouring query heads, h // n_rep: x.repeat_interleave(n_rep, "
+            "dim=1), or x[:, :, None].expand(B, n_kv, n_rep, L, d).reshape(B, n_kv * n_rep, L, d)"
+        )
         if torch.equal(got, tiled)
-        else "query head h uses key/value head h // n_rep: x.repeat_interleave(n_rep, dim=1)"
+        else N_("query head h uses key/value head h // n_rep: x.repeat_interleave(n_rep, dim=1)")
     )
-    assert_close(got, exp, "repeat_kv output", hint)
+    assert_close(got, exp, what, hint)
     if not torch.equal(out["x"], x):
-        raise CheckFailure("repeat_kv modified its input x in place")
+        raise CheckFailure(msg("{who} modified its input {name} in place", who="repeat_kv", name="x"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -505,65 +527,85 @@ def _gqa_mistakes(s, x, h, hkv, theta, positions=None, cache=None):
     if cache is not None and positions is None:
         out += [
             (
-                "with a cache, your positions restart at 0: the new tokens sit at positions T_past .. "
-                "T_past + T - 1 (T_past = kv_cache[0].shape[2]); rotate q and k by those",
+                N_(
+                    "with a cache, your positions restart at 0: the new tokens sit at positions T_past .. "
+                    "T_past + T - 1 (T_past = kv_cache[0].shape[2]); rotate q and k by those"
+                ),
                 m(offset=False),
             ),
             (
-                "with a cache, the positions of your causal mask restart at 0: the new query t is at absolute "
-                "position T_past + t and may attend to keys 0 .. T_past + t",
+                N_(
+                    "with a cache, the positions of your causal mask restart at 0: the new query t is at absolute "
+                    "position T_past + t and may attend to keys 0 .. T_past + t"
+                ),
                 m(mask_offset=False),
             ),
             (
-                "with a cache, both your RoPE positions and your causal mask restart at 0: the new tokens sit at "
-                "T_past .. T_past + T - 1",
+                N_(
+                    "with a cache, both your RoPE positions and your causal mask restart at 0: the new tokens sit at "
+                    "T_past .. T_past + T - 1"
+                ),
                 m(offset=False, mask_offset=False),
             ),
         ]
     if positions is not None:
         out.append(
             (
-                "your forward ignores its positions argument: rotate q and k by the positions given, and use "
-                "T_past .. T_past + T - 1 only when positions is None",
+                N_(
+                    "your forward ignores its positions argument: rotate q and k by the positions given, and use "
+                    "T_past .. T_past + T - 1 only when positions is None"
+                ),
                 lambda: ref_gqa(s, x, h, hkv, theta, None, cache)[0],
             )
         )
     if theta != 10000.0:
         out.append(
             (
-                "your attention ignores its theta argument (it rotates with the default 10000): keep it, "
-                "self.theta = theta, and pass it on, apply_rope(q, positions, self.theta)",
+                N_(
+                    "your attention ignores its theta argument (it rotates with the default 10000): keep it, "
+                    "self.theta = theta, and pass it on, apply_rope(q, positions, self.theta)"
+                ),
                 lambda: ref_gqa(s, x, h, hkv, 10000.0, positions, cache)[0],
             )
         )
     out += [
-        ("RoPE is missing: rotate q and k with apply_rope before the scores", m(rope="")),
-        ("the values are rotated too: RoPE rotates q and k only, v stays as w_v(x)", m(rope="qkv")),
-        ("only q is rotated: rotate k too, by the same positions", m(rope="q")),
-        ("only k is rotated: rotate q too, by the same positions", m(rope="k")),
+        (N_("RoPE is missing: rotate q and k with apply_rope before the scores"), m(rope="")),
+        (N_("the values are rotated too: RoPE rotates q and k only, v stays as w_v(x)"), m(rope="qkv")),
+        (N_("only q is rotated: rotate k too, by the same positions"), m(rope="q")),
+        (N_("only k is rotated: rotate q too, by the same positions"), m(rope="k")),
         (
-            "RoPE is applied before the head split, over all d_model (or n_kv * d_head) features: split the "
-            "heads first, (B, T, d) -> (B, n_heads, T, d_head), then rotate each head's d_head features",
+            N_(
+                "RoPE is applied before the head split, over all d_model (or n_kv * d_head) features: split the "
+                "heads first, (B, T, d) -> (B, n_heads, T, d_head), then rotate each head's d_head features"
+            ),
             m(before_split=True),
         ),
         (
-            "your rotation uses the half-split layout, pairs (i, i + d/2) (rotate_half): this lesson rotates "
-            "the interleaved pairs (2i, 2i+1), x[..., 0::2] with x[..., 1::2]",
+            N_(
+                "your rotation uses the half-split layout, pairs (i, i + d/2) (rotate_half): this lesson rotates "
+                "the interleaved pairs (2i, 2i+1), x[..., 0::2] with x[..., 1::2]"
+            ),
             m(layout="half"),
         ),
         (
-            "your key/value heads are tiled (repeat): query head h must use key/value head h // n_rep "
-            "(repeat_kv, repeat_interleave on dim 1), not h % n_kv_heads",
+            N_(
+                "your key/value heads are tiled (repeat): query head h must use key/value head h // n_rep "
+                "(repeat_kv, repeat_interleave on dim 1), not h % n_kv_heads"
+            ),
             m(tiled=True),
         ),
         (
-            "your attention ignores the causal mask: the query at position t may attend only to keys 0..t "
-            "(with a cache: 0..T_past + t)",
+            N_(
+                "your attention ignores the causal mask: the query at position t may attend only to keys 0..t "
+                "(with a cache: 0..T_past + t)"
+            ),
             m(mask="none"),
         ),
         (
-            "the scores are divided by sqrt(d_model): each head has d_head = d_model // n_heads features, "
-            "divide by sqrt(d_head)",
+            N_(
+                "the scores are divided by sqrt(d_model): each head has d_head = d_model // n_heads features, "
+                "divide by sqrt(d_head)"
+            ),
             m(scale="model"),
         ),
     ]
@@ -654,7 +696,9 @@ def _with_and_without_cache(build, head, x, when, cache_of, facts, cache_note=""
 
 def _pair(got, what):
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailure(f"{what} should return a pair (y, new_cache), got {got!r:.80}")
+        raise CheckFailure(
+            msg("{who} should return a pair (y, new_cache), got {got}", who=what, got=f"{got!r:.80}")
+        )
     return got
 
 
@@ -662,29 +706,40 @@ def _check_cache(got, exp_k, exp_v, dt, what, unrotated_k=None):
     """new_cache = (k, v), each (B, n_kv_heads, T_past + T, d_head), k after RoPE."""
     b, hkv, tt, dh = exp_k.shape
     for name, g, e in _judge.cache_pair(got, exp_k, exp_v, what, limit=80):
+        if what == "new_cache":  # "k of new_cache" in a translation
+            part = msg("new_cache: {name}", name=name)
+        else:
+            part = msg("{what}: {name}", what=what, name=name)
         if tuple(g.shape) != tuple(e.shape):
             why = (
-                "it holds n_heads heads: cache k and v before repeat_kv, with their n_kv_heads heads (that "
-                "is the memory GQA saves)"
+                N_(
+                    "it holds n_heads heads: cache k and v before repeat_kv, with their n_kv_heads heads (that "
+                    "is the memory GQA saves)"
+                )
                 if g.dim() == 4 and g.shape[0] == b and g.shape[2] == tt and g.shape[1] > hkv
-                else "keep k and v as (B, n_kv_heads, T, d_head) and concatenate along the time axis, dim 2"
+                else N_(
+                    "keep k and v as (B, n_kv_heads, T, d_head) and concatenate along the time axis, dim 2"
+                )
             )
             raise CheckFailure(
-                f"{what}: {name} has the wrong shape.\n  got:      {tuple(g.shape)}\n  expected: "
-                f"{tuple(e.shape)} = (B, n_kv_heads, T_past + T, d_head)\n  hint: {why}"
+                msg("{what} has the wrong shape.", what=part)
+                + got_expected(tuple(g.shape), f"{tuple(e.shape)} = (B, n_kv_heads, T_past + T, d_head)")
+                + hint_line(why)
             )
-        _judge.expect_dtype(g, dt, f"{what}: {name}")
+        _judge.expect_dtype(g, dt, part)
         rtol, atol = _tol(dt, e)
-        hint = "the cache holds k after RoPE and v, each (B, n_kv_heads, T, d_head), earlier positions first"
+        hint = N_(
+            "the cache holds k after RoPE and v, each (B, n_kv_heads, T, d_head), earlier positions first"
+        )
         if name == "k" and unrotated_k is not None and _judge.close(g.to(F64), unrotated_k, rtol, atol):
-            hint = (
+            hint = N_(
                 "your cache holds the keys before RoPE: rotate k first, then cache it (as Llama does), so a "
                 "cached key is never rotated again"
             )
-        assert_close(g.to(F64), e, f"{what}: {name}", hint, rtol=rtol, atol=atol)
+        assert_close(g.to(F64), e, part, hint, rtol=rtol, atol=atol)
 
 
-GQA_GENERIC = (
+GQA_GENERIC = N_(
     "q = w_q(x), k = w_k(x), v = w_v(x) split into heads (n_heads for q, n_kv_heads for k and v); rotate q and k "
     "with apply_rope at positions T_past .. T_past + T - 1; append the cache; repeat_kv; causal softmax of "
     "q k^T / sqrt(d_head); merge the heads; w_o"
@@ -697,7 +752,10 @@ def _gqa_judge(case, out):
     cache = f.get("cache")
     y, new_cache = _pair(out["out"], "GroupedQueryAttention")
     exp, (ek, ev) = ref_gqa(s, x, h, hkv, theta, pos, cache)
-    what = "GroupedQueryAttention output y" + (" with a cache" if cache is not None else "")
+    if cache is not None:
+        what = msg("{name} output {y} with a cache", name="GroupedQueryAttention", y="y")
+    else:
+        what = msg("{name} output {y}", name="GroupedQueryAttention", y="y")
     _compare(y, exp, dt, what, _gqa_mistakes(s, x, h, hkv, theta, pos, cache), GQA_GENERIC)
     _, (uk, _) = ref_gqa(s, x, h, hkv, theta, pos, None, rope="q")
     if cache is not None:
@@ -705,11 +763,19 @@ def _gqa_judge(case, out):
     _check_cache(new_cache, ek, ev, dt, "new_cache", unrotated_k=uk)
     if cache is None:
         if not torch.equal(out["x"], x):
-            raise CheckFailure("GroupedQueryAttention modified its input x in place")
+            raise CheckFailure(
+                msg("{who} modified its input {name} in place", who="GroupedQueryAttention", name="x")
+            )
     else:
         for name, given, sent in zip("kv", out["cache"], cache):
             if not torch.equal(given, sent):
-                raise CheckFailure(f"GroupedQueryAttention modified the given cache's {name} in place")
+                raise CheckFailure(
+                    msg(
+                        "{who} modified the given cache's {name} in place",
+                        who="GroupedQueryAttention",
+                        name=name,
+                    )
+                )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -786,59 +852,75 @@ def _block_mistakes(s, x, h, hkv, eps, cache, positions=None, default_eps=False)
     if positions is not None:
         out.append(
             (
-                "your block does not pass its positions on to the attention: self.attn(attn_norm(x), "
-                "positions, kv_cache)",
+                N_(
+                    "your block does not pass its positions on to the attention: self.attn(attn_norm(x), "
+                    "positions, kv_cache)"
+                ),
                 lambda: ref_block(s, x, h, hkv, eps, cache=cache)[0],
             )
         )
     out += [
         (
-            "your block is Post-norm: the Llama block normalizes inside each branch, h = x + attn(attn_norm(x)); "
-            "y = h + ffn(ffn_norm(h))",
+            N_(
+                "your block is Post-norm: the Llama block normalizes inside each branch, h = x + attn(attn_norm(x)); "
+                "y = h + ffn(ffn_norm(h))"
+            ),
             m(order="post"),
         ),
         (
-            "your block is parallel (attention and the FFN both read x): the FFN reads h = x + attn(attn_norm(x)), "
-            "y = h + ffn(ffn_norm(h))",
+            N_(
+                "your block is parallel (attention and the FFN both read x): the FFN reads h = x + attn(attn_norm(x)), "
+                "y = h + ffn(ffn_norm(h))"
+            ),
             m(order="parallel"),
         ),
         (
-            "the FFN's input is normalized with attn_norm: each sublayer has its own RMSNorm, ffn_norm for the FFN",
+            N_(
+                "the FFN's input is normalized with attn_norm: each sublayer has its own RMSNorm, ffn_norm for the FFN"
+            ),
             m(same_norm=True),
         ),
         (
-            "your norm subtracts the mean (that is LayerNorm): RMSNorm divides by the root mean square only, "
-            "nn.RMSNorm(d_model, eps=eps)",
+            N_(
+                "your norm subtracts the mean (that is LayerNorm): RMSNorm divides by the root mean square only, "
+                "nn.RMSNorm(d_model, eps=eps)"
+            ),
             m(norm="layer"),
         ),
         (
-            "the residual connection around the attention is missing: h = x + attn(attn_norm(x))",
+            N_("the residual connection around the attention is missing: h = x + attn(attn_norm(x))"),
             m(attn_res=False),
         ),
-        ("the residual connection around the FFN is missing: y = h + ffn(ffn_norm(h))", m(ffn_res=False)),
+        (N_("the residual connection around the FFN is missing: y = h + ffn(ffn_norm(h))"), m(ffn_res=False)),
     ]
     if default_eps:
         # built with its default eps, a block whose norms ignore eps gets nn.RMSNorm's own default (the
         # dtype's machine epsilon): name that, not a wrong default
         out.append(
             (
-                "your RMSNorms ignore the eps argument: pass it on, nn.RMSNorm(d_model, eps=eps) (nn.RMSNorm's "
-                "own default is the dtype's machine epsilon)",
+                N_(
+                    "your RMSNorms ignore the eps argument: pass it on, nn.RMSNorm(d_model, eps=eps) (nn.RMSNorm's "
+                    "own default is the dtype's machine epsilon)"
+                ),
                 m(norm_eps=torch.finfo(torch.float64).eps),
             )
         )
         out.append(
             (
-                "eps should default to 1e-6: def __init__(self, d_model, n_heads, n_kv_heads, d_ff, eps=1e-6), "
-                "passed on to both nn.RMSNorm(d_model, eps=eps)",
+                N_(
+                    "eps should default to 1e-6: def __init__(self, d_model, n_heads, n_kv_heads, d_ff, eps=1e-6), "
+                    "passed on to both nn.RMSNorm(d_model, eps=eps)"
+                ),
                 m(norm_eps=1e-5),
             )
         )
     if eps > 1e-3:
         out.append(
             (
-                "your RMSNorms ignore the eps argument: pass it on, nn.RMSNorm(d_model, eps=eps) (nn.RMSNorm's "
-                "own default is the dtype's machine epsilon)",
+                N_(
+                    "your RMSNorms ignore the eps argument: pass it on, nn.RMSNorm(d_model, eps=eps) (nn.RMSNorm's "
+                    "own default is the dtype's machine epsilon)"
+                ),
                 m(norm_eps=torch.finfo(torch.float32).eps),
             )
         )
@@ -902,14 +984,18 @@ def _block_judge(case, out):
         y,
         exp,
         dt,
-        "LlamaBlock output y" + (" with a cache" if cache is not None else ""),
+        msg("{name} output {y} with a cache", name="LlamaBlock", y="y")
+        if cache is not None
+        else msg("{name} output {y}", name="LlamaBlock", y="y"),
         _block_mistakes(s, x, h, hkv, eps, cache, pos, f.get("default_eps", False)),
-        "first make GroupedQueryAttention and SwiGLU pass their checks; then h = x + attn(attn_norm(x)) (with the "
-        "positions and the cache), y = h + ffn(ffn_norm(h)), attn_norm and ffn_norm nn.RMSNorm(d_model, eps=eps)",
+        N_(
+            "first make GroupedQueryAttention and SwiGLU pass their checks; then h = x + attn(attn_norm(x)) (with the "
+            "positions and the cache), y = h + ffn(ffn_norm(h)), attn_norm and ffn_norm nn.RMSNorm(d_model, eps=eps)"
+        ),
     )
     _check_cache(new_cache, ek, ev, dt, "new_cache")
     if cache is None and not torch.equal(out["x"], x):
-        raise CheckFailure("LlamaBlock modified its input x in place")
+        raise CheckFailure(msg("{who} modified its input {name} in place", who="LlamaBlock", name="x"))
 
 
 # ---------------------------------------------------------------------------------------------

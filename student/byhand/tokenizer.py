@@ -23,8 +23,9 @@ import random
 import time
 
 from . import _core, corpus
-from ._core import Case, Question, call, graded, helper
+from ._core import LINE, Case, Question, call, got_expected, graded, helper, hint_line
 from ._judge import CheckFailure
+from .i18n import N_, msg
 
 LESSON = "11_tokenizer"
 HELPERS = ("run_train", "run_tokenizer", "run_stream", "time_train")
@@ -494,46 +495,54 @@ def _train_cases(name):
 # ---------------------------------------------------------------------------------------------
 # Judging the trainers
 
-H_TIES = (
+H_TIES = N_(
     "ties broken the wrong way: when pairs have the same count, merge the lexicographically greatest "
     "pair of bytes, max(pairs, key=lambda p: (counts[p], p))"
 )
-H_TIES_IDS = (
+H_TIES_IDS = N_(
     "ties broken by token ids: compare the pairs as bytes (b'ab' > b'a'), not by the ids of their tokens"
 )
-H_ACROSS = (
+H_ACROSS = N_(
     "merges across pre-token boundaries: split the text with GPT2_PATTERN first and count pairs "
     "only inside each pre-token"
 )
-H_SPECIAL_COUNTED = (
+H_SPECIAL_COUNTED = N_(
     "special tokens counted as text: cut the text at every special token first and never count "
     "pairs across or inside them"
 )
-H_UNIQUE = (
+H_UNIQUE = N_(
     "each pre-token counted once: a pair's count is the sum of the counts of the pre-tokens it occurs in"
 )
-H_STALE = (
+H_STALE = N_(
     "the pair merged is not the most frequent one at that step: after a merge, update the counts of "
     "the pairs around each merged occurrence (the left neighbour's pair, the right neighbour's pair)"
 )
-H_NOT_A_PAIR = (
+H_NOT_A_PAIR = N_(
     "the pair merged does not occur inside any pre-token at that step: count pairs of adjacent "
     "tokens within pre-tokens, after the earlier merges"
 )
-H_ORDER = (
+H_ORDER = N_(
     "vocab id order wrong: special tokens first (ids 0, 1, ...), then the 256 single bytes in byte "
     "order, then one token per merge in the order made"
 )
-H_SPECIALS_AT_END = "special tokens placed after the merges: they take the first ids, before the 256 bytes"
-H_TOO_MANY = (
+H_SPECIALS_AT_END = N_(
+    "special tokens placed after the merges: they take the first ids, before the 256 bytes"
+)
+H_TOO_MANY = N_(
     "training stops at the wrong size: merge until len(vocab) == vocab_size (the special tokens and "
     "the 256 bytes count too), or until no pair is left"
 )
-H_BYTES = "vocab values and merges must be bytes (b'th'), not str: work on the UTF-8 bytes of the text"
+H_BYTES = N_("vocab values and merges must be bytes (b'th'), not str: work on the UTF-8 bytes of the text")
 
 
 def _fmt_pair(p) -> str:
     return f"({p[0]!r}, {p[1]!r})"
+
+
+def _got_expected_code(got: str, expected: str):
+    """The `got:` and `expected:` lines of values that are code (bytes, a pair of bytes), quoted as
+    code in a translation."""
+    return LINE + msg("got:      {code}", code=got) + LINE + msg("expected: {code}", code=expected)
 
 
 def _train_judge(name):
@@ -541,9 +550,9 @@ def _train_judge(name):
         f = case.facts
         r = out["r"]
         if not isinstance(r, (list, tuple)) or not r or r[0] not in ("ok", "bad"):
-            raise CheckFailure(f"{name}: the grader could not read what it returned")
-        if r[0] == "bad":
-            raise CheckFailure(f"{name}: {r[1]}\n  hint: {H_BYTES}")
+            raise CheckFailure(msg("{name}: the grader could not read what it returned", name=name))
+        if r[0] == "bad":  # a fact the helper wrote in English, where the answer runs
+            raise CheckFailure(f"{name}: {r[1]}" + hint_line(H_BYTES))
         got_vocab = {int(k): _s2b(v) for k, v in r[1]}
         got_merges = [(_s2b(a), _s2b(b)) for a, b in r[2]]
         text, size, specials = f["text"], f["vocab_size"], f["specials"]
@@ -575,10 +584,23 @@ def _merges_failed(name, got, merges, text, size, specials):
         exhausted = len(merges) < size - 256 - len(specials)  # the reference ran out of pairs
         hint = hint or (H_NOT_A_PAIR if exhausted and len(got) > len(merges) else H_TOO_MANY)
         raise CheckFailure(
-            f"{name}: {len(got)} merges where {len(merges)} were expected (the first {k} agree).\n"
-            f"  got:      {len(got)} merges\n"
-            f"  expected: {len(merges)} merges (vocab_size {size}, {len(specials)} special tokens)\n"
-            f"  hint: {hint}"
+            msg(
+                "{name}: {n} merges where {m} were expected (the first {k} agree).",
+                name=name,
+                n=len(got),
+                m=len(merges),
+                k=k,
+            )
+            + got_expected(
+                msg("{n} merges", n=len(got)),
+                msg(
+                    "{n} merges (vocab_size {size}, {specials} special tokens)",
+                    n=len(merges),
+                    size=size,
+                    specials=len(specials),
+                ),
+            )
+            + hint_line(hint)
         )
     if not hint:
         # what was true at merge k: the state after the k merges both made
@@ -586,20 +608,18 @@ def _merges_failed(name, got, merges, text, size, specials):
         c_got, c_exp = left.get(got[k], 0), left[merges[k]]
         hint = H_NOT_A_PAIR if c_got == 0 else H_TIES if c_got == c_exp else H_STALE
     raise CheckFailure(
-        f"{name}: merge {k} (counting from 0) is wrong; the {k} before it agree.\n"
-        f"  got:      {_fmt_pair(got[k])}\n"
-        f"  expected: {_fmt_pair(merges[k])}\n"
-        f"  hint: {hint}"
+        msg("{name}: merge {k} (counting from 0) is wrong; the {k} before it agree.", name=name, k=k)
+        + _got_expected_code(_fmt_pair(got[k]), _fmt_pair(merges[k]))
+        + hint_line(hint)
     )
 
 
 def _vocab_failed(name, got, vocab, merges, specials):
     if len(got) != len(vocab):
         raise CheckFailure(
-            f"{name}: the vocab has {len(got)} tokens.\n"
-            f"  got:      {len(got)} tokens\n"
-            f"  expected: {len(vocab)} tokens\n"
-            f"  hint: {H_TOO_MANY}"
+            msg("{name}: the vocab has {n} tokens.", name=name, n=len(got))
+            + got_expected(msg("{n} tokens", n=len(got)), msg("{n} tokens", n=len(vocab)))
+            + hint_line(H_TOO_MANY)
         )
     wrong = next(i for i in sorted(vocab) if got.get(i) != vocab[i])
     ends = {
@@ -607,10 +627,9 @@ def _vocab_failed(name, got, vocab, merges, specials):
     }
     hint = H_SPECIALS_AT_END if specials and got == ends else H_ORDER
     raise CheckFailure(
-        f"{name}: vocab[{wrong}] is wrong.\n"
-        f"  got:      {got.get(wrong)!r}\n"
-        f"  expected: {vocab[wrong]!r}\n"
-        f"  hint: {hint}"
+        msg("{name}: vocab[{i}] is wrong.", name=name, i=wrong)
+        + _got_expected_code(repr(got.get(wrong)), repr(vocab[wrong]))
+        + hint_line(hint)
     )
 
 
@@ -618,6 +637,10 @@ def _vocab_failed(name, got, vocab, merges, specials):
 # How fast: the answer against the naive trainer, in the same kernel
 
 SPEED_LIMIT = 0.4  # of the naive trainer's CPU time; the lesson's incremental trainer takes about 0.1
+H_SLOW = N_(
+    "it still visits every pre-token at every merge: keep, for each pair, the pre-tokens that contain it, "
+    "and after a merge update only those pre-tokens and their pair counts"
+)
 
 
 def _speed_cases(hidden):
@@ -631,57 +654,59 @@ def _speed_cases(hidden):
 def _speed_judge(case, out):
     r = out["r"]
     if not isinstance(r, (list, tuple)) or len(r) != 2 or not all(isinstance(x, float) for x in r):
-        raise CheckFailure("train_bpe: the grader could not time it (no timings came back)")
+        raise CheckFailure(msg("train_bpe: the grader could not time it (no timings came back)"))
     answer, naive = r
     ratio = answer / max(naive, 1e-9)
     if ratio > SPEED_LIMIT:
+        shown = f"{ratio:.2f}"
         raise CheckFailure(
-            f"train_bpe takes {ratio:.2f} times the naive trainer's time on the same text.\n"
-            f"  got:      {ratio:.2f} of the naive time\n"
-            f"  expected: at most {SPEED_LIMIT} of the naive time\n"
-            "  hint: it still visits every pre-token at every merge: keep, for each pair, the "
-            "pre-tokens that contain it, and after a merge update only those pre-tokens and their pair counts"
+            msg("train_bpe takes {ratio} times the naive trainer's time on the same text.", ratio=shown)
+            + got_expected(
+                msg("{ratio} of the naive time", ratio=shown),
+                msg("at most {limit} of the naive time", limit=f"{SPEED_LIMIT}"),
+            )
+            + hint_line(H_SLOW)
         )
 
 
 # ---------------------------------------------------------------------------------------------
 # Judging the tokenizer
 
-H_RANK = (
+H_RANK = N_(
     "merges applied out of rank order: within a pre-token, always merge the pair with the lowest rank first"
 )
-H_LEFTMOST = (
+H_LEFTMOST = N_(
     "merges applied left to right, not by rank: among the adjacent pairs that have a merge, take the one "
     "with the lowest rank (the earliest merge), wherever it is"
 )
-H_ENC_ACROSS = (
+H_ENC_ACROSS = N_(
     "merges across pre-token boundaries: split with GPT2_PATTERN first and encode each pre-token on its own"
 )
-H_SPECIAL_SPLIT = (
+H_SPECIAL_SPLIT = N_(
     "special tokens split: cut the text at the special tokens first and give each its own id, never "
     "encode it as text"
 )
-H_LONGEST = (
+H_LONGEST = N_(
     "overlapping special tokens not matched longest first: sort them by length, longest first, before "
     "building the pattern that cuts the text"
 )
-H_OFFSET = (
+H_OFFSET = N_(
     "vocab id order wrong: ids come from the vocab (special tokens first, then the bytes), not from "
     "the byte values or the merge ranks"
 )
-H_BY_INDEX = (
+H_BY_INDEX = N_(
     "special token ids taken from their place in special_tokens: look each one up in the vocab (its "
     "bytes -> its id); GPT-2's <|endoftext|> is id 50256"
 )
-H_ENCODE = (
+H_ENCODE = N_(
     "encode differs from the reference: cut at the special tokens (longest first), split each piece with "
     "GPT2_PATTERN, merge each pre-token's bytes in rank order, then map the byte strings to their vocab ids"
 )
-H_DECODE_RAISES = (
+H_DECODE_RAISES = N_(
     'decode raised on ids that cut a character: join the bytes, then .decode("utf-8", errors="replace")'
 )
-H_DECODE = 'decode: join the bytes of every id (vocab[i]), then .decode("utf-8", errors="replace") once'
-H_PER_TOKEN = (
+H_DECODE = N_('decode: join the bytes of every id (vocab[i]), then .decode("utf-8", errors="replace") once')
+H_PER_TOKEN = N_(
     "decoded token by token: a character split over two tokens becomes replacement characters; join "
     "all the bytes first, then decode once"
 )
@@ -778,10 +803,9 @@ def _encode_failed(got, text, vocab, merges, specials, what="Tokenizer.encode"):
     k = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
     shown = text if len(text) <= 60 else text[:57] + "..."
     raise CheckFailure(
-        f"{what} of {shown!r} differs from id {k} on.\n"
-        f"  got:      {_short(got[k:])}\n"
-        f"  expected: {_short(expected[k:])}\n"
-        f"  hint: {hint}"
+        msg("{who} of {text} differs from id {k} on.", who=what, text=repr(shown), k=k)
+        + got_expected(_short(got[k:]), _short(expected[k:]))
+        + hint_line(hint)
     )
 
 
@@ -789,46 +813,57 @@ def _tok_judge(case, out):
     f = case.facts
     r = out["r"]
     if not isinstance(r, (list, tuple)) or len(r) != 3:
-        raise CheckFailure("Tokenizer: the grader could not read what it returned")
+        raise CheckFailure(msg("{name}: the grader could not read what it returned", name="Tokenizer"))
     encoded, round_trips, decoded = r
     vocab, merges = _source(f)
     specials = f["specials"]
     for text, got, back in zip(f["texts"], encoded, round_trips):
         if not isinstance(got, list) or not all(isinstance(i, int) for i in got):
-            raise CheckFailure(f"Tokenizer.encode returned {got!r:.60}, not a list of int ids")
+            raise CheckFailure(
+                msg("Tokenizer.encode returned {value}, not a list of int ids", value=f"{got!r:.60}")
+            )
         if got != encode(text, vocab, merges, specials):
             _encode_failed(got, text, vocab, merges, specials)
         if back[0] == "raised":
-            raise CheckFailure(f"Tokenizer.decode raised {back[1]}\n  hint: {H_DECODE_RAISES}")
+            raise CheckFailure(
+                msg("{name} raised {error}", name="Tokenizer.decode", error=back[1])
+                + hint_line(H_DECODE_RAISES)
+            )
         if back[1] != text:
             raise CheckFailure(
-                f"decode(encode(s)) != s for s = {text[:60]!r}.\n"
-                f"  got:      the text {back[1][:60]!r}\n"
-                f"  expected: the text {text[:60]!r}\n"
-                f"  hint: {H_PER_TOKEN if back[1] == decode(got, vocab, per_token=True) else H_DECODE}"
+                msg("decode(encode(s)) != s for s = {text}.", text=repr(text[:60]))
+                + got_expected(
+                    msg("the text {text}", text=repr(back[1][:60])),
+                    msg("the text {text}", text=repr(text[:60])),
+                )
+                + hint_line(H_PER_TOKEN if back[1] == decode(got, vocab, per_token=True) else H_DECODE)
             )
     for ids, back in zip(f["id_lists"], decoded):
         if back[0] == "raised":
-            raise CheckFailure(f"Tokenizer.decode({ids}) raised {back[1]}\n  hint: {H_DECODE_RAISES}")
+            raise CheckFailure(
+                msg("Tokenizer.decode({ids}) raised {error}", ids=str(ids), error=back[1])
+                + hint_line(H_DECODE_RAISES)
+            )
         expected = decode(ids, vocab)
         if back[1] != expected:
             per = decode(ids, vocab, per_token=True)
             raise CheckFailure(
-                f"Tokenizer.decode({ids}) is wrong.\n"
-                f"  got:      the text {back[1]!r}\n"
-                f"  expected: the text {expected!r}\n"
-                f"  hint: {H_PER_TOKEN if back[1] == per else H_DECODE}"
+                msg("Tokenizer.decode({ids}) is wrong.", ids=str(ids))
+                + got_expected(
+                    msg("the text {text}", text=repr(back[1])), msg("the text {text}", text=repr(expected))
+                )
+                + hint_line(H_PER_TOKEN if back[1] == per else H_DECODE)
             )
 
 
 # ---------------------------------------------------------------------------------------------
 # Judging encode_iterable
 
-H_PER_LINE = (
+H_PER_LINE = N_(
     "each line encoded on its own: a pre-token (or a special token) that runs across two lines gets "
     "other ids; hold back the text after the last complete pre-token and encode it with the next line"
 )
-H_NOT_LAZY = (
+H_NOT_LAZY = N_(
     "encode_iterable is not lazy: it read every line before giving the first id; yield the ids of "
     "each complete pre-token as soon as it is read"
 )
@@ -873,7 +908,7 @@ def _stream_judge(case, out):
     f = case.facts
     r = out["r"]
     if not isinstance(r, (list, tuple)) or len(r) != 3:
-        raise CheckFailure("encode_iterable: the grader could not read what it returned")
+        raise CheckFailure(msg("{name}: the grader could not read what it returned", name="encode_iterable"))
     ids, lazy, at_first = r
     vocab, merges = _source(f)
     text = "".join(f["lines"])
@@ -884,17 +919,24 @@ def _stream_judge(case, out):
             _encode_failed(ids, text, vocab, merges, f["specials"], what="encode_iterable")
         k = next((i for i, (a, b) in enumerate(zip(ids, expected)) if a != b), min(len(ids), len(expected)))
         raise CheckFailure(
-            f"encode_iterable differs from encode of the joined text from id {k} on.\n"
-            f"  got:      {_short(ids[k:])}\n"
-            f"  expected: {_short(expected[k:])}\n"
-            f"  hint: {H_PER_LINE}"
+            msg("encode_iterable differs from encode of the joined text from id {k} on.", k=k)
+            + got_expected(_short(ids[k:]), _short(expected[k:]))
+            + hint_line(H_PER_LINE)
         )
     n = len(f["lines"])
     if not lazy or at_first > max(2, n // 2):
+        if lazy:
+            head = msg("encode_iterable read {read} of {n} lines before its first id.", read=at_first, n=n)
+        else:
+            head = msg(
+                "encode_iterable read {read} of {n} lines before its first id, and returned a list, not an iterator.",
+                read=at_first,
+                n=n,
+            )
         raise CheckFailure(
-            f"encode_iterable read {at_first} of {n} lines before its first id"
-            + ("" if lazy else ", and returned a list, not an iterator")
-            + f".\n  got:      {at_first} lines read\n  expected: a few lines read\n  hint: {H_NOT_LAZY}"
+            head
+            + got_expected(msg("{n} lines read", n=at_first), N_("a few lines read"))
+            + hint_line(H_NOT_LAZY)
         )
 
 

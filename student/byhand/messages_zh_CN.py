@@ -206,35 +206,6 @@ LINES = [
         r"expected: a \(64, 64\) block of scores per batch-and-head, (?P<n>\d+) elements",
         "期望结果：每个样本的每个头有一个 (64, 64) 的分数块，共 {n} 个元素",
     ),
-    (
-        r"got: *state_dict\(\) without nothing, with extra (?P<x>.*)",
-        "你的结果：state_dict() 不缺键，但多出了 {x}",
-    ),
-    (
-        r"got: *state_dict\(\) without (?P<m>.*), with extra (?P<x>.*)",
-        "你的结果：state_dict() 缺少 {m}，多出了 {x}",
-    ),
-    (r"got: *state_dict\(\) without (?P<m>.*)", "你的结果：state_dict() 缺少 {m}"),
-    (r"got: *state_dict\(\) with extra keys (?P<x>.*)", "你的结果：state_dict() 多出了键 {x}"),
-    (
-        r"expected: the keys (?P<k>.*) registered in the module, and no (?P<x>.*)",
-        "期望结果：模块里注册了键 {k}，并且没有 {x}",
-    ),
-    (
-        r"expected: only the keys the exercise names, without (?P<x>.*)",
-        "期望结果：只有练习规定的键，没有 {x}",
-    ),
-    (r"expected: the keys (?P<k>.*) registered in the module", "期望结果：模块里注册了键 {k}"),
-    (
-        r"got: *one parameter object under several names \((?P<s>.*)\)",
-        "你的结果：同一个参数对象挂在多个名字下（{s}）",
-    ),
-    (
-        E("expected: a separate module, with its own parameters, for each of them"),
-        "期望结果：每个名字各有一个独立的模块，带着它自己的参数",
-    ),
-    (r"got: *methods (?P<m>.*)", "你的结果：方法 {m}"),
-    (E("expected: a method named forward"), "期望结果：一个名为 forward 的方法"),
     (r"got: *there is no (?P<a>self\.\w+)", "你的结果：没有 {a}"),
     (
         r"expected: (?P<a>self\.\w+) = nn\.Linear\(\.\.\.\), an attribute of the module",
@@ -463,22 +434,6 @@ LINES = [
     (
         r"the backward pass of LayerNormFunction raised (?P<err>.*)",
         "LayerNormFunction 的反向传播抛出了异常：`{err}`",
-    ),
-    # a module whose structure the grader's state dict does not fit (byhand._core.structure_message)
-    (
-        r"(?P<q>\S+): (?P<c>\S+)'s parameters are not the ones the exercise names, so its state_dict does not "
-        r"fit\.",
-        "{q}：{c} 的参数与练习规定的不一致，所以它的 state_dict 对不上。",
-    ),
-    (
-        r"(?P<q>\S+): the weights loaded into (?P<c>\S+) did not stay: (?P<l>.*) came back different\.",
-        "{q}：加载进 {c} 的权重没有保持住：读回来的 {l} 变了。",
-    ),
-    (
-        r"(?P<q>\S+): (?P<c>\S+) has no method named forward, so calling it runs nn\.Module's own forward, "
-        r"which raises NotImplementedError\.",
-        "{q}：{c} 没有名为 forward 的方法，所以调用它时运行的是 nn.Module 自带的 forward，"
-        "而它会抛出 NotImplementedError。",
     ),
     (r"(?P<x>\w+(?:\.\w+)+) is missing\.", "{x} 不存在。"),
     (r"(?P<x>\w+(?:\.\w+)+) is wrong\.", "{x} 不对。"),
@@ -767,11 +722,6 @@ LINES = [
     (r"the notebook format could not be read \((?P<e>.*)\)", "无法读取 notebook 的格式（{e}）"),
     (E("the notebook has a malformed cell"), "notebook 里有一个格式错误的单元格"),
     (r"the notebook could not be run: (?P<t_w>.+)", "notebook 无法运行：{t_w}"),
-    (
-        r"(?P<q>\S+): this exercise is newer than your byhand checks \(version (?P<v>\S+)\): update them "
-        r"\(pip install -U with the course's install line\) and restart the kernel",
-        "{q}：这道练习比你安装的 byhand 自检包（版本 {v}）更新：请更新它（用课程给的安装命令加上 pip install -U），然后重启内核",
-    ),
     (r"graded (?P<a>.+) as (?P<l>\S+)", "已把 {a} 作为 {l} 评分"),
     (
         r"also found (?P<o>.+): graded (?P<a>.+), the newest by its submission time",
@@ -790,55 +740,7 @@ LINES = [
     # comments entered in formgrader (autograder/record/gradebook.py); a comment is the instructor's own
 ]
 
-# Why a module's state dict does not fit (byhand._core.structure_message): one reason per kind of
-# attribute, joined with "; " when there are two kinds. <S> is the list of attributes.
-SHOWN = r"self\.[\w.]+(?:, self\.[\w.]+)*(?:, \.\.\.)?"
-_NOT_REGISTERED = (
-    r" of modules: nn\.Module does not register \(or move, or save\) modules inside it, so their parameters "
-    r"are not in state_dict\(\); use "
-)
-_WHY = [
-    (
-        r"<S> (?:are plain tensors|is a plain tensor), not registered: wrap each in nn\.Parameter\(\.\.\.\) "
-        r"\(or use nn\.Linear\)",
-        "{S} 是普通张量，没有注册：请逐个用 nn.Parameter(...) 包起来（或改用 nn.Linear）",
-    ),
-    (
-        r"<S> (?:are Python lists|is a Python list)" + _NOT_REGISTERED + r"nn\.ModuleList\(\.\.\.\)",
-        "{S} 是装着模块的 Python 列表：nn.Module 不会注册（也不会移动、保存）其中的模块，"
-        "所以它们的参数不在 state_dict() 里；请用 nn.ModuleList(...)",
-    ),
-    (
-        r"<S> (?:are Python dicts|is a Python dict)" + _NOT_REGISTERED + r"nn\.ModuleDict\(\.\.\.\)",
-        "{S} 是装着模块的 Python 字典：nn.Module 不会注册（也不会移动、保存）其中的模块，"
-        "所以它们的参数不在 state_dict() 里；请用 nn.ModuleDict(...)",
-    ),
-    (
-        r"<S>: a Python list of tensors is not registered; use nn\.ParameterList",
-        "{S}：装着张量的 Python 列表不会被注册；请用 nn.ParameterList",
-    ),
-    (r"there is no <S>: the exercise names them", "没有 {S}：练习规定了要有它们"),
-    (r"there is no <S>: the exercise names it", "没有 {S}：练习规定了要有它"),
-    (
-        r"<S> (?:are|is) a (?P<kind<I>>.+?), not a registered nn\.Module or nn\.Parameter",
-        "{S} 是 {K}，不是已注册的 nn.Module 或 nn.Parameter",
-    ),
-]
-
-
-def _why(i: int) -> list:
-    return [
-        (
-            p.replace("<S>", f"(?P<s{i}>{SHOWN})").replace("<I>", str(i)),
-            t.replace("{S}", f"{{s{i}}}").replace("{K}", f"{{kind{i}}}"),
-        )
-        for p, t in _WHY
-    ]
-
-
-STRUCTURE = [(a + "; " + b, ta + "；" + tb) for a, ta in _why(1) for b, tb in _why(2)] + _why(1)
-
-PIECES = STRUCTURE + [
+PIECES = [
     (
         E("the default eps should be 1e-5 (as F.layer_norm): layer_norm_backward(dy, x, weight, eps=1e-5)"),
         "eps 的默认值应为 1e-5（与 F.layer_norm 一样）：layer_norm_backward(dy, x, weight, eps=1e-5)",
@@ -1544,12 +1446,6 @@ PIECES = STRUCTURE + [
         "这是 {f}；Transformer 的前馈全连接层用的是 ReLU：torch.relu（或 x.clamp(min=0)）",
     ),
     (
-        r"self\.(?P<a>\w+) and self\.(?P<b>\w+) are one and the same module: each needs its own, "
-        r"self\.(?P=b) = nn\.Linear\(\.\.\.\) as for self\.(?P=a), not self\.(?P=b) = self\.(?P=a)",
-        "self.{a} 和 self.{b} 是同一个模块：它们各自需要一个独立的模块，像 self.{a} 那样写 "
-        "self.{b} = nn.Linear(...)，而不是 self.{b} = self.{a}",
-    ),
-    (
         E("that is GELU; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))"),
         "这是 GELU；Transformer 的前馈全连接层用的是 ReLU：torch.relu（或 x.clamp(min=0)）",
     ),
@@ -1836,36 +1732,6 @@ PIECES = STRUCTURE + [
     (
         E("your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim"),
         "你的权重是在查询维（dim -2）上和为 1，而不是在键维上：检查 softmax 的 dim",
-    ),
-    # hints: structure and forward of a module (byhand._core)
-    (
-        r"`(?P<m>[^`]+)` looks like a misspelling of `forward`: rename it",
-        "`{m}` 看起来是 `forward` 拼错了：请改名为 `forward`",
-    ),
-    (
-        E("define forward(self, ...): nn.Module calls it when you call the module"),
-        "请定义 forward(self, ...)：调用模块时，nn.Module 调用的就是它",
-    ),
-    (
-        E(
-            "it has parameters the exercise does not name: the check loads the listed ones and has no values "
-            "for the others, so keep exactly the listed parameters (a constant such as a causal mask may be a "
-            "buffer, register_buffer)"
-        ),
-        "它有练习没有规定的参数：检查只加载列出的那些，其余参数没有可加载的值，所以只保留列出的参数"
-        "（因果掩码这样的常量可以注册为缓冲区，register_buffer）",
-    ),
-    (
-        E("name the submodules and parameters exactly as the exercise says"),
-        "子模块和参数的名字要与练习规定的完全一致",
-    ),
-    (
-        E(
-            "one module is shared by every block ([block] * n, or the same object appended n times): build a "
-            "new one per block, nn.ModuleList([Block(...) for _ in range(n)])"
-        ),
-        "所有块共用了同一个模块（[block] * n，或者把同一个对象 append 了 n 次）：请为每个块新建一个，"
-        "`nn.ModuleList([Block(...) for _ in range(n)])`",
     ),
     # hints: lesson 01_attention
     (
@@ -3501,8 +3367,7 @@ PIECES += [
     ),
 ]
 
-# what a known PyTorch error in the student's code means (byhand._core.KNOWN_ERRORS), and the line
-# under a failed self-check that says how to see its whole traceback (byhand._core.FULL_TRACEBACK)
+# what a known PyTorch error in the student's code means (byhand._core.KNOWN_ERRORS)
 PIECES += [
     (
         r"expand can only stretch a dimension of size 1: dimension (?P<dim>\d+) has size (?P<have>\d+), "
@@ -3561,10 +3426,6 @@ PIECES += [
         ),
         "一个原地运算（+=、x[...] = ...、.add_()）修改了 autograd 为反向传播保存的张量："
         "请改用非原地的写法（x = x + y，而不是 x += y）",
-    ),
-    (
-        E("(the whole traceback: check(..., traceback=True))"),
-        "（查看完整的 traceback：check(..., traceback=True)）",
     ),
 ]
 

@@ -83,7 +83,7 @@ class CheckFailure(AssertionError):
 
 # How a check's failure is shown in a notebook: the message only, unless the whole traceback is asked for
 _VERBOSE = [os.environ.get("BYHAND_TRACEBACK", "").strip() not in ("", "0")]
-FULL_TRACEBACK = "(the whole traceback: check(..., traceback=True))"
+FULL_TRACEBACK = N_("(the whole traceback: check(..., traceback=True))")
 _RED, _DIM, _RESET = "\x1b[0;31m", "\x1b[2m", "\x1b[0m"  # the colours of IPython's own tracebacks
 
 
@@ -559,22 +559,33 @@ def structure_message(name: str, problem: dict) -> str:
     if problem.get("shared") is not None:
         groups = problem.get("shared") or []
         shown = "; ".join(" = ".join(g[:3]) + (" = ..." if len(g) > 3 else "") for g in groups[:3])
-        head = (
-            f"{name}: the weights loaded into {cls} did not stay: "
-            f"{', '.join(problem.get('lost', [])[:3])} came back different.\n"
-            f"  got:      one parameter object under several names ({shown or 'shared parameters'})\n"
-            f"  expected: a separate module, with its own parameters, for each of them\n"
+        head = msg(
+            "{name}: the weights loaded into {cls} did not stay: {lost} came back different.",
+            name=name,
+            cls=cls,
+            lost=", ".join(problem.get("lost", [])[:3]),
+        ) + got_expected(
+            msg(
+                "one parameter object under several names ({names})", names=shown or msg("shared parameters")
+            ),
+            msg("a separate module, with its own parameters, for each of them"),
         )
         alias = _aliased_attributes(groups)
         if alias is not None:  # two attributes of one module hold one object: self.w_k = self.w_q
             first, other = alias
-            return head + (
-                f"  hint: self.{first} and self.{other} are one and the same module: each needs its own, "
-                f"self.{other} = nn.Linear(...) as for self.{first}, not self.{other} = self.{first}"
+            return head + hint_line(
+                msg(
+                    "self.{first} and self.{other} are one and the same module: each needs its own, "
+                    "self.{other} = nn.Linear(...) as for self.{first}, not self.{other} = self.{first}",
+                    first=first,
+                    other=other,
+                )
             )
-        return head + (
-            "  hint: one module is shared by every block ([block] * n, or the same object appended n "
-            "times): build a new one per block, nn.ModuleList([Block(...) for _ in range(n)])"
+        return head + hint_line(
+            msg(
+                "one module is shared by every block ([block] * n, or the same object appended n "
+                "times): build a new one per block, nn.ModuleList([Block(...) for _ in range(n)])"
+            )
         )
     attrs = problem.get("attrs", {}) or {}
     missing = problem.get("missing", []) or []
@@ -587,46 +598,113 @@ def structure_message(name: str, problem: dict) -> str:
         shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
         many = len(names) > 1
         if kind == "tensor":
-            why.append(
-                f"{shown} {'are plain tensors' if many else 'is a plain tensor'}, not registered: "
-                "wrap each in nn.Parameter(...) (or use nn.Linear)"
-            )
-        elif kind in ("list of modules", "dict of modules"):
-            holder = "nn.ModuleList" if kind == "list of modules" else "nn.ModuleDict"
-            why.append(
-                f"{shown} {'are Python ' + kind.split()[0] + 's' if many else 'is a Python ' + kind.split()[0]} "
-                f"of modules: nn.Module does not register (or move, or save) modules inside it, so their "
-                f"parameters are not in state_dict(); use {holder}(...)"
-            )
+            if many:
+                why.append(
+                    msg(
+                        "{shown} are plain tensors, not registered: wrap each in nn.Parameter(...) (or use nn.Linear)",
+                        shown=shown,
+                    )
+                )
+            else:
+                why.append(
+                    msg(
+                        "{shown} is a plain tensor, not registered: wrap each in nn.Parameter(...) (or use nn.Linear)",
+                        shown=shown,
+                    )
+                )
+        elif kind == "list of modules":
+            if many:
+                why.append(
+                    msg(
+                        "{shown} are Python lists of modules: nn.Module does not register (or move, or save) "
+                        "modules inside it, so their parameters are not in state_dict(); use nn.ModuleList(...)",
+                        shown=shown,
+                    )
+                )
+            else:
+                why.append(
+                    msg(
+                        "{shown} is a Python list of modules: nn.Module does not register (or move, or save) "
+                        "modules inside it, so their parameters are not in state_dict(); use nn.ModuleList(...)",
+                        shown=shown,
+                    )
+                )
+        elif kind == "dict of modules":
+            if many:
+                why.append(
+                    msg(
+                        "{shown} are Python dicts of modules: nn.Module does not register (or move, or save) "
+                        "modules inside it, so their parameters are not in state_dict(); use nn.ModuleDict(...)",
+                        shown=shown,
+                    )
+                )
+            else:
+                why.append(
+                    msg(
+                        "{shown} is a Python dict of modules: nn.Module does not register (or move, or save) "
+                        "modules inside it, so their parameters are not in state_dict(); use nn.ModuleDict(...)",
+                        shown=shown,
+                    )
+                )
         elif kind == "list of tensors":
-            why.append(f"{shown}: a Python list of tensors is not registered; use nn.ParameterList")
-        elif kind == "missing":
-            why.append(f"there is no {shown}: the exercise names {'them' if many else 'it'}")
-        elif kind not in ("parameter", "module"):
             why.append(
-                f"{shown} {'are' if many else 'is'} a {kind}, not a registered nn.Module or nn.Parameter"
+                msg("{shown}: a Python list of tensors is not registered; use nn.ParameterList", shown=shown)
             )
+        elif kind == "missing":
+            if many:
+                why.append(msg("there is no {shown}: the exercise names them", shown=shown))
+            else:
+                why.append(msg("there is no {shown}: the exercise names it", shown=shown))
+        elif kind not in ("parameter", "module"):
+            if many:
+                why.append(
+                    msg(
+                        "{shown} are a {kind}, not a registered nn.Module or nn.Parameter",
+                        shown=shown,
+                        kind=kind,
+                    )
+                )
+            else:
+                why.append(
+                    msg(
+                        "{shown} is a {kind}, not a registered nn.Module or nn.Parameter",
+                        shown=shown,
+                        kind=kind,
+                    )
+                )
     if not why and extra:
         why.append(
-            "it has parameters the exercise does not name: the check loads the listed ones and has no "
-            "values for the others, so keep exactly the listed parameters (a constant such as a causal mask "
-            "may be a buffer, register_buffer)"
+            msg(
+                "it has parameters the exercise does not name: the check loads the listed ones and has no "
+                "values for the others, so keep exactly the listed parameters (a constant such as a causal mask "
+                "may be a buffer, register_buffer)"
+            )
         )
     if not why:
-        why.append("name the submodules and parameters exactly as the exercise says")
+        why.append(msg("name the submodules and parameters exactly as the exercise says"))
     lacks, more = ", ".join(missing[:4]), ", ".join(extra[:4])
     if missing and extra:
-        got = f"state_dict() without {lacks}, with extra {more}"
-        expected = f"the keys {lacks} registered in the module, and no {more}"
+        got = msg("state_dict() without {lacks}, with extra {more}", lacks=lacks, more=more)
+        expected = msg("the keys {lacks} registered in the module, and no {more}", lacks=lacks, more=more)
     elif missing:
-        got, expected = f"state_dict() without {lacks}", f"the keys {lacks} registered in the module"
+        got = msg("state_dict() without {lacks}", lacks=lacks)
+        expected = msg("the keys {lacks} registered in the module", lacks=lacks)
     else:  # what it has too many of, said as such: not as keys it should register
-        got = f"state_dict() with extra keys {more}"
-        expected = f"only the keys the exercise names, without {more}"
+        got = msg("state_dict() with extra keys {more}", more=more)
+        expected = msg("only the keys the exercise names, without {more}", more=more)
     return (
-        f"{name}: {cls}'s parameters are not the ones the exercise names, so its state_dict does not fit.\n"
-        f"  got:      {got}\n  expected: {expected}\n  hint: " + "; ".join(why)
+        msg(
+            "{name}: {cls}'s parameters are not the ones the exercise names, so its state_dict does not fit.",
+            name=name,
+            cls=cls,
+        )
+        + got_expected(got, expected)
+        + hint_line(i18n.join(WHY_SEPARATOR, why))
     )
+
+
+# between two reasons in a structure message's hint
+WHY_SEPARATOR = N_("; ")
 
 
 def _aliased_attributes(groups: list):
@@ -650,13 +728,22 @@ def no_forward_message(name: str, info: dict) -> str:
     cls = str(info.get("cls", name))
     methods = [str(m) for m in info.get("methods", [])]
     close = difflib.get_close_matches("forward", methods, n=1, cutoff=0.6)
-    spelled = f"`{close[0]}` looks like a misspelling of `forward`: rename it" if close else ""
+    if close:
+        hint = msg("`{method}` looks like a misspelling of `forward`: rename it", method=close[0])
+    else:
+        hint = msg("define forward(self, ...): nn.Module calls it when you call the module")
     return (
-        f"{name}: {cls} has no method named forward, so calling it runs nn.Module's own forward, which "
-        f"raises NotImplementedError.\n"
-        f"  got:      methods {', '.join(methods) or '(none)'}\n"
-        f"  expected: a method named forward\n"
-        f"  hint: {spelled or 'define forward(self, ...): nn.Module calls it when you call the module'}"
+        msg(
+            "{name}: {cls} has no method named forward, so calling it runs nn.Module's own forward, which "
+            "raises NotImplementedError.",
+            name=name,
+            cls=cls,
+        )
+        + got_expected(
+            msg("methods {methods}", methods=", ".join(methods)) if methods else msg("methods (none)"),
+            msg("a method named forward"),
+        )
+        + hint_line(hint)
     )
 
 
@@ -999,8 +1086,12 @@ def check(
 
         raise OutdatedChecks(
             i18n.localize(
-                f"{name}: this exercise is newer than your byhand checks (version {__version__}): update "
-                "them (pip install -U with the course's install line) and restart the kernel"
+                msg(
+                    "{name}: this exercise is newer than your byhand checks (version {version}): update "
+                    "them (pip install -U with the course's install line) and restart the kernel",
+                    name=name,
+                    version=__version__,
+                )
             )
         )
     question = questions[name]

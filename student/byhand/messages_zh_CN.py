@@ -192,95 +192,6 @@ LINES = [
         "提示：同时有两处错误：其一，{t_a}；其二，{t_b}",
     ),
     (r"hint: (?P<t_h>.*)", "提示：{t_h}"),
-    # lesson 12_training: frames with words, before the general got / expected lines
-    (E("cross_entropy(logits, targets) is not finite."), "cross_entropy(logits, targets) 不是有限值。"),
-    (
-        E("AdamW's parameters are right, but its per-parameter state is not where it should be."),
-        "AdamW 更新出的参数是对的，但每个参数的状态没有放在该放的地方。",
-    ),
-    (r"got: *self\.state\[p\] with the keys: (?P<k>.*)", "你的结果：self.state[p] 里的键：`{k}`"),
-    (
-        E("expected: self.state[p] with step, exp_avg and exp_avg_sq"),
-        "期望结果：self.state[p] 里有 `step`、`exp_avg` 和 `exp_avg_sq`",
-    ),
-    (
-        E("self.state[p]['step'] is not the number of steps taken."),
-        "self.state[p]['step'] 不是已经走过的步数。",
-    ),
-    (r"expected: (?P<n>\S+) \(after (?P<m>\d+) steps\)", "期望结果：{n}（{m} 步之后）"),
-    (r"lr_cosine_schedule is wrong at t = (?P<t>\d+)\.", "lr_cosine_schedule 在 t = {t} 处不对。"),
-    (
-        r"get_batch raised (?P<e>.*) drawing (?P<n>\d+) windows from (?P<m>\d+) tokens\.",
-        "get_batch 从 {m} 个 token 中取 {n} 个窗口时抛出了 `{e}`",
-    ),
-    (
-        r"the starts of (?P<n>\d+) windows are not spread evenly over the (?P<m>\d+) valid starts\.",
-        "{n} 个窗口的起点没有均匀地分布在 {m} 个合法起点上。",
-    ),
-    (r"got: *counts (?P<c>\[.*\])", "你的结果：各起点的次数 {c}"),
-    (
-        r"expected: about (?P<n>\d+) each \(starts 0 to (?P<m>\d+)\)",
-        "期望结果：每个大约 {n} 次（起点 0 到 {m}）",
-    ),
-    (E("y is the same as x."), "y 和 x 一模一样。"),
-    (
-        r"expected: (?P<v>\[.*\]) \(the next token at each position\)",
-        "期望结果：{v}（每个位置的下一个 token）",
-    ),
-    (E("y is not x shifted by one token."), "y 不是 x 错开一个 token 的结果。"),
-    (
-        E("two generators seeded alike give different batches, or differently seeded ones the same batch."),
-        "种子相同的两个生成器给出了不同的批，或者种子不同的生成器给出了相同的批。",
-    ),
-    (
-        r"got: *x\[:, 0\] = (?P<a>\[.*?\]) and (?P<b>\[.*?\]) \(same seed\), (?P<c>\[.*?\]) \(next seed\)",
-        "你的结果：x[:, 0] = {a} 与 {b}（同一个种子），{c}（下一个种子）",
-    ),
-    (
-        E("a row of x is not a window of consecutive tokens of data."),
-        "x 的某一行不是 data 中连续 token 组成的窗口。",
-    ),
-    (
-        E("expected: data[s : s + context_length] for a start s"),
-        "期望结果：某个起点 s 处的 data[s : s + context_length]",
-    ),
-    (E("a window overruns the array."), "有窗口越过了数组的末尾。"),
-    (r"x has (?P<n>\d+) rows\.", "x 有 {n} 行。"),
-    (r"expected: batch_size = (?P<n>\d+)", "期望结果：batch_size = {n}"),
-    (
-        r"(?P<w>x|y) should be a LongTensor \(int64\) of token ids\.",
-        "{w} 应该是由 token id 组成的 LongTensor（int64）。",
-    ),
-    (E("load_checkpoint did not return the iteration saved."), "load_checkpoint 没有返回保存时的迭代步数。"),
-    (
-        E("training resumed from the checkpoint is close to, but not exactly, the run that never stopped."),
-        "从检查点恢复的训练与从未中断的训练很接近，但并不完全相同。",
-    ),
-    (
-        E("cross_entropy should return one number, the mean over all positions."),
-        "cross_entropy 应该返回一个数：所有位置上的平均值。",
-    ),
-    (r"got: *a tensor of shape (?P<s>\(.*\))", "你的结果：形状为 {s} 的张量"),
-    (E("expected: shape () (a scalar tensor)"), "期望结果：形状 ()（一个标量张量）"),
-    (E("the grader could not run AdamW (no results came back)"), "评分程序无法运行 AdamW（没有返回结果）"),
-    (E("the grader could not read the parameters AdamW trained"), "评分程序读不到 AdamW 训练出的参数"),
-    (
-        E("the grader could not read the schedule's values (no results came back)"),
-        "评分程序读不到学习率调度的值（没有返回结果）",
-    ),
-    (
-        E("the grader could not run clip_grad_norm_ (no results came back)"),
-        "评分程序无法运行 clip_grad_norm_（没有返回结果）",
-    ),
-    (
-        E("clip_grad_norm_ gave a gradient to a parameter that had none: skip p.grad is None"),
-        "clip_grad_norm_ 给原本没有梯度的参数加上了梯度：跳过 `p.grad is None` 的参数",
-    ),
-    (E("get_batch should return a pair (x, y)"), "get_batch 应该返回一对 (x, y)"),
-    (
-        E("the grader could not run the checkpoint round trip (no results came back)"),
-        "评分程序无法完成检查点的保存与载入（没有返回结果）",
-    ),
     # got / expected lines that carry words, before the general ones (which copy the value)
     (
         r"got: *(?P<n>\d+) tensors saved for an autograd graph while backward ran",
@@ -295,35 +206,6 @@ LINES = [
         r"expected: a \(64, 64\) block of scores per batch-and-head, (?P<n>\d+) elements",
         "期望结果：每个样本的每个头有一个 (64, 64) 的分数块，共 {n} 个元素",
     ),
-    (
-        r"got: *state_dict\(\) without nothing, with extra (?P<x>.*)",
-        "你的结果：state_dict() 不缺键，但多出了 {x}",
-    ),
-    (
-        r"got: *state_dict\(\) without (?P<m>.*), with extra (?P<x>.*)",
-        "你的结果：state_dict() 缺少 {m}，多出了 {x}",
-    ),
-    (r"got: *state_dict\(\) without (?P<m>.*)", "你的结果：state_dict() 缺少 {m}"),
-    (r"got: *state_dict\(\) with extra keys (?P<x>.*)", "你的结果：state_dict() 多出了键 {x}"),
-    (
-        r"expected: the keys (?P<k>.*) registered in the module, and no (?P<x>.*)",
-        "期望结果：模块里注册了键 {k}，并且没有 {x}",
-    ),
-    (
-        r"expected: only the keys the exercise names, without (?P<x>.*)",
-        "期望结果：只有练习规定的键，没有 {x}",
-    ),
-    (r"expected: the keys (?P<k>.*) registered in the module", "期望结果：模块里注册了键 {k}"),
-    (
-        r"got: *one parameter object under several names \((?P<s>.*)\)",
-        "你的结果：同一个参数对象挂在多个名字下（{s}）",
-    ),
-    (
-        E("expected: a separate module, with its own parameters, for each of them"),
-        "期望结果：每个名字各有一个独立的模块，带着它自己的参数",
-    ),
-    (r"got: *methods (?P<m>.*)", "你的结果：方法 {m}"),
-    (E("expected: a method named forward"), "期望结果：一个名为 forward 的方法"),
     (r"got: *there is no (?P<a>self\.\w+)", "你的结果：没有 {a}"),
     (
         r"expected: (?P<a>self\.\w+) = nn\.Linear\(\.\.\.\), an attribute of the module",
@@ -458,22 +340,6 @@ LINES = [
     (
         r"the backward pass of LayerNormFunction raised (?P<err>.*)",
         "LayerNormFunction 的反向传播抛出了异常：`{err}`",
-    ),
-    # a module whose structure the grader's state dict does not fit (byhand._core.structure_message)
-    (
-        r"(?P<q>\S+): (?P<c>\S+)'s parameters are not the ones the exercise names, so its state_dict does not "
-        r"fit\.",
-        "{q}：{c} 的参数与练习规定的不一致，所以它的 state_dict 对不上。",
-    ),
-    (
-        r"(?P<q>\S+): the weights loaded into (?P<c>\S+) did not stay: (?P<l>.*) came back different\.",
-        "{q}：加载进 {c} 的权重没有保持住：读回来的 {l} 变了。",
-    ),
-    (
-        r"(?P<q>\S+): (?P<c>\S+) has no method named forward, so calling it runs nn\.Module's own forward, "
-        r"which raises NotImplementedError\.",
-        "{q}：{c} 没有名为 forward 的方法，所以调用它时运行的是 nn.Module 自带的 forward，"
-        "而它会抛出 NotImplementedError。",
     ),
     (r"(?P<x>\w+(?:\.\w+)+) is missing\.", "{x} 不存在。"),
     (r"(?P<x>\w+(?:\.\w+)+) is wrong\.", "{x} 不对。"),
@@ -665,11 +531,6 @@ LINES = [
     (r"the notebook format could not be read \((?P<e>.*)\)", "无法读取 notebook 的格式（{e}）"),
     (E("the notebook has a malformed cell"), "notebook 里有一个格式错误的单元格"),
     (r"the notebook could not be run: (?P<t_w>.+)", "notebook 无法运行：{t_w}"),
-    (
-        r"(?P<q>\S+): this exercise is newer than your byhand checks \(version (?P<v>\S+)\): update them "
-        r"\(pip install -U with the course's install line\) and restart the kernel",
-        "{q}：这道练习比你安装的 byhand 自检包（版本 {v}）更新：请更新它（用课程给的安装命令加上 pip install -U），然后重启内核",
-    ),
     (r"graded (?P<a>.+) as (?P<l>\S+)", "已把 {a} 作为 {l} 评分"),
     (
         r"also found (?P<o>.+): graded (?P<a>.+), the newest by its submission time",
@@ -688,55 +549,7 @@ LINES = [
     # comments entered in formgrader (autograder/record/gradebook.py); a comment is the instructor's own
 ]
 
-# Why a module's state dict does not fit (byhand._core.structure_message): one reason per kind of
-# attribute, joined with "; " when there are two kinds. <S> is the list of attributes.
-SHOWN = r"self\.[\w.]+(?:, self\.[\w.]+)*(?:, \.\.\.)?"
-_NOT_REGISTERED = (
-    r" of modules: nn\.Module does not register \(or move, or save\) modules inside it, so their parameters "
-    r"are not in state_dict\(\); use "
-)
-_WHY = [
-    (
-        r"<S> (?:are plain tensors|is a plain tensor), not registered: wrap each in nn\.Parameter\(\.\.\.\) "
-        r"\(or use nn\.Linear\)",
-        "{S} 是普通张量，没有注册：请逐个用 nn.Parameter(...) 包起来（或改用 nn.Linear）",
-    ),
-    (
-        r"<S> (?:are Python lists|is a Python list)" + _NOT_REGISTERED + r"nn\.ModuleList\(\.\.\.\)",
-        "{S} 是装着模块的 Python 列表：nn.Module 不会注册（也不会移动、保存）其中的模块，"
-        "所以它们的参数不在 state_dict() 里；请用 nn.ModuleList(...)",
-    ),
-    (
-        r"<S> (?:are Python dicts|is a Python dict)" + _NOT_REGISTERED + r"nn\.ModuleDict\(\.\.\.\)",
-        "{S} 是装着模块的 Python 字典：nn.Module 不会注册（也不会移动、保存）其中的模块，"
-        "所以它们的参数不在 state_dict() 里；请用 nn.ModuleDict(...)",
-    ),
-    (
-        r"<S>: a Python list of tensors is not registered; use nn\.ParameterList",
-        "{S}：装着张量的 Python 列表不会被注册；请用 nn.ParameterList",
-    ),
-    (r"there is no <S>: the exercise names them", "没有 {S}：练习规定了要有它们"),
-    (r"there is no <S>: the exercise names it", "没有 {S}：练习规定了要有它"),
-    (
-        r"<S> (?:are|is) a (?P<kind<I>>.+?), not a registered nn\.Module or nn\.Parameter",
-        "{S} 是 {K}，不是已注册的 nn.Module 或 nn.Parameter",
-    ),
-]
-
-
-def _why(i: int) -> list:
-    return [
-        (
-            p.replace("<S>", f"(?P<s{i}>{SHOWN})").replace("<I>", str(i)),
-            t.replace("{S}", f"{{s{i}}}").replace("{K}", f"{{kind{i}}}"),
-        )
-        for p, t in _WHY
-    ]
-
-
-STRUCTURE = [(a + "; " + b, ta + "；" + tb) for a, ta in _why(1) for b, tb in _why(2)] + _why(1)
-
-PIECES = STRUCTURE + [
+PIECES = [
     (
         E("the default eps should be 1e-5 (as F.layer_norm): layer_norm_backward(dy, x, weight, eps=1e-5)"),
         "eps 的默认值应为 1e-5（与 F.layer_norm 一样）：layer_norm_backward(dy, x, weight, eps=1e-5)",
@@ -829,308 +642,6 @@ PIECES = STRUCTURE + [
             "and each nn.Linear gets bias=bias"
         ),
         "函数签名里的默认值是 bias=True：__init__(self, d_model, n_heads, bias=True)，并且每个 nn.Linear 都传入 bias=bias",
-    ),
-    # lesson 12_training
-    (E("cross_entropy(logits, targets)"), "cross_entropy(logits, targets) 的结果"),
-    (r"the parameters after (?P<n>\d+) steps \(all of them, flattened\)", "{n} 步之后的参数（全部展平）"),
-    (r"self\.state\[p\]\['(?P<k>\w+)'\] after (?P<n>\d+) steps", "{n} 步之后的 self.state[p]['{k}']"),
-    (
-        E("the gradients after clip_grad_norm_ (all of them, flattened)"),
-        "clip_grad_norm_ 之后的梯度（全部展平）",
-    ),
-    (E("the norm clip_grad_norm_ returned"), "clip_grad_norm_ 返回的范数"),
-    (r"the (?P<n>\d+) losses after load_checkpoint", "load_checkpoint 之后的 {n} 个损失值"),
-    (
-        E("the sum of the per-parameter norms"),
-        "各参数范数之和",
-    ),
-    (
-        E("the losses are summed: cross_entropy is the mean over all positions"),
-        "损失被求和了：cross_entropy 是所有位置上的平均值",
-    ),
-    (
-        E("the sign is flipped: the loss is logsumexp(logits) - logits[target], positive"),
-        "符号反了：损失是 logsumexp(logits) - logits[target]，为正",
-    ),
-    (
-        E(
-            "the max subtracted for stability is not added back: logsumexp(x) = m + log(sum(exp(x - m))) with m the largest logit"
-        ),
-        "为了数值稳定而减去的最大值没有加回来：logsumexp(x) = m + log(sum(exp(x - m)))，m 是最大的 logit",
-    ),
-    (
-        E(
-            "the target logits are picked along the wrong dim: take logits[..., target] from the last dim (gather(-1, targets.unsqueeze(-1)))"
-        ),
-        "目标 logit 取错了维度：应从最后一维取 logits[..., target]（gather(-1, targets.unsqueeze(-1))）",
-    ),
-    (
-        E(
-            "cross-entropy overflows: exp of a large logit is inf (softmax, then log, gives inf or nan); subtract the largest logit first (log-sum-exp), logsumexp(logits) - logits[target]"
-        ),
-        "交叉熵溢出了：大 logit 的 exp 是 inf（先 softmax 再取 log 会得到 inf 或 nan）；先减去最大的 logit（log-sum-exp），即 logsumexp(logits) - logits[target]",
-    ),
-    (
-        E("the mean over positions of logsumexp(logits) - logits[target]"),
-        "对所有位置取 logsumexp(logits) - logits[target] 的平均值",
-    ),
-    (
-        E("average the per-position losses: .mean() over every position, not only the last dim"),
-        "对每个位置的损失取平均：在所有位置上 .mean()，而不只是最后一维",
-    ),
-    (
-        E("subtract the max out of place (x = logits - m), not logits -= m"),
-        "用非原地运算减去最大值（x = logits - m），不要写 logits -= m",
-    ),
-    (
-        E(
-            "Adam's bias correction is missing: divide the moments by 1 - beta1**t and 1 - beta2**t (t the step count, from 1), m_hat = m / (1 - beta1**t), v_hat = v / (1 - beta2**t)"
-        ),
-        "缺少 Adam 的偏差校正：把两个矩分别除以 1 - beta1**t 和 1 - beta2**t（t 是步数，从 1 开始），m_hat = m / (1 - beta1**t)，v_hat = v / (1 - beta2**t)",
-    ),
-    (
-        E(
-            "the bias corrections are swapped: m (the mean of the gradients) is divided by 1 - beta1**t, v (the mean of their squares) by 1 - beta2**t"
-        ),
-        "两个偏差校正用反了：m（梯度的均值）除以 1 - beta1**t，v（梯度平方的均值）除以 1 - beta2**t",
-    ),
-    (
-        E("the bias correction is applied to m only: v needs its own, v_hat = v / (1 - beta2**t)"),
-        "偏差校正只用在了 m 上：v 也需要自己的校正，v_hat = v / (1 - beta2**t)",
-    ),
-    (
-        E("the bias correction is applied to v only: m needs its own, m_hat = m / (1 - beta1**t)"),
-        "偏差校正只用在了 v 上：m 也需要自己的校正，m_hat = m / (1 - beta1**t)",
-    ),
-    (
-        E(
-            "weight decay is added to the gradient (L2 in the loss, Adam's way): AdamW decays the weights themselves, p = p * (1 - lr * weight_decay), outside the moments"
-        ),
-        "权重衰减被加到了梯度上（相当于损失里的 L2，Adam 的做法）：AdamW 直接衰减权重本身，p = p * (1 - lr * weight_decay)，不经过两个矩",
-    ),
-    (
-        E(
-            "the weight decay is applied after the Adam update, to the updated weights: torch.optim.AdamW shrinks the weights the step starts from, p = p * (1 - lr * weight_decay), then subtracts the update"
-        ),
-        "权重衰减放在了 Adam 更新之后，作用在更新后的权重上：torch.optim.AdamW 先缩小这一步开始时的权重，p = p * (1 - lr * weight_decay)，再减去更新量",
-    ),
-    (
-        E("the weight decay is not scaled by the learning rate: p = p * (1 - lr * weight_decay)"),
-        "权重衰减没有乘以学习率：p = p * (1 - lr * weight_decay)",
-    ),
-    (
-        E("there is no weight decay: p = p * (1 - lr * weight_decay) before each update"),
-        "没有权重衰减：每次更新前 p = p * (1 - lr * weight_decay)",
-    ),
-    (
-        E(
-            "the learning rate is read once (in __init__ or from self.defaults): read group['lr'] at every step, a schedule changes it between steps"
-        ),
-        "学习率只读取了一次（在 __init__ 里，或来自 self.defaults）：每一步都要读 group['lr']，调度会在两步之间改变它",
-    ),
-    (
-        E(
-            "each parameter group's own weight_decay is ignored: read group['weight_decay'] (a group of biases and norms usually has 0)"
-        ),
-        "忽略了每个参数组自己的 weight_decay：要读 group['weight_decay']（偏置和归一化层那一组通常为 0）",
-    ),
-    (
-        E(
-            "a parameter without a gradient was changed: skip it (if p.grad is None: continue), as torch.optim.AdamW does"
-        ),
-        "没有梯度的参数被改动了：跳过它（`if p.grad is None: continue`），与 torch.optim.AdamW 一样",
-    ),
-    (
-        E(
-            "the optimizer's state did not survive state_dict() / load_state_dict(): keep step, exp_avg and exp_avg_sq in self.state[p] (torch.optim.Optimizer saves and restores exactly that), not in attributes of your own"
-        ),
-        "优化器的状态没能经过 state_dict() / load_state_dict() 保留下来：把 `step`、`exp_avg` 和 `exp_avg_sq` 放在 self.state[p] 里（torch.optim.Optimizer 保存和恢复的正是它），不要放在自己定义的属性里",
-    ),
-    (
-        E(
-            "per step: p *= 1 - lr * weight_decay; m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2; p -= lr * m_hat / (sqrt(v_hat) + eps), with m_hat, v_hat the bias-corrected moments"
-        ),
-        "每一步：p *= 1 - lr * weight_decay；m = beta1 m + (1 - beta1) g；v = beta2 v + (1 - beta2) g^2；p -= lr * m_hat / (sqrt(v_hat) + eps)，其中 m_hat、v_hat 是偏差校正后的矩",
-    ),
-    (
-        E(
-            "keep the step count and both moments in self.state[p] under the names step, exp_avg and exp_avg_sq (what torch.optim.AdamW uses, and what state_dict() saves)"
-        ),
-        "把步数和两个矩放在 self.state[p] 里，键名为 `step`、`exp_avg` 和 `exp_avg_sq`（与 torch.optim.AdamW 相同，也是 state_dict() 保存的内容）",
-    ),
-    (
-        E("count the steps of each parameter in self.state[p]['step'], from 1 at the first step"),
-        "在 self.state[p]['step'] 里记录每个参数走过的步数，第一步为 1",
-    ),
-    (
-        E(
-            "exp_avg is the running mean of the gradients, exp_avg_sq that of their squares (not bias-corrected: the correction is applied when they are used)"
-        ),
-        "exp_avg 是梯度的滑动平均，exp_avg_sq 是梯度平方的滑动平均（不做偏差校正：校正在使用它们时才做）",
-    ),
-    (
-        E(
-            "the warm-up is one step ahead: at step t < warmup_iters the rate is t * lr_max / warmup_iters (0 at t = 0, lr_max reached at t = warmup_iters), not (t + 1) * lr_max / warmup_iters"
-        ),
-        "预热提前了一步：t < warmup_iters 时学习率是 t * lr_max / warmup_iters（t = 0 时为 0，t = warmup_iters 时达到 lr_max），不是 (t + 1) * lr_max / warmup_iters",
-    ),
-    (
-        E(
-            "the warm-up divides by warmup_iters - 1: the rate is t * lr_max / warmup_iters, reaching lr_max at t = warmup_iters, where the cosine starts"
-        ),
-        "预热除以的是 warmup_iters - 1：学习率应为 t * lr_max / warmup_iters，在余弦开始的 t = warmup_iters 处达到 lr_max",
-    ),
-    (
-        E(
-            "the cosine is one step ahead at the warm-up boundary: its phase is (t - warmup_iters) / (cosine_iters - warmup_iters), 0 at t = warmup_iters (the rate is lr_max there)"
-        ),
-        "余弦在预热边界处提前了一步：相位是 (t - warmup_iters) / (cosine_iters - warmup_iters)，t = warmup_iters 时为 0（此时学习率为 lr_max）",
-    ),
-    (
-        E(
-            "the cosine does not start at the end of the warm-up: its phase is (t - warmup_iters) / (cosine_iters - warmup_iters), not t / cosine_iters"
-        ),
-        "余弦没有从预热结束处开始：相位是 (t - warmup_iters) / (cosine_iters - warmup_iters)，不是 t / cosine_iters",
-    ),
-    (
-        E("the cosine decays to 0, not to lr_min: lr_min + (1 + cos(pi * phase)) * (lr_max - lr_min) / 2"),
-        "余弦衰减到了 0，而不是 lr_min：`lr_min + (1 + cos(pi * phase)) * (lr_max - lr_min) / 2`",
-    ),
-    (
-        E("after cosine_iters the rate should stay at lr_min, not follow the cosine back up"),
-        "cosine_iters 之后学习率应保持在 lr_min，不应沿着余弦再升上去",
-    ),
-    (
-        E(
-            "warm-up t * lr_max / warmup_iters for t < warmup_iters, then the cosine down to lr_min at cosine_iters, then lr_min"
-        ),
-        "t < warmup_iters 时预热为 t * lr_max / warmup_iters，然后按余弦在 cosine_iters 处降到 lr_min，之后保持 lr_min",
-    ),
-    (
-        E(
-            "each gradient is clipped by its own norm: the norm is global, sqrt of the sum of every gradient's squared entries, and every gradient is scaled by the same max_norm / (norm + 1e-6)"
-        ),
-        "每个梯度按它自己的范数裁剪了：范数是全局的，即所有梯度各元素平方和的平方根，所有梯度都乘以同一个 max_norm / (norm + 1e-6)",
-    ),
-    (
-        E(
-            "the gradients are scaled even when the norm is below max_norm: clip only when norm > max_norm (scale by min(1, max_norm / (norm + 1e-6)))"
-        ),
-        "范数低于 max_norm 时梯度也被缩放了：只在 norm > max_norm 时裁剪（乘以 min(1, max_norm / (norm + 1e-6))）",
-    ),
-    (
-        E(
-            "the global norm is the sum of the per-parameter norms: it is the L2 norm of all entries together, sqrt(sum of each norm squared)"
-        ),
-        "全局范数被算成了各参数范数之和：它应是所有元素合在一起的 L2 范数，即 sqrt(各范数平方之和)",
-    ),
-    (
-        E(
-            "parameters may be a generator (model.parameters()): it can be read only once, so turn it into a list first (params = [p for p in parameters if p.grad is not None])"
-        ),
-        "`parameters` 可能是一个生成器（model.parameters()）：它只能读一遍，所以先把它变成列表（`params = [p for p in parameters if p.grad is not None]`）",
-    ),
-    (
-        E("the norm returned is the one after clipping: return the total norm before scaling"),
-        "返回的是裁剪之后的范数：应返回缩放之前的总范数",
-    ),
-    (
-        E(
-            "every gradient times min(1, max_norm / (norm + 1e-6)), norm the L2 norm of all gradients together"
-        ),
-        "每个梯度乘以 min(1, max_norm / (norm + 1e-6))，norm 是所有梯度合在一起的 L2 范数",
-    ),
-    (
-        E("return the global L2 norm of the gradients, before clipping"),
-        "返回梯度在裁剪之前的全局 L2 范数",
-    ),
-    (
-        E(
-            "the 1e-6 is missing: scale by max_norm / (norm + 1e-6), as torch does (it matters when the norm itself is tiny)"
-        ),
-        "少了 1e-6：应像 torch 那样乘以 max_norm / (norm + 1e-6)（范数本身很小时，这一项就有影响）",
-    ),
-    (
-        E(
-            "AdamW(params) without arguments does not use torch.optim.AdamW's defaults: lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01 in the signature of __init__"
-        ),
-        "不带参数的 AdamW(params) 没有用 torch.optim.AdamW 的默认值：__init__ 的签名里应写 lr=1e-3、betas=(0.9, 0.999)、eps=1e-8、weight_decay=0.01",
-    ),
-    (
-        E(
-            "a window overruns the array: a start s needs s + context_length + 1 <= len(data) (y reaches one token further than x), so draw s from 0 to len(data) - context_length - 1, torch.randint(0, len(data) - context_length, ...)"
-        ),
-        "有窗口越过了数组末尾：起点 s 需要满足 `s + context_length + 1 <= len(data)`（y 比 x 多取一个 token），所以 s 应从 0 到 `len(data) - context_length - 1` 中抽取，`torch.randint(0, len(data) - context_length, ...)`",
-    ),
-    (
-        E(
-            "the last valid start, len(data) - context_length - 1, is never drawn: torch.randint's high is exclusive, high = len(data) - context_length"
-        ),
-        "最后一个合法起点 `len(data) - context_length - 1` 从未被抽到：torch.randint 的 `high` 不包含在内，`high = len(data) - context_length`",
-    ),
-    (
-        E("the first start, 0, is never drawn: starts go from 0 to len(data) - context_length - 1"),
-        "第一个起点 0 从未被抽到：起点的范围是 0 到 `len(data) - context_length - 1`",
-    ),
-    (
-        E("the targets are not shifted: y = data[s + 1 : s + 1 + context_length], one token after x"),
-        "目标没有错开：y = data[s + 1 : s + 1 + context_length]，比 x 晚一个 token",
-    ),
-    (
-        E(
-            "x and y come from different windows: draw one start s per row, x = data[s : s + context_length], y = data[s + 1 : s + 1 + context_length]"
-        ),
-        "x 和 y 来自不同的窗口：每一行只抽一个起点 s，x = data[s : s + context_length]，y = data[s + 1 : s + 1 + context_length]",
-    ),
-    (
-        E(
-            "the batch does not come from the generator: draw the starts with torch.randint(..., generator=generator), so the same seed gives the same batch"
-        ),
-        "这个批不是由传入的生成器决定的：用 torch.randint(..., generator=generator) 抽取起点，这样同一个种子给出同样的一批",
-    ),
-    (
-        E(
-            "the starts are not uniform over every valid start: torch.randint(0, len(data) - context_length, ...)"
-        ),
-        "起点没有在所有合法起点上均匀分布：`torch.randint(0, len(data) - context_length, ...)`",
-    ),
-    (
-        E("x = data[s : s + context_length], y = data[s + 1 : s + 1 + context_length]"),
-        "x = data[s : s + context_length]，y = data[s + 1 : s + 1 + context_length]",
-    ),
-    (
-        E("slice one window per row, x[b] = data[s_b : s_b + context_length]"),
-        "每一行切一个窗口，x[b] = data[s_b : s_b + context_length]",
-    ),
-    (
-        E("convert the window to torch.long (token files are often uint16)"),
-        "把窗口转换成 torch.long（token 文件通常是 uint16）",
-    ),
-    (
-        E(
-            "the checkpoint does not restore the optimizer's state: save optimizer.state_dict() beside model.state_dict() and load it back with optimizer.load_state_dict(...) (AdamW's moments and step count are half of what training has learned)"
-        ),
-        "检查点没有恢复优化器的状态：把 optimizer.state_dict() 和 model.state_dict() 一起保存，再用 optimizer.load_state_dict(...) 载入（AdamW 的两个矩和步数是训练所学到的另一半）",
-    ),
-    (
-        E(
-            "the model's weights were not restored: load_checkpoint must call model.load_state_dict(...) with the saved model.state_dict()"
-        ),
-        "模型的权重没有恢复：load_checkpoint 必须用保存的 model.state_dict() 调用 model.load_state_dict(...)",
-    ),
-    (
-        E("load_checkpoint should return the iteration that save_checkpoint saved"),
-        "load_checkpoint 应该返回 save_checkpoint 保存的迭代步数",
-    ),
-    (
-        E("save and restore the model's and the optimizer's state_dict() and the iteration"),
-        "保存并恢复模型和优化器的 state_dict()，以及迭代步数",
-    ),
-    (
-        E(
-            "save the state_dicts as they are (no conversion to another dtype), so the resumed run repeats the uninterrupted one bit for bit"
-        ),
-        "按原样保存 state_dict（不要转换成别的 dtype），这样恢复后的训练才能逐位重复未中断的训练",
     ),
     # hints: lesson 11_tokenizer
     (E("generate's output"), "generate 的输出"),
@@ -1290,12 +801,6 @@ PIECES = STRUCTURE + [
     (
         r"that is (?:a )?(?P<f>sigmoid|tanh); the Transformer's FFN uses ReLU: torch\.relu \(or x\.clamp\(min=0\)\)",
         "这是 {f}；Transformer 的前馈全连接层用的是 ReLU：torch.relu（或 x.clamp(min=0)）",
-    ),
-    (
-        r"self\.(?P<a>\w+) and self\.(?P<b>\w+) are one and the same module: each needs its own, "
-        r"self\.(?P=b) = nn\.Linear\(\.\.\.\) as for self\.(?P=a), not self\.(?P=b) = self\.(?P=a)",
-        "self.{a} 和 self.{b} 是同一个模块：它们各自需要一个独立的模块，像 self.{a} 那样写 "
-        "self.{b} = nn.Linear(...)，而不是 self.{b} = self.{a}",
     ),
     (
         E("that is GELU; the Transformer's FFN uses ReLU: torch.relu (or x.clamp(min=0))"),
@@ -1584,36 +1089,6 @@ PIECES = STRUCTURE + [
     (
         E("your weights sum to 1 over the queries (dim -2), not the keys: check the softmax dim"),
         "你的权重是在查询维（dim -2）上和为 1，而不是在键维上：检查 softmax 的 dim",
-    ),
-    # hints: structure and forward of a module (byhand._core)
-    (
-        r"`(?P<m>[^`]+)` looks like a misspelling of `forward`: rename it",
-        "`{m}` 看起来是 `forward` 拼错了：请改名为 `forward`",
-    ),
-    (
-        E("define forward(self, ...): nn.Module calls it when you call the module"),
-        "请定义 forward(self, ...)：调用模块时，nn.Module 调用的就是它",
-    ),
-    (
-        E(
-            "it has parameters the exercise does not name: the check loads the listed ones and has no values "
-            "for the others, so keep exactly the listed parameters (a constant such as a causal mask may be a "
-            "buffer, register_buffer)"
-        ),
-        "它有练习没有规定的参数：检查只加载列出的那些，其余参数没有可加载的值，所以只保留列出的参数"
-        "（因果掩码这样的常量可以注册为缓冲区，register_buffer）",
-    ),
-    (
-        E("name the submodules and parameters exactly as the exercise says"),
-        "子模块和参数的名字要与练习规定的完全一致",
-    ),
-    (
-        E(
-            "one module is shared by every block ([block] * n, or the same object appended n times): build a "
-            "new one per block, nn.ModuleList([Block(...) for _ in range(n)])"
-        ),
-        "所有块共用了同一个模块（[block] * n，或者把同一个对象 append 了 n 次）：请为每个块新建一个，"
-        "`nn.ModuleList([Block(...) for _ in range(n)])`",
     ),
     # hints: lesson 01_attention
     (
@@ -2635,8 +2110,7 @@ PIECES += [
     ),
 ]
 
-# what a known PyTorch error in the student's code means (byhand._core.KNOWN_ERRORS), and the line
-# under a failed self-check that says how to see its whole traceback (byhand._core.FULL_TRACEBACK)
+# what a known PyTorch error in the student's code means (byhand._core.KNOWN_ERRORS)
 PIECES += [
     (
         r"expand can only stretch a dimension of size 1: dimension (?P<dim>\d+) has size (?P<have>\d+), "
@@ -2695,10 +2169,6 @@ PIECES += [
         ),
         "一个原地运算（+=、x[...] = ...、.add_()）修改了 autograd 为反向传播保存的张量："
         "请改用非原地的写法（x = x + y，而不是 x += y）",
-    ),
-    (
-        E("(the whole traceback: check(..., traceback=True))"),
-        "（查看完整的 traceback：check(..., traceback=True)）",
     ),
 ]
 

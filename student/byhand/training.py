@@ -29,8 +29,9 @@ import torch
 import torch.nn.functional as F
 
 from . import _core
-from ._core import Case, Question, call, gen, graded, helper, let, rand, ref
+from ._core import LINE, Case, Question, call, gen, got_expected, graded, helper, hint_line, let, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .i18n import N_, msg
 
 LESSON = "12_training"
 HELPERS = ("run_adamw", "schedule", "clip", "batches", "resume")
@@ -40,18 +41,19 @@ F64 = torch.float64
 # cross_entropy
 
 _CE_HINTS = {
-    "sum": "the losses are summed: cross_entropy is the mean over all positions",
-    "negated": "the sign is flipped: the loss is logsumexp(logits) - logits[target], positive",
-    "max_not_added": (
+    "sum": N_("the losses are summed: cross_entropy is the mean over all positions"),
+    "negated": N_("the sign is flipped: the loss is logsumexp(logits) - logits[target], positive"),
+    "max_not_added": N_(
         "the max subtracted for stability is not added back: logsumexp(x) = m + log(sum(exp(x - m))) "
         "with m the largest logit"
     ),
-    "target_dim": (
+    "target_dim": N_(
         "the target logits are picked along the wrong dim: take logits[..., target] from the last dim "
         "(gather(-1, targets.unsqueeze(-1)))"
     ),
 }
-OVERFLOW = (
+CE_CALL = N_("cross_entropy(logits, targets)")  # what is compared: a name with words in Chinese
+OVERFLOW = N_(
     "cross-entropy overflows: exp of a large logit is inf (softmax, then log, gives inf or nan); "
     "subtract the largest logit first (log-sum-exp), logsumexp(logits) - logits[target]"
 )
@@ -113,22 +115,24 @@ def _ce_cases(hidden):
 
 def _ce_judge(case, out):
     logits, targets = case.facts["logits"], case.facts["targets"]
-    got = expect_tensor(out["loss"], "cross_entropy(logits, targets)")
+    got = expect_tensor(out["loss"], CE_CALL)
     if got.numel() != 1:
         raise CheckFailure(
-            "cross_entropy should return one number, the mean over all positions.\n"
-            f"  got:      a tensor of shape {tuple(got.shape)}\n"
-            "  expected: shape () (a scalar tensor)\n"
-            "  hint: average the per-position losses: .mean() over every position, not only the last dim"
+            msg("cross_entropy should return one number, the mean over all positions.")
+            + got_expected(
+                msg("a tensor of shape {shape}", shape=tuple(got.shape)), msg("shape () (a scalar tensor)")
+            )
+            + hint_line(
+                msg("average the per-position losses: .mean() over every position, not only the last dim")
+            )
         )
     got = got.reshape(())
     expected = ref_cross_entropy(logits, targets)
     if not torch.isfinite(got).all():
         raise CheckFailure(
-            "cross_entropy(logits, targets) is not finite.\n"
-            f"  got:      {float(got)}\n"
-            f"  expected: {float(expected):.6g}\n"
-            f"  hint: {OVERFLOW}",
+            msg("cross_entropy(logits, targets) is not finite.")
+            + got_expected(str(float(got)), f"{float(expected):.6g}")
+            + hint_line(OVERFLOW),
             hint=OVERFLOW,
         )
     hint = diagnose(
@@ -141,8 +145,8 @@ def _ce_judge(case, out):
     assert_close(
         got,
         expected.to(got.dtype),
-        "cross_entropy(logits, targets)",
-        hint or "the mean over positions of logsumexp(logits) - logits[target]",
+        CE_CALL,
+        hint or msg("the mean over positions of logsumexp(logits) - logits[target]"),
         rtol=rtol,
         atol=atol * max(1.0, abs(float(expected))),
     )
@@ -153,7 +157,7 @@ def _core_inputs_unchanged(out, facts, names, who):
     from ._judge import inputs_unchanged
 
     inputs_unchanged(
-        out, facts, names, who, "subtract the max out of place (x = logits - m), not logits -= m"
+        out, facts, names, who, msg("subtract the max out of place (x = logits - m), not logits -= m")
     )
 
 
@@ -283,43 +287,47 @@ def _adamw_model(inits, f, mistake=None):
 
 
 _ADAMW_HINTS = {
-    "no_bias_correction": (
+    "no_bias_correction": N_(
         "Adam's bias correction is missing: divide the moments by 1 - beta1**t and 1 - beta2**t "
         "(t the step count, from 1), m_hat = m / (1 - beta1**t), v_hat = v / (1 - beta2**t)"
     ),
-    "bias_swapped": (
+    "bias_swapped": N_(
         "the bias corrections are swapped: m (the mean of the gradients) is divided by 1 - beta1**t, "
         "v (the mean of their squares) by 1 - beta2**t"
     ),
-    "bias_m_only": ("the bias correction is applied to m only: v needs its own, v_hat = v / (1 - beta2**t)"),
-    "bias_v_only": ("the bias correction is applied to v only: m needs its own, m_hat = m / (1 - beta1**t)"),
-    "decay_in_grad": (
+    "bias_m_only": N_(
+        "the bias correction is applied to m only: v needs its own, v_hat = v / (1 - beta2**t)"
+    ),
+    "bias_v_only": N_(
+        "the bias correction is applied to v only: m needs its own, m_hat = m / (1 - beta1**t)"
+    ),
+    "decay_in_grad": N_(
         "weight decay is added to the gradient (L2 in the loss, Adam's way): AdamW decays the weights "
         "themselves, p = p * (1 - lr * weight_decay), outside the moments"
     ),
-    "decay_after": (
+    "decay_after": N_(
         "the weight decay is applied after the Adam update, to the updated weights: torch.optim.AdamW "
         "shrinks the weights the step starts from, p = p * (1 - lr * weight_decay), then subtracts the update"
     ),
-    "decay_no_lr": ("the weight decay is not scaled by the learning rate: p = p * (1 - lr * weight_decay)"),
-    "no_decay": "there is no weight decay: p = p * (1 - lr * weight_decay) before each update",
-    "lr_fixed": (
+    "decay_no_lr": N_("the weight decay is not scaled by the learning rate: p = p * (1 - lr * weight_decay)"),
+    "no_decay": N_("there is no weight decay: p = p * (1 - lr * weight_decay) before each update"),
+    "lr_fixed": N_(
         "the learning rate is read once (in __init__ or from self.defaults): read group['lr'] at every "
         "step, a schedule changes it between steps"
     ),
-    "group_wd_ignored": (
+    "group_wd_ignored": N_(
         "each parameter group's own weight_decay is ignored: read group['weight_decay'] (a group of "
         "biases and norms usually has 0)"
     ),
-    "frozen_decayed": (
+    "frozen_decayed": N_(
         "a parameter without a gradient was changed: skip it (if p.grad is None: continue), as "
         "torch.optim.AdamW does"
     ),
-    "defaults": (
+    "defaults": N_(
         "AdamW(params) without arguments does not use torch.optim.AdamW's defaults: lr=1e-3, "
         "betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01 in the signature of __init__"
     ),
-    "state_lost": (
+    "state_lost": N_(
         "the optimizer's state did not survive state_dict() / load_state_dict(): keep step, exp_avg and "
         "exp_avg_sq in self.state[p] (torch.optim.Optimizer saves and restores exactly that), not in "
         "attributes of your own"
@@ -403,12 +411,12 @@ def _adamw_judge(case, out):
     f = case.facts
     r = out["r"]
     if not isinstance(r, (tuple, list)) or len(r) != 2:
-        raise CheckFailure("the grader could not run AdamW (no results came back)")
+        raise CheckFailure(msg("the grader could not run AdamW (no results came back)"))
     got_params, state = r
     exp_params, exp_state = _torch_adamw(f)
     if not isinstance(got_params, (tuple, list)) or len(got_params) != len(exp_params):
-        raise CheckFailure("the grader could not read the parameters AdamW trained")
-    got_flat = torch.cat([expect_tensor(p, "a parameter").reshape(-1).double() for p in got_params])
+        raise CheckFailure(msg("the grader could not read the parameters AdamW trained"))
+    got_flat = torch.cat([expect_tensor(p, msg("a parameter")).reshape(-1).double() for p in got_params])
     exp_flat = torch.cat([p.reshape(-1).double() for p in exp_params])
     rtol, atol = (2e-4, 2e-5) if f["dtype"] == torch.float32 else (1e-7, 1e-9)
     keys = [k for k in _ADAMW_HINTS if (k != "state_lost" or f["resume_at"] >= 0) and k != "defaults"]
@@ -429,38 +437,49 @@ def _adamw_judge(case, out):
     assert_close(
         got_flat,
         exp_flat.to(got_flat.dtype),
-        f"the parameters after {f['steps']} steps (all of them, flattened)",
+        msg("the parameters after {steps} steps (all of them, flattened)", steps=f["steps"]),
         hint
-        or "per step: p *= 1 - lr * weight_decay; m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2; "
-        "p -= lr * m_hat / (sqrt(v_hat) + eps), with m_hat, v_hat the bias-corrected moments",
+        or msg(
+            "per step: p *= 1 - lr * weight_decay; m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2; "
+            "p -= lr * m_hat / (sqrt(v_hat) + eps), with m_hat, v_hat the bias-corrected moments"
+        ),
         rtol=rtol,
         atol=atol,
     )
     if not isinstance(state, (tuple, list)) or len(state) != 3 or not isinstance(state[1], torch.Tensor):
-        have = ", ".join(str(k) for k in state) if isinstance(state, (tuple, list)) else "nothing"
+        have = ", ".join(str(k) for k in state) if isinstance(state, (tuple, list)) else msg("nothing")
         raise CheckFailure(
-            "AdamW's parameters are right, but its per-parameter state is not where it should be.\n"
-            f"  got:      self.state[p] with the keys: {have or 'none'}\n"
-            "  expected: self.state[p] with step, exp_avg and exp_avg_sq\n"
-            "  hint: keep the step count and both moments in self.state[p] under the names step, exp_avg "
-            "and exp_avg_sq (what torch.optim.AdamW uses, and what state_dict() saves)"
+            msg("AdamW's parameters are right, but its per-parameter state is not where it should be.")
+            + got_expected(
+                msg("self.state[p] with the keys: {keys}", keys=have or msg("none")),
+                msg("self.state[p] with step, exp_avg and exp_avg_sq"),
+            )
+            + hint_line(
+                msg(
+                    "keep the step count and both moments in self.state[p] under the names step, exp_avg "
+                    "and exp_avg_sq (what torch.optim.AdamW uses, and what state_dict() saves)"
+                )
+            )
         )
     step, m, v = state
     n_steps = f["steps"] - (f["resume_at"] if False else 0)
     if not isinstance(step, (int, float)) or float(step) != float(exp_state[0]):
         raise CheckFailure(
-            "self.state[p]['step'] is not the number of steps taken.\n"
-            f"  got:      {step!r}\n"
-            f"  expected: {exp_state[0]:g} (after {n_steps} steps)\n"
-            "  hint: count the steps of each parameter in self.state[p]['step'], from 1 at the first step"
+            msg("self.state[p]['step'] is not the number of steps taken.")
+            + got_expected(repr(step), msg("{step} (after {n} steps)", step=f"{exp_state[0]:g}", n=n_steps))
+            + hint_line(
+                msg("count the steps of each parameter in self.state[p]['step'], from 1 at the first step")
+            )
         )
     for name, got, exp in (("exp_avg", m, exp_state[1]), ("exp_avg_sq", v, exp_state[2])):
         assert_close(
-            expect_tensor(got, f"self.state[p]['{name}']", shape=exp.shape),
+            expect_tensor(got, msg("self.state[p]['{name}']", name=name), shape=exp.shape),
             exp.to(got.dtype),
-            f"self.state[p]['{name}'] after {f['steps']} steps",
-            "exp_avg is the running mean of the gradients, exp_avg_sq that of their squares (not "
-            "bias-corrected: the correction is applied when they are used)",
+            msg("self.state[p]['{name}'] after {steps} steps", name=name, steps=f["steps"]),
+            msg(
+                "exp_avg is the running mean of the gradients, exp_avg_sq that of their squares (not "
+                "bias-corrected: the correction is applied when they are used)"
+            ),
             rtol=rtol,
             atol=atol,
         )
@@ -496,24 +515,26 @@ def ref_schedule(t, lr_max, lr_min, w, c, mistake=None):
 
 
 _SCHED_HINTS = {
-    "warm_plus_one": (
+    "warm_plus_one": N_(
         "the warm-up is one step ahead: at step t < warmup_iters the rate is t * lr_max / warmup_iters "
         "(0 at t = 0, lr_max reached at t = warmup_iters), not (t + 1) * lr_max / warmup_iters"
     ),
-    "warm_minus_one": (
+    "warm_minus_one": N_(
         "the warm-up divides by warmup_iters - 1: the rate is t * lr_max / warmup_iters, reaching lr_max "
         "at t = warmup_iters, where the cosine starts"
     ),
-    "phase_plus_one": (
+    "phase_plus_one": N_(
         "the cosine is one step ahead at the warm-up boundary: its phase is (t - warmup_iters) / "
         "(cosine_iters - warmup_iters), 0 at t = warmup_iters (the rate is lr_max there)"
     ),
-    "no_shift": (
+    "no_shift": N_(
         "the cosine does not start at the end of the warm-up: its phase is (t - warmup_iters) / "
         "(cosine_iters - warmup_iters), not t / cosine_iters"
     ),
-    "to_zero": "the cosine decays to 0, not to lr_min: lr_min + (1 + cos(pi * phase)) * (lr_max - lr_min) / 2",
-    "no_floor": "after cosine_iters the rate should stay at lr_min, not follow the cosine back up",
+    "to_zero": N_(
+        "the cosine decays to 0, not to lr_min: lr_min + (1 + cos(pi * phase)) * (lr_max - lr_min) / 2"
+    ),
+    "no_floor": N_("after cosine_iters the rate should stay at lr_min, not follow the cosine back up"),
 }
 
 
@@ -544,7 +565,7 @@ def _sched_judge(case, out):
     f = case.facts
     got = out["r"]
     if not isinstance(got, (tuple, list)) or len(got) != len(f["ts"]):
-        raise CheckFailure("the grader could not read the schedule's values (no results came back)")
+        raise CheckFailure(msg("the grader could not read the schedule's values (no results came back)"))
     got = torch.tensor([float(x) for x in got], dtype=F64)
     args = (f["lr_max"], f["lr_min"], f["w"], f["c"])
     exp = torch.tensor([ref_schedule(t, *args) for t in f["ts"]], dtype=F64)
@@ -560,11 +581,14 @@ def _sched_judge(case, out):
     bad = (got - exp).abs() > 1e-9 * f["lr_max"] + 1e-7 * exp.abs()
     if bad.any():
         t = f["ts"][int(bad.nonzero()[0])]
+        default = msg(
+            "warm-up t * lr_max / warmup_iters for t < warmup_iters, then the cosine down to lr_min at "
+            "cosine_iters, then lr_min"
+        )
         raise CheckFailure(
-            f"lr_cosine_schedule is wrong at t = {t}.\n"
-            f"  got:      {float(got[t]):.6g}\n"
-            f"  expected: {float(exp[t]):.6g}\n"
-            f"  hint: {hint or 'warm-up t * lr_max / warmup_iters for t < warmup_iters, then the cosine down to lr_min at cosine_iters, then lr_min'}",
+            msg("lr_cosine_schedule is wrong at t = {t}.", t=t)
+            + got_expected(f"{float(got[t]):.6g}", f"{float(exp[t]):.6g}")
+            + hint_line(hint or default),
             hint=hint or None,
         )
 
@@ -593,24 +617,24 @@ def clip(fn, grads, max_norm, as_generator=False):
 
 
 _CLIP_HINTS = {
-    "per_param": (
+    "per_param": N_(
         "each gradient is clipped by its own norm: the norm is global, sqrt of the sum of every gradient's "
         "squared entries, and every gradient is scaled by the same max_norm / (norm + 1e-6)"
     ),
-    "always": (
+    "always": N_(
         "the gradients are scaled even when the norm is below max_norm: clip only when norm > max_norm "
         "(scale by min(1, max_norm / (norm + 1e-6)))"
     ),
-    "sum_of_norms": (
+    "sum_of_norms": N_(
         "the global norm is the sum of the per-parameter norms: it is the L2 norm of all entries "
         "together, sqrt(sum of each norm squared)"
     ),
-    "generator": (
+    "generator": N_(
         "parameters may be a generator (model.parameters()): it can be read only once, so turn it "
         "into a list first (params = [p for p in parameters if p.grad is not None])"
     ),
-    "norm_after": "the norm returned is the one after clipping: return the total norm before scaling",
-    "no_eps": (
+    "norm_after": N_("the norm returned is the one after clipping: return the total norm before scaling"),
+    "no_eps": N_(
         "the 1e-6 is missing: scale by max_norm / (norm + 1e-6), as torch does (it matters when the "
         "norm itself is tiny)"
     ),
@@ -688,7 +712,7 @@ def _clip_judge(case, out):
     f = case.facts
     r = out["r"]
     if not isinstance(r, (tuple, list)) or len(r) != 2:
-        raise CheckFailure("the grader could not run clip_grad_norm_ (no results came back)")
+        raise CheckFailure(msg("the grader could not run clip_grad_norm_ (no results came back)"))
     norm, got_grads = r
     grads, max_norm = f["grads"], f["max_norm"]
     params = []
@@ -703,7 +727,7 @@ def _clip_judge(case, out):
     got = [g for g in got_grads if isinstance(g, torch.Tensor)]
     if len(got) != len([g for g in exp_grads if g is not None]):
         raise CheckFailure(
-            "clip_grad_norm_ gave a gradient to a parameter that had none: skip p.grad is None"
+            msg("clip_grad_norm_ gave a gradient to a parameter that had none: skip p.grad is None")
         )
     flat = torch.cat([g.reshape(-1).double() for g in got])
     exp_flat = torch.cat([g.reshape(-1).double() for g in exp_grads if g is not None])
@@ -727,15 +751,17 @@ def _clip_judge(case, out):
     assert_close(
         flat,
         exp_flat.to(flat.dtype),
-        "the gradients after clip_grad_norm_ (all of them, flattened)",
+        msg("the gradients after clip_grad_norm_ (all of them, flattened)"),
         hint
-        or "every gradient times min(1, max_norm / (norm + 1e-6)), norm the L2 norm of all gradients together",
+        or msg(
+            "every gradient times min(1, max_norm / (norm + 1e-6)), norm the L2 norm of all gradients together"
+        ),
         rtol=1e-5,
         atol=atol,
     )
     if isinstance(norm, (int, float)):
         norm = torch.tensor(float(norm), dtype=F64)
-    norm = expect_tensor(norm, "the norm clip_grad_norm_ returned")
+    norm = expect_tensor(norm, msg("the norm clip_grad_norm_ returned"))
     hint = diagnose(
         norm.reshape(()).double(),
         [(h, lambda k=k: model(k)[0]) for k, h in _CLIP_HINTS.items() if k in ("norm_after", "sum_of_norms")],
@@ -745,8 +771,8 @@ def _clip_judge(case, out):
     assert_close(
         norm.reshape(()).double(),
         exp_norm.double(),
-        "the norm clip_grad_norm_ returned",
-        hint or "return the global L2 norm of the gradients, before clipping",
+        msg("the norm clip_grad_norm_ returned"),
+        hint or msg("return the global L2 norm of the gradients, before clipping"),
         rtol=1e-5,
         atol=1e-7,
     )
@@ -797,26 +823,32 @@ def batches(fn, data, kind, batch_size, context_length, seed, coverage):
 
 
 _BATCH_HINTS = {
-    "overrun": (
+    "overrun": N_(
         "a window overruns the array: a start s needs s + context_length + 1 <= len(data) (y reaches one "
         "token further than x), so draw s from 0 to len(data) - context_length - 1, "
         "torch.randint(0, len(data) - context_length, ...)"
     ),
-    "last_start": (
+    "last_start": N_(
         "the last valid start, len(data) - context_length - 1, is never drawn: torch.randint's high is "
         "exclusive, high = len(data) - context_length"
     ),
-    "first_start": "the first start, 0, is never drawn: starts go from 0 to len(data) - context_length - 1",
-    "not_shifted": "the targets are not shifted: y = data[s + 1 : s + 1 + context_length], one token after x",
-    "other_window": (
+    "first_start": N_(
+        "the first start, 0, is never drawn: starts go from 0 to len(data) - context_length - 1"
+    ),
+    "not_shifted": N_(
+        "the targets are not shifted: y = data[s + 1 : s + 1 + context_length], one token after x"
+    ),
+    "other_window": N_(
         "x and y come from different windows: draw one start s per row, x = data[s : s + context_length], "
         "y = data[s + 1 : s + 1 + context_length]"
     ),
-    "generator": (
+    "generator": N_(
         "the batch does not come from the generator: draw the starts with torch.randint(..., "
         "generator=generator), so the same seed gives the same batch"
     ),
-    "not_uniform": "the starts are not uniform over every valid start: torch.randint(0, len(data) - context_length, ...)",
+    "not_uniform": N_(
+        "the starts are not uniform over every valid start: torch.randint(0, len(data) - context_length, ...)"
+    ),
 }
 
 
@@ -863,12 +895,14 @@ def _window_problem(x, y, f):
         t = expect_tensor(t, what)
         if t.dtype != torch.int64:
             raise CheckFailure(
-                f"{what} should be a LongTensor (int64) of token ids.\n  got:      {t.dtype}\n  expected: torch.int64\n"
-                "  hint: convert the window to torch.long (token files are often uint16)"
+                msg("{what} should be a LongTensor (int64) of token ids.", what=what)
+                + got_expected(t.dtype, "torch.int64")
+                + hint_line(msg("convert the window to torch.long (token files are often uint16)"))
             )
         if tuple(t.shape[1:]) != (ctx,) or t.dim() != 2:
             raise CheckFailure(
-                f"{what} has the wrong shape.\n  got:      {tuple(t.shape)}\n  expected: (batch_size, {ctx})"
+                msg("{what} has the wrong shape.", what=what)
+                + got_expected(tuple(t.shape), f"(batch_size, {ctx})")
             )
     pos_x = (x - offset) / 3
     pos_y = (y - offset) / 3
@@ -876,17 +910,18 @@ def _window_problem(x, y, f):
     starts = pos_x[:, 0]
     if not torch.equal(pos_x, starts[:, None] + steps):
         raise CheckFailure(
-            "a row of x is not a window of consecutive tokens of data.\n"
-            f"  got:      x[0] = {x[0].tolist()}\n"
-            "  expected: data[s : s + context_length] for a start s\n"
-            "  hint: slice one window per row, x[b] = data[s_b : s_b + context_length]"
+            msg("a row of x is not a window of consecutive tokens of data.")
+            + got_expected(f"x[0] = {x[0].tolist()}", msg("data[s : s + context_length] for a start s"))
+            + hint_line(msg("slice one window per row, x[b] = data[s_b : s_b + context_length]"))
         )
     if torch.equal(pos_y, pos_x):
         raise CheckFailure(
-            "y is the same as x.\n"
-            f"  got:      y[0] = {y[0].tolist()}\n"
-            f"  expected: {(x[0] + 3).tolist()} (the next token at each position)\n"
-            f"  hint: {_BATCH_HINTS['not_shifted']}",
+            msg("y is the same as x.")
+            + got_expected(
+                f"y[0] = {y[0].tolist()}",
+                msg("{values} (the next token at each position)", values=str((x[0] + 3).tolist())),
+            )
+            + hint_line(_BATCH_HINTS["not_shifted"]),
             hint=_BATCH_HINTS["not_shifted"],
         )
     if not torch.equal(pos_y, starts[:, None] + 1 + steps):
@@ -896,15 +931,15 @@ def _window_problem(x, y, f):
             else _BATCH_HINTS["not_shifted"]
         )
         raise CheckFailure(
-            "y is not x shifted by one token.\n"
-            f"  got:      x[0] = {x[0].tolist()}, y[0] = {y[0].tolist()}\n"
-            f"  expected: y[0] = {(x[0] + 3).tolist()}\n"
-            f"  hint: {hint}",
+            msg("y is not x shifted by one token.")
+            + got_expected(f"x[0] = {x[0].tolist()}, y[0] = {y[0].tolist()}", f"y[0] = {(x[0] + 3).tolist()}")
+            + hint_line(hint),
             hint=hint,
         )
     if starts.min() < 0 or starts.max() > n - ctx - 1:
         raise CheckFailure(
-            f"a window overruns the array.\n  hint: {_BATCH_HINTS['overrun']}", hint=_BATCH_HINTS["overrun"]
+            msg("a window overruns the array.") + hint_line(_BATCH_HINTS["overrun"]),
+            hint=_BATCH_HINTS["overrun"],
         )
     return starts.long()
 
@@ -916,29 +951,41 @@ def _batch_judge(case, out):
         error, n = r
         overrun = ("out of bounds", "index", "stack expects", "same shape", "size")
         hint = _BATCH_HINTS["overrun"] if any(w in error for w in overrun) else ""
+        default = msg("x = data[s : s + context_length], y = data[s + 1 : s + 1 + context_length]")
         raise CheckFailure(
-            f"get_batch raised {error} drawing {n} windows from {f['n']} tokens.\n"
-            + (
-                f"  hint: {hint}"
-                if hint
-                else "  hint: x = data[s : s + context_length], y = data[s + 1 : s + 1 + context_length]"
-            ),
+            msg(
+                "get_batch raised {error} drawing {n} windows from {tokens} tokens.",
+                error=error,
+                n=n,
+                tokens=f["n"],
+            )
+            + hint_line(hint or default),
             hint=hint or None,
         )
     if not isinstance(r, (tuple, list)) or len(r) != 8:
-        raise CheckFailure("get_batch should return a pair (x, y)")
+        raise CheckFailure(msg("get_batch should return a pair (x, y)"))
     x1, y1, x2, y2, x3, y3, xb, yb = r
     for x, y in ((x1, y1), (xb, yb)):
         _window_problem(x, y, f)
     if x1.shape[0] != f["bsz"]:
         raise CheckFailure(
-            f"x has {x1.shape[0]} rows.\n  got:      {x1.shape[0]}\n  expected: batch_size = {f['bsz']}"
+            msg("x has {rows} rows.", rows=x1.shape[0])
+            + got_expected(x1.shape[0], f"batch_size = {f['bsz']}")
         )
     if not (torch.equal(x1, x2) and torch.equal(y1, y2)) or torch.equal(x1, x3):
+        seen = msg(
+            "x[:, 0] = {first} and {second} (same seed), {third} (next seed)",
+            first=str(x1[:, 0].tolist()),
+            second=str(x2[:, 0].tolist()),
+            third=str(x3[:, 0].tolist()),
+        )
         raise CheckFailure(
-            "two generators seeded alike give different batches, or differently seeded ones the same batch.\n"
-            f"  got:      x[:, 0] = {x1[:, 0].tolist()} and {x2[:, 0].tolist()} (same seed), {x3[:, 0].tolist()} (next seed)\n"
-            f"  hint: {_BATCH_HINTS['generator']}",
+            msg(
+                "two generators seeded alike give different batches, or differently seeded ones the same batch."
+            )
+            + LINE
+            + msg("got:      {got}", got=seen)
+            + hint_line(_BATCH_HINTS["generator"]),
             hint=_BATCH_HINTS["generator"],
         )
     starts = _window_problem(xb, yb, f)
@@ -955,10 +1002,16 @@ def _batch_judge(case, out):
             else _BATCH_HINTS["not_uniform"]
         )
         raise CheckFailure(
-            f"the starts of {f['coverage']} windows are not spread evenly over the {n_starts} valid starts.\n"
-            f"  got:      counts {counts.tolist()}\n"
-            f"  expected: about {expected:.0f} each (starts 0 to {n_starts - 1})\n"
-            f"  hint: {hint}",
+            msg(
+                "the starts of {windows} windows are not spread evenly over the {starts} valid starts.",
+                windows=f["coverage"],
+                starts=n_starts,
+            )
+            + got_expected(
+                msg("counts {counts}", counts=str(counts.tolist())),
+                msg("about {each} each (starts 0 to {last})", each=f"{expected:.0f}", last=n_starts - 1),
+            )
+            + hint_line(hint),
             hint=hint,
         )
 
@@ -1021,16 +1074,16 @@ def resume(save, load, kind, seed, k, n, d_in, d_out, reload_optimizer=True):
 
 
 _CKPT_HINTS = {
-    "no_optimizer": (
+    "no_optimizer": N_(
         "the checkpoint does not restore the optimizer's state: save optimizer.state_dict() beside "
         "model.state_dict() and load it back with optimizer.load_state_dict(...) (AdamW's moments and step "
         "count are half of what training has learned)"
     ),
-    "no_model": (
+    "no_model": N_(
         "the model's weights were not restored: load_checkpoint must call model.load_state_dict(...) with "
         "the saved model.state_dict()"
     ),
-    "iteration": "load_checkpoint should return the iteration that save_checkpoint saved",
+    "iteration": N_("load_checkpoint should return the iteration that save_checkpoint saved"),
 }
 
 
@@ -1070,12 +1123,13 @@ def _ckpt_judge(case, out):
     f = case.facts
     r = out["r"]
     if not isinstance(r, (tuple, list)) or len(r) != 5:
-        raise CheckFailure("the grader could not run the checkpoint round trip (no results came back)")
+        raise CheckFailure(msg("the grader could not run the checkpoint round trip (no results came back)"))
     it, resumed, straight, restored, state_back = r
     if it != f["k"]:
         raise CheckFailure(
-            "load_checkpoint did not return the iteration saved.\n"
-            f"  got:      {it!r}\n  expected: {f['k']}\n  hint: {_CKPT_HINTS['iteration']}",
+            msg("load_checkpoint did not return the iteration saved.")
+            + got_expected(repr(it), str(f["k"]))
+            + hint_line(_CKPT_HINTS["iteration"]),
             hint=_CKPT_HINTS["iteration"],
         )
     model, opt, xs, ys = _setup(f["seed"], f["d_in"], f["d_out"], f["seed"])
@@ -1096,17 +1150,23 @@ def _ckpt_judge(case, out):
     assert_close(
         got,
         expected,
-        f"the {f['n']} losses after load_checkpoint",
-        hint or "save and restore the model's and the optimizer's state_dict() and the iteration",
+        msg("the {n} losses after load_checkpoint", n=f["n"]),
+        hint or msg("save and restore the model's and the optimizer's state_dict() and the iteration"),
         rtol=1e-5,
         atol=1e-7,
     )
     if [float(v) for v in resumed] != [float(v) for v in straight]:
         raise CheckFailure(
-            "training resumed from the checkpoint is close to, but not exactly, the run that never stopped.\n"
-            f"  got:      {[float(v) for v in resumed]}\n  expected: {[float(v) for v in straight]}\n"
-            "  hint: save the state_dicts as they are (no conversion to another dtype), so the resumed run "
-            "repeats the uninterrupted one bit for bit"
+            msg(
+                "training resumed from the checkpoint is close to, but not exactly, the run that never stopped."
+            )
+            + got_expected(str([float(v) for v in resumed]), str([float(v) for v in straight]))
+            + hint_line(
+                msg(
+                    "save the state_dicts as they are (no conversion to another dtype), so the resumed run "
+                    "repeats the uninterrupted one bit for bit"
+                )
+            )
         )
 
 

@@ -28,11 +28,22 @@ from __future__ import annotations
 import contextlib
 import gettext
 import importlib
+import os
 import re
 from pathlib import Path
 
 DEFAULT = "en"
 _current = [DEFAULT]
+
+# BYHAND_NO_LEGACY=1: no regular expression translates anything (a plain text is data, an id the
+# catalogue lacks stays English and is reported): what byhand renders once the last message moves
+_NO_LEGACY = os.environ.get("BYHAND_NO_LEGACY") == "1"
+# prose in a plain-text field or part (two words in a row): data never reads like this
+_PROSE = re.compile(r"\b[A-Za-z]{2,} [a-z]{2,}\b")
+
+
+def _prose(text: str) -> bool:
+    return bool(_PROSE.search(re.sub(r"`[^`]*`", "", text)))
 
 
 def language(lang: str | None = None) -> str:
@@ -134,6 +145,10 @@ def _line(line: str, lang: str) -> tuple[str, bool]:
 def _legacy(message: str, lang: str, misses: list | None = None) -> str:
     """A finished English text, line by line, through the regular expressions of `messages_<lang>`
     (the messages not yet built from catalogue ids)."""
+    if _NO_LEGACY:
+        if misses is not None:
+            misses.extend(line for line in message.split("\n") if _has_words(line))
+        return message
     out = []
     for line in message.split("\n"):
         text, known = _line(line, lang)
@@ -205,12 +220,12 @@ class Msg(str):
             return template
         unknown: list = []
         values = {k: _field(k, v, lang, unknown) for k, v in self.fields.items()}
-        if unknown:  # a field the legacy expressions know only inside the whole English line
+        if unknown and not _NO_LEGACY:  # a field the legacy expressions know only inside the whole line
             text, known = _line(str.__str__(self), lang)
             if known and "\n" not in self:
                 return text
-            if misses is not None:
-                misses.extend(unknown)
+        if unknown and misses is not None:
+            misses.extend(unknown)
         return template.format(**values)
 
 
@@ -256,6 +271,11 @@ def _render_lines(parts, lang: str, misses: list | None) -> str:
                 lines[-1].append(piece)
     out = []
     for line in lines:
+        if _NO_LEGACY:
+            if misses is not None:
+                misses.extend(p for p in line if not isinstance(p, Msg) and _prose(p))
+            out.append("".join(_render(p, lang, misses) for p in line))
+            continue
         plain = any(not isinstance(p, Msg) and _has_words(p) for p in line)
         if plain:
             out.append(_legacy("".join(str.__str__(p) for p in line), lang, misses))
@@ -268,7 +288,7 @@ def _render(value, lang: str, misses: list | None) -> str:
     if isinstance(value, Msg):
         return value.render(lang, misses)
     text = str(value)
-    if not text.strip():
+    if not text.strip() or _NO_LEGACY:
         return text
     return _legacy(text, lang, misses)
 
@@ -284,6 +304,10 @@ def _field(name: str, value, lang: str, misses: list | None) -> str:
     if isinstance(value, Msg):
         return value.render(lang, misses)
     if not isinstance(value, str):
+        return value
+    if _NO_LEGACY:
+        if name in _LEGACY_FIELDS | {"label"} and _prose(value) and misses is not None:
+            misses.append(value)
         return value
     if name == "label":
         _, _, labels, separators = _catalogue(lang)

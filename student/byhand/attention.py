@@ -55,6 +55,20 @@ def ref_merge_heads(x):
 # scaled_dot_product_attention
 
 
+def _mask_words(kind, shape: str):
+    """A case label's mask: its shape (or None) and, in words, what kind of mask it is."""
+    if kind == "random":
+        return msg("{shape} (random)", shape=shape)
+    if kind == "causal":
+        return msg("{shape} (causal)", shape=shape)
+    if kind == "dead_row":
+        return msg("{shape} (dead_row)", shape=shape)
+    if kind == "broadcast":
+        return msg("{shape} (broadcast)", shape=shape)
+    assert kind is None, kind
+    return msg("{shape} (none)", shape=shape)
+
+
 def _sdpa_cases(hidden):
     # (batch dims, Lq, Lk, d_k, d_v, mask kind, dtype)
     shapes = [
@@ -90,9 +104,14 @@ def _sdpa_cases(hidden):
                         "out", "scaled_dot_product_attention", ref("q"), ref("k"), ref("v"), mask=ref("mask")
                     ),
                 ]
-            label = (
-                f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {dt}, "
-                f"mask={mk if mk is None else tuple(mask.shape)} ({mk or 'none'}), seed {s}"
+            label = msg(
+                "q {q}, k {k}, v {v}, {dtype}, mask={mask}, seed {seed}",
+                q=str(tuple(q.shape)),
+                k=str(tuple(k.shape)),
+                v=str(tuple(v.shape)),
+                dtype=str(dt),
+                mask=_mask_words(mk, "None" if mask is None else str(tuple(mask.shape))),
+                seed=str(s),
             )
             cases.append(
                 Case(
@@ -253,7 +272,7 @@ def _padding_cases(hidden):
         lt = torch.tensor(lengths, dtype=torch.long)
         cases.append(
             Case(
-                f"lengths={lengths}, max_len={max_len}",
+                msg("lengths={lengths}, max_len={max_len}", lengths=str(lengths), max_len=str(max_len)),
                 [let("lengths", lt), call("m", "padding_mask", ref("lengths"), max_len)],
                 ["m", "lengths"],
                 facts=dict(lengths=lt, max_len=max_len),
@@ -294,7 +313,7 @@ def _split_cases(hidden):
         x = rand(b, seq, d, generator=gen(b * 100 + seq * 10 + d), mean=1.0, std=2.0)
         cases.append(
             Case(
-                f"x {tuple(x.shape)}, n_heads={h}",
+                msg("x {shape}, n_heads={n_heads}", shape=str(tuple(x.shape)), n_heads=str(h)),
                 [let("x", x), call("s", "split_heads", ref("x"), h), call("m", "merge_heads", ref("s"))],
                 ["s", "x"],
                 facts=dict(x=x, h=h),
@@ -474,9 +493,13 @@ def _mha_cases(hidden):
             outputs.append("y_nomask")
         else:
             steps.append(call("y", ref("mha"), *args))
-        label = (
-            f"MultiHeadAttention(d_model={d}, n_heads={h}, bias={bias}), query {tuple(query.shape)}, "
-            f"key {tuple(key.shape)}, {dt}, mask={mk}"
+        label = msg(
+            "{module}, query {query}, key {key}, {dtype}, mask={mask}",
+            module=f"MultiHeadAttention(d_model={d}, n_heads={h}, bias={bias})",
+            query=str(tuple(query.shape)),
+            key=str(tuple(key.shape)),
+            dtype=str(dt),
+            mask=N_("causal") if mk == "causal" else str(mk),
         )
         cases.append(
             Case(

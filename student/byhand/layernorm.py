@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from . import _core, _judge
+from . import _core, _judge, i18n
 from ._core import Case, Question, call, calling, gen, let, new, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 from .i18n import N_, msg
@@ -137,6 +137,11 @@ def _tol(dtype):
     return (1e-4, 1e-5) if dtype != torch.float64 else (1e-7, 1e-9)
 
 
+def _drawn(mean, std):
+    """A case label's words for how x was drawn: (mean 2.0, std 3.0)."""
+    return msg("(mean {mean}, std {std})", mean=str(mean), std=str(std))
+
+
 def _affine(d, dt, g):
     weight = rand(d, dtype=dt, mean=1.5, std=0.5, generator=g)
     bias = rand(d, dtype=dt, mean=-0.5, std=1.0, generator=g)
@@ -170,7 +175,11 @@ def _ln_cases(hidden):
         weight, bias = _affine(shape[-1], dt, g)
         kw = {} if eps is None else {"eps": eps}
         steps = calling("y", "layer_norm", dict(x=x, weight=weight, bias=bias), **kw)
-        label = f"x {tuple(shape)} {dt} (mean {mean}, std {std}), random weight and bias, eps={'default' if eps is None else eps}"
+        data = dict(shape=str(tuple(shape)), dtype=str(dt), stats=_drawn(mean, std))
+        if eps is None:
+            label = msg("x {shape} {dtype} {stats}, random weight and bias, eps=default", **data)
+        else:
+            label = msg("x {shape} {dtype} {stats}, random weight and bias, eps={eps}", eps=str(eps), **data)
         cases.append(
             Case(
                 label,
@@ -246,25 +255,41 @@ def _lnm_cases(hidden):
                 x,
                 eps,
                 {"weight": weight, "bias": bias} if with_state else None,
-                "random weight and bias" if with_state else "fresh parameters",
-                f"(mean {mean}, std {std})",
+                with_state,
+                _drawn(mean, std),
                 dict(weight=weight, bias=bias, eps=1e-5 if eps is None else eps),
             )
         )
     return cases
 
 
-def _module_case(cls: str, x, eps, state, params: str, stats: str, facts: dict) -> Case:
+def _module_case(cls: str, x, eps, state, random: bool, stats, facts: dict) -> Case:
     """`cls(d)` (or `cls(d, eps=eps)`) built in the kernel, loaded with `state` (None: its own fresh
-    parameters, which come back too), called on x."""
+    parameters, which come back too), called on x; `random`: the label says its parameters are
+    random (else fresh), `stats` how x was drawn."""
     d, var = x.shape[-1], {"LayerNorm": "ln", "RMSNorm": "rn"}[cls]
     kw = {} if eps is None else {"eps": eps}
     steps = [new(var, cls, d, state=state, dtype=x.dtype, **kw), let("x", x), call("y", ref(var), ref("x"))]
     names = ("weight",) if cls == "RMSNorm" else ("weight", "bias")
     fresh = [f"{var}.{n}" for n in names] + [f"{var}.{n}.requires_grad" for n in names]
-    label = (
-        f"{cls}({d}{'' if eps is None else f', eps={eps}'}), {params}, x {tuple(x.shape)} {x.dtype} {stats}"
+    data = dict(
+        module=f"{cls}({d}{'' if eps is None else f', eps={eps}'})",
+        shape=str(tuple(x.shape)),
+        dtype=str(x.dtype),
+        stats=stats,
     )
+    if cls == "RMSNorm":
+        label = (
+            msg("{module}, random weight, x {shape} {dtype} {stats}", **data)
+            if random
+            else msg("{module}, fresh weight, x {shape} {dtype} {stats}", **data)
+        )
+    else:
+        label = (
+            msg("{module}, random weight and bias, x {shape} {dtype} {stats}", **data)
+            if random
+            else msg("{module}, fresh parameters, x {shape} {dtype} {stats}", **data)
+        )
     outputs = ["y", "x"] + (fresh if state is None else [])
     facts = dict(x=x, default_eps=eps is None, fresh=state is None, **facts)
     return Case(label, steps, outputs, facts=facts, size=x.numel())
@@ -370,7 +395,11 @@ def _rms_cases(hidden):
         weight = rand(shape[-1], dtype=dt, mean=1.5, std=0.5, generator=g)
         kw = {} if eps is None else {"eps": eps}
         steps = [let("x", x), let("weight", weight), call("y", "rms_norm", ref("x"), ref("weight"), **kw)]
-        label = f"x {tuple(shape)} {dt} (mean {mean}, std {std}), random weight, eps={'default' if eps is None else eps}"
+        data = dict(shape=str(tuple(shape)), dtype=str(dt), stats=_drawn(mean, std))
+        if eps is None:
+            label = msg("x {shape} {dtype} {stats}, random weight, eps=default", **data)
+        else:
+            label = msg("x {shape} {dtype} {stats}, random weight, eps={eps}", eps=str(eps), **data)
         cases.append(
             Case(
                 label,
@@ -466,8 +495,8 @@ def _rmsm_cases(hidden):
                 x,
                 eps,
                 {"weight": weight} if with_state else None,
-                "random weight" if with_state else "fresh weight",
-                f"(mean {mean}, std {std})",
+                with_state,
+                _drawn(mean, std),
                 dict(weight=weight, eps=1e-6 if eps is None else eps),
             )
         )
@@ -596,12 +625,18 @@ def _bn_cases(hidden):
                 ),
             ]
             outputs.append(f"y{j}")
-            trail.append(
-                f"{'train' if training else 'eval'}"
+            args = (
                 f"{'' if momentum is None else f' momentum={momentum}'}{'' if eps is None else f' eps={eps}'}"
             )
+            trail.append(msg("train{args}", args=args) if training else msg("eval{args}", args=args))
         outputs += ["rm", "rv"] + [f"x{j}" for j in range(len(calls))]
-        label = f"x ({n}, {c}) {dt} (mean 2, std 3), random running buffers, weight and bias; calls: {', '.join(trail)}"
+        label = msg(
+            "x {shape} {dtype} {stats}, random running buffers, weight and bias; calls: {calls}",
+            shape=str((n, c)),
+            dtype=str(dt),
+            stats=_drawn(2, 3),
+            calls=i18n.join(N_(", "), trail),
+        )
         cases.append(
             Case(
                 label,

@@ -87,6 +87,16 @@ _FFN_HIDDEN = [
 ]
 
 
+def _mode_words(mode: str):
+    """A case label's words for the mode the module is called in."""
+    return N_("eval mode") if mode == "eval" else N_("training mode")
+
+
+def _drawn(mean, std):
+    """A case label's words for how x was drawn: (mean 0.5, std 2)."""
+    return msg("(mean {mean}, std {std})", mean=str(mean), std=str(std))
+
+
 def _ffn_cases(hidden):
     specs = _FFN_HIDDEN if hidden else _FFN_VISIBLE
     cases = []
@@ -101,7 +111,7 @@ def _ffn_cases(hidden):
             outputs = [f"ffn.{n}" for n in ("w1.weight", "w1.bias", "w2.weight", "w2.bias")]
             cases.append(
                 Case(
-                    f"PositionwiseFeedForward({args}): its layers",
+                    msg("{module}: its layers", module=f"PositionwiseFeedForward({args})"),
                     steps,
                     outputs,
                     facts=dict(mode=mode, d=d, d_ff=d_ff),
@@ -119,9 +129,13 @@ def _ffn_cases(hidden):
         steps.append(call("y", ref("ffn"), ref("x")))
         # a second call on the same input: dropout that is on where it should be off changes it
         steps.append(call("y_again", ref("ffn"), ref("x")))
-        label = (
-            f"PositionwiseFeedForward({args}) with random weights, "
-            f"{'eval mode' if mode == 'eval' else 'training mode'}, x {tuple(shape)} {dt} (mean 0.5, std 2)"
+        label = msg(
+            "{module} with random weights, {mode}, x {shape} {dtype} {stats}",
+            module=f"PositionwiseFeedForward({args})",
+            mode=_mode_words(mode),
+            shape=str(tuple(shape)),
+            dtype=str(dt),
+            stats=_drawn(0.5, 2),
         )
         cases.append(
             Case(
@@ -320,12 +334,14 @@ _SUB_HIDDEN = [
 ]
 
 
-# what each kind of sublayer in the cases is, in the labels
-_SUB_WORDS = {
-    "linear": "an nn.Linear",
-    "zero": "a zero sublayer (nn.Linear with zero weight and bias)",
-    "linear_tanh": "nn.Sequential(nn.Linear, nn.Tanh)",
-}
+def _sub_words(kind: str):
+    """What each kind of sublayer in the cases is, in the labels."""
+    if kind == "linear":
+        return N_("an nn.Linear")
+    if kind == "zero":
+        return N_("a zero sublayer (nn.Linear with zero weight and bias)")
+    assert kind == "linear_tanh", kind
+    return "nn.Sequential(nn.Linear, nn.Tanh)"
 
 
 def _around_a_sublayer(cls: str, shape, kind: str, mode: str, dt, g, **kw):
@@ -362,10 +378,14 @@ def _connection_case(cls, shape, kind, mode, dt, g, size, facts, **kw) -> Case:
     """A case of the sublayer connection `cls` (arguments `kw`) around a sublayer of `kind`."""
     steps, x, norm_state, sub_state = _around_a_sublayer(cls, shape, kind, mode, dt, g, **kw)
     args = ", ".join([str(shape[-1])] + [f"{k}={v}" for k, v in kw.items()])
-    label = (
-        f"{cls}({args}), random norm weight and bias, "
-        f"{'eval mode' if mode == 'eval' else 'training mode'}, sublayer = {_SUB_WORDS[kind]}, "
-        f"x {tuple(shape)} {dt} (mean 1.5, std 3)"
+    label = msg(
+        "{module}, random norm weight and bias, {mode}, sublayer = {sublayer}, x {shape} {dtype} {stats}",
+        module=f"{cls}({args})",
+        mode=_mode_words(mode),
+        sublayer=_sub_words(kind),
+        shape=str(tuple(shape)),
+        dtype=str(dt),
+        stats=_drawn(1.5, 3),
     )
     facts = dict(
         x=x,

@@ -158,7 +158,13 @@ def _softmax_cases(hidden):
         dy = rand(*lead, n, dtype=dt, mean=0.4, std=1.5, generator=g)
         cases.append(
             Case(
-                f"y = softmax(x) with x {tuple(x.shape)} (std {scale}), dy {tuple(dy.shape)} (mean 0.4), {dt}",
+                msg(
+                    "y = softmax(x) with x {shape} (std {std}), dy {dy_shape} (mean 0.4), {dtype}",
+                    shape=tuple(x.shape),
+                    std=scale,
+                    dy_shape=tuple(dy.shape),
+                    dtype=dt,
+                ),
                 [let("dy", dy), let("y", y), call("dx", "softmax_backward", ref("dy"), ref("y"))],
                 ["dx", "dy", "y"],
                 facts=dict(x=x, y=y, dy=dy),
@@ -179,7 +185,7 @@ def _softmax_judge(case, out):
         dx,
         exp,
         msg("dx (the gradient w.r.t. x)"),
-        hint or msg("dx = y * (dy - sum(dy * y, dim=-1))"),
+        hint or "dx = y * (dy - sum(dy * y, dim=-1))",  # code: the same in every language
         y.dtype,
     )
     _unchanged(out, f, ("dy", "y"), "softmax_backward")
@@ -284,7 +290,13 @@ def _ce_cases(hidden):
             t[0] = int(z[0].argmin())
         cases.append(
             Case(
-                f"logits ({n}, {c}) (std {scale}), target ({n},) int64, {dt}",
+                msg(
+                    "logits {shape} (std {std}), target {target_shape} int64, {dtype}",
+                    shape=(n, c),
+                    std=scale,
+                    target_shape=(n,),
+                    dtype=dt,
+                ),
                 [
                     let("logits", z),
                     let("target", t),
@@ -457,10 +469,16 @@ def _ln_cases(hidden):
             steps.append(
                 call("grads_explicit", "layer_norm_backward", ref("dy"), ref("x"), ref("weight"), eps=1e-5)
             )
-        label = (
-            f"x {tuple(x.shape)} (mean {mean}, std {std}), dy {tuple(dy.shape)}"
-            + (" (a non-contiguous transposed view)" if strided else "")
-            + f", random weight, eps={'default' if eps is None else eps}, {dt}"
+        label = msg(
+            "x {shape} (mean {mean}, std {std}), {dy}, random weight, {eps}, {dtype}",
+            shape=tuple(x.shape),
+            mean=mean,
+            std=std,
+            dy=msg("dy {shape} (a non-contiguous transposed view)", shape=tuple(dy.shape))
+            if strided
+            else f"dy {tuple(dy.shape)}",
+            eps=N_("eps=default") if eps is None else f"eps={eps}",
+            dtype=dt,
         )
         facts = dict(x=x, weight=w, dy=dy, eps=1e-5 if eps is None else eps, default_eps=eps is None)
         size = x.numel() if lead else 10**6  # judged last: the other cases name the usual mistakes
@@ -712,6 +730,16 @@ _NAN_HINT = N_(
 )
 
 
+# a case's mask, by its kind (`_core.random_mask`)
+_MASK_KINDS = {
+    None: N_("mask={mask} (none)"),
+    "random": N_("mask={mask} (random)"),
+    "causal": N_("mask={mask} (causal)"),
+    "dead_row": N_("mask={mask} (dead_row)"),
+    "broadcast": N_("mask={mask} (broadcast)"),
+}
+
+
 def _attn_cases(hidden):
     # (leading dims, Lq, Lk, d_k, d_v, mask kind, dtype)
     specs = [
@@ -745,9 +773,14 @@ def _attn_cases(hidden):
             steps.append(call("grads", "attention_backward", *args))
         else:
             steps += [let("mask", mask), call("grads", "attention_backward", *args, mask=ref("mask"))]
-        label = (
-            f"d_out {tuple(d_out.shape)}, q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {dt}, "
-            f"mask={'none' if mask is None else tuple(mask.shape)} ({mk or 'none'})"
+        label = msg(
+            "d_out {d_out}, q {q}, k {k}, v {v}, {dtype}, {mask}",
+            d_out=tuple(d_out.shape),
+            q=tuple(q.shape),
+            k=tuple(k.shape),
+            v=tuple(v.shape),
+            dtype=dt,
+            mask=msg(_MASK_KINDS[mk], mask="none" if mask is None else tuple(mask.shape)),
         )
         cases.append(
             Case(
@@ -860,9 +893,14 @@ def _fn_cases(hidden):
         steps.append(
             call("r", run, graded("LayerNormFunction"), ref("x"), ref("weight"), ref("bias"), eps, ref("dy"))
         )
-        label = (
-            f"LayerNormFunction.apply(x, weight, bias, eps={eps}) with x {tuple(x.shape)} (mean {mean}, "
-            f"std {std}), random weight and bias, then backward with a random dy, {dt}"
+        label = msg(
+            "{call} with x {shape} (mean {mean}, std {std}), random weight and bias, then backward with a "
+            "random dy, {dtype}",
+            call=f"LayerNormFunction.apply(x, weight, bias, eps={eps})",
+            shape=tuple(x.shape),
+            mean=mean,
+            std=std,
+            dtype=dt,
         )
         cases.append(
             Case(

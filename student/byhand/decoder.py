@@ -54,7 +54,7 @@ def _shift_cases(hidden):
         tokens = torch.randint(0, v, (b, t1), generator=g)
         cases.append(
             Case(
-                f"tokens {tuple(tokens.shape)} (B, T+1) with ids in [0, {v})",
+                msg("tokens {shape} (B, T+1) with ids in [0, {v})", shape=tuple(tokens.shape), v=v),
                 [let("tokens", tokens), call("out", "shift_targets", ref("tokens"))],
                 ["out", "tokens"],
                 facts=dict(tokens=tokens),
@@ -118,7 +118,7 @@ def _shift_judge(case, out):
                 )
             )
         )
-    assert_close(inputs, exp_in, "inputs", N_("inputs = tokens[:, :-1]"))
+    assert_close(inputs, exp_in, "inputs", "inputs = tokens[:, :-1]")  # the hint is code, shown as it is
     assert_close(targets, exp_tg, "targets", N_("targets = tokens[:, 1:] (the next token at each position)"))
     if not torch.equal(out["tokens"], tokens):
         raise CheckFailure(
@@ -323,7 +323,7 @@ def _check_cache(got, exp_k, exp_v, dtype, what):
                 msg("{cache}: {name} has the wrong shape.", cache=what, name=name)
                 + got_expected(
                     tuple(g.shape),
-                    msg("{shape} = (B, n_heads, T_past + T, d_head)", shape=tuple(e.shape)),
+                    f"{tuple(e.shape)} = (B, n_heads, T_past + T, d_head)",  # code, shown as it is
                 )
                 + hint_line(hint)
             )
@@ -367,7 +367,7 @@ def _attn_cases(hidden):
         g = gen(7100 + 31 * i + 7 * d + (900 if hidden else 0))
         s = attn_state(d, g, dt)
         x = rand(b, t, d, dtype=dt, mean=0.3, std=2.0, generator=g)
-        head = f"CausalSelfAttention(d_model={d}, n_heads={h}) ({dt}), "
+        module = f"CausalSelfAttention(d_model={d}, n_heads={h})"
         if t_past == 0:
             x_pert = x.clone()
             x_pert[:, -1] = rand(b, d, dtype=dt, mean=-1.0, std=3.0, generator=g)  # a different last token
@@ -380,7 +380,12 @@ def _attn_cases(hidden):
             ]
             cases.append(
                 Case(
-                    head + f"x {tuple(x.shape)}, no cache",
+                    msg(
+                        "{module} ({dtype}), x {shape}, no cache",
+                        module=module,
+                        dtype=dt,
+                        shape=tuple(x.shape),
+                    ),
                     steps,
                     ["full", "pert", "x"],
                     facts=dict(s=s, x=x, x_pert=x_pert, h=h, dt=dt),
@@ -399,10 +404,17 @@ def _attn_cases(hidden):
             ]
             cases.append(
                 Case(
-                    head
-                    + f"x {tuple(x_new.shape)} (the next {t_new} positions) with kv_cache = (k, v) of the "
-                    f"first T_past={t_past}, each {tuple(pk.shape)} = (B, n_heads, T_past, d_head): the "
-                    "time axis is dim 2",
+                    msg(
+                        "{module} ({dtype}), x {shape} (the next {n} positions) with kv_cache = (k, v) of the "
+                        "first T_past={t_past}, each {cache_shape} = (B, n_heads, T_past, d_head): the time "
+                        "axis is dim 2",
+                        module=module,
+                        dtype=dt,
+                        shape=tuple(x_new.shape),
+                        n=t_new,
+                        t_past=t_past,
+                        cache_shape=tuple(pk.shape),
+                    ),
                     steps,
                     ["inc", "cache"],
                     facts=dict(s=s, x_new=x_new, cache=cache, h=h, dt=dt),
@@ -612,13 +624,18 @@ def _gpt_cases(hidden):
         g = gen(7300 + 41 * i + 5 * d + (900 if hidden else 0))
         s = gpt_state(v, d, n, max_len, g, dt)
         idx = torch.randint(0, v, (b, t), generator=g)
-        head = f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) ({dt}), "
+        model = f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len})"
         steps = [new("model", "GPT", v, d, h, n, max_len, state=s, dtype=dt)]
         if t_past == 0:
             steps += [let("idx", idx), call("full", ref("model"), ref("idx"))]
             cases.append(
                 Case(
-                    head + f"idx {tuple(idx.shape)}, no cache",
+                    msg(
+                        "{model} ({dtype}), idx {shape}, no cache",
+                        model=model,
+                        dtype=dt,
+                        shape=tuple(idx.shape),
+                    ),
                     steps,
                     ["full", "idx"],
                     facts=dict(s=s, idx=idx, h=h, dt=dt),
@@ -633,8 +650,16 @@ def _gpt_cases(hidden):
             steps.append(call("inc", ref("model"), ref("idx_new"), kv_cache=ref("cache")))
             cases.append(
                 Case(
-                    head + f"idx {tuple(idx_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with "
-                    f"kv_cache = one (k, v) per block for the first T_past={t_past} positions",
+                    msg(
+                        "{model} ({dtype}), idx {shape} (positions {first}..{last}) with kv_cache = one (k, v) "
+                        "per block for the first T_past={t_past} positions",
+                        model=model,
+                        dtype=dt,
+                        shape=tuple(idx_new.shape),
+                        first=t_past,
+                        last=t_past + t_new - 1,
+                        t_past=t_past,
+                    ),
                     steps,
                     ["inc"],
                     facts=dict(s=s, idx_new=idx_new, cache=cache, h=h, dt=dt),
@@ -648,8 +673,12 @@ def _gpt_cases(hidden):
     s["head.weight"] = rand(v, d, generator=g, mean=-0.2, std=0.7).float()
     cases.append(
         Case(
-            f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) loaded with "
-            "different matrices for tok_emb.weight and head.weight",
+            msg(
+                "{model} loaded with different matrices for {a} and {b}",
+                model=f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len})",
+                a="tok_emb.weight",
+                b="head.weight",
+            ),
             [new("model", "GPT", v, d, h, n, max_len, state=s, shared_ok=True)],
             ["model.tok_emb.weight", "model.head.weight"],
             facts=dict(tie=True, s=s),
@@ -802,8 +831,12 @@ def _init_cases(hidden):
         targets = torch.randint(0, v, (8, max_len), generator=g)
         cases.append(
             Case(
-                f"a fresh GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) "
-                f"(torch.manual_seed({sd})), idx {tuple(idx.shape)}",
+                msg(
+                    "a fresh {model} (torch.manual_seed({seed})), idx {shape}",
+                    model=f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len})",
+                    seed=sd,
+                    shape=tuple(idx.shape),
+                ),
                 [
                     _core.seed(sd),
                     new("model", "GPT", v, d, h, n, max_len),
@@ -979,7 +1012,13 @@ def _sample_cases(hidden):
             logits = rand(5, 13, generator=g, mean=0.5, std=2.0).to(dt)  # (B, V)
             cases.append(
                 Case(
-                    f"logits {tuple(logits.shape)} {dt}, temperature={temp}, top_k={top_k}",
+                    msg(
+                        "logits {shape} {dtype}, temperature={temperature}, top_k={top_k}",
+                        shape=tuple(logits.shape),
+                        dtype=dt,
+                        temperature=temp,
+                        top_k=top_k,
+                    ),
                     [
                         let("logits", logits),
                         new("g", "torch.Generator"),
@@ -997,11 +1036,20 @@ def _sample_cases(hidden):
             continue
         logits = row.to(dt)[None, :].expand(N_DRAWS, -1).contiguous()  # the same row, N_DRAWS times
         seed_ = 100 + i + (900 if hidden else 0)
-        shown = f"temperature={temp}" if temp is not None else "temperature left out (default 1.0)"
+        shown = f"temperature={temp}" if temp is not None else N_("temperature left out (default 1.0)")
         cases.append(
             Case(
-                f"logits ({N_DRAWS}, {row.numel()}) {dt}: {N_DRAWS} copies of the row {[round(x, 2) for x in row.tolist()]}, "
-                f"{shown}, top_k={top_k}, generator seeded {seed_}",
+                msg(
+                    "logits {shape} {dtype}: {n} copies of the row {row}, {temperature}, top_k={top_k}, "
+                    "generator seeded {seed}",
+                    shape=(N_DRAWS, row.numel()),
+                    dtype=dt,
+                    n=N_DRAWS,
+                    row=[round(x, 2) for x in row.tolist()],
+                    temperature=shown,
+                    top_k=top_k,
+                    seed=seed_,
+                ),
                 [
                     let("logits", logits),
                     new("g", "torch.Generator"),
@@ -1339,16 +1387,23 @@ def _gen_cases(hidden):
             outputs.append("again")
         else:
             steps.append(call("out", record, graded("generate"), ref("model"), ref("idx"), n_new, **kw))
-        shown = (
-            "temperature, top_k and use_cache left out (defaults 1.0, None, True)"
-            if default
-            else f"temperature={temp}, top_k={top_k}, use_cache={use_cache}"
+        called = (
+            f"generate(GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) "
+            f"(float64), idx {tuple(idx.shape)}, max_new_tokens={n_new}"
         )
+        shown = f"temperature={temp}, top_k={top_k}, use_cache={use_cache}"
+        if default:  # sampled too
+            label = msg(
+                "{call}, temperature, top_k and use_cache left out (defaults 1.0, None, True), generator seeded",
+                call=called,
+            )
+        elif sampled:
+            label = msg("{call}, {options}, generator seeded", call=called, options=shown)
+        else:
+            label = called + ", " + shown  # code only
         cases.append(
             Case(
-                f"generate(GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len}) "
-                f"(float64), idx {tuple(idx.shape)}, max_new_tokens={n_new}, {shown}"
-                + (", generator seeded" if sampled else ""),
+                label,
                 steps,
                 outputs,
                 facts=dict(

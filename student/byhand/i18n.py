@@ -212,8 +212,10 @@ class Msg(str):
         """The message in `lang`; the lines no catalogue translates go to `misses`."""
         if self.msgid is None:
             return _render_lines(self.parts, lang, misses)
-        template = translations(lang).gettext(self.msgid)
-        if template == self.msgid and _has_words(self.msgid):
+        catalogue = translations(lang)
+        template = catalogue.gettext(self.msgid)
+        # an id the catalogue lacks (a translation may equal its id: code with no words to translate)
+        if self.msgid not in getattr(catalogue, "_catalog", {}) and _has_words(self.msgid):
             # not in the gettext catalogue (yet): its English text through the legacy expressions
             return _legacy(str.__str__(self), lang, misses)
         if not self.fields:

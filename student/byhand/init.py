@@ -196,7 +196,12 @@ def _lin_cases(hidden):
         ]
         cases.append(
             Case(
-                f"init_linear_(nn.Linear({fi}, {fo}) {dt}, {scheme!r}), torch.manual_seed({s})",
+                msg(
+                    "init_linear_({layer}, {scheme}), torch.manual_seed({seed})",
+                    layer=f"nn.Linear({fi}, {fo}) {dt}",
+                    scheme=repr(scheme),
+                    seed=str(s),
+                ),
                 steps,
                 ["layer.weight", "layer.bias", "ret.weight"],
                 facts=dict(scheme=scheme, fan_in=fi, fan_out=fo, dtype=dt),
@@ -294,7 +299,7 @@ def _lin_judge(case, out):
         raise CheckFailure(
             msg("layer.bias should be all zeros.")
             + got_expected(_judge._fmt(b), N_("zeros"))
-            + hint_line(N_("nn.init.zeros_(layer.bias)"))
+            + hint_line("nn.init.zeros_(layer.bias)")  # code only: data, the same in every language
         )
     if not isinstance(b, torch.Tensor):
         raise CheckFailure(msg("layer.bias should stay a tensor of zeros, got {got}", got=repr(b)))

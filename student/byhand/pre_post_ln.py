@@ -119,10 +119,13 @@ def _stack_case(depth, d, pre_ln, batch, dtype, seed, what):
     else:
         steps += [call("g", "block_grad_norms", ref("stack"), ref("x")), call("y", ref("stack"), ref("x"))]
         outputs = ["g", "y", "x"]
-    label = (
-        f"ResidualStack(depth={depth}, d_model={d}"
+    label = msg(
+        "{module} with a random state dict, x {shape} {dtype}",
+        module=f"ResidualStack(depth={depth}, d_model={d}"
         + ("" if pre_ln is None else f", pre_ln={pre_ln}")
-        + f") with a random state dict, x {tuple(x.shape)} {dtype}"
+        + ")",
+        shape=str(tuple(x.shape)),
+        dtype=str(dtype),
     )
     return Case(
         label,

@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _core, _judge
+from . import _core, _judge, i18n
 from ._core import Case, Question, call, gen, got_expected, hint_line, let, new, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
 from .i18n import N_, msg
@@ -47,7 +47,7 @@ def _pe_cases(hidden):
     specs = [(7, 4), (11, 6), (50, 16)] if not hidden else [(33, 10), (128, 64), (9, 126), (200, 48)]
     return [
         Case(
-            f"max_len={n}, d_model={d}",
+            msg("max_len={max_len}, d_model={d_model}", max_len=str(n), d_model=str(d)),
             [call("pe", "positional_encoding", n, d)],
             ["pe"],
             facts=dict(n=n, d=d),
@@ -415,6 +415,29 @@ def _called_on_x(module: str, pad) -> list:
     ]
 
 
+def _pad_label(pad):
+    """A case label's padding mask: none, or the lengths of the real tokens of each sequence."""
+    if pad is None:
+        return N_("pad_mask=none")
+    return msg("pad_mask=lengths {lengths}", lengths=str(pad.sum(1).tolist()))
+
+
+def _with_probe(label, probe: bool):
+    """A case label, and when the case also builds the module without norm_first, that too."""
+    return msg("{label}; also built without norm_first (the default)", label=label) if probe else label
+
+
+def _eval_label(module: str, shape) -> i18n.Msg:
+    """The label of a case that calls `module` (float64, dropout > 0) twice on x in eval mode."""
+    return msg(
+        "{module} in eval mode (module.eval()), called twice on x {shape} {dtype}, {pad}",
+        module=module,
+        shape=str(tuple(shape)),
+        dtype="torch.float64",
+        pad=_pad_label(None),
+    )
+
+
 def _block_cases(hidden):
     # (B, L, d_model, n_heads, d_ff, norm_first, padded, dtype)
     specs = [
@@ -441,10 +464,15 @@ def _block_cases(hidden):
         probe = i == 0 and not hidden  # norm_first left out: the signature's default
         if probe:
             steps += _default_probe("EncoderBlock", (d, h, d_ff), x.float(), 6150)
-        label = (
-            f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), x {tuple(x.shape)} "
-            f"{dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
-            + ("; also built without norm_first (the default)" if probe else "")
+        label = _with_probe(
+            msg(
+                "{module}, x {shape} {dtype}, {pad}",
+                module=f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf})",
+                shape=str(tuple(x.shape)),
+                dtype=str(dt),
+                pad=_pad_label(pad),
+            ),
+            probe,
         )
         cases.append(
             Case(
@@ -468,8 +496,9 @@ def _block_cases(hidden):
     ]
     cases.append(
         Case(
-            f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, dropout={p}, norm_first={nf}) in eval mode "
-            f"(module.eval()), called twice on x {tuple(x.shape)} torch.float64, pad_mask=none",
+            _eval_label(
+                f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, dropout={p}, norm_first={nf})", x.shape
+            ),
             steps,
             ["y", "y_again", "x"],
             facts=dict(state=state, h=h, x=x, pad=None, nf=nf, dt=torch.float64, eval=p),
@@ -640,10 +669,15 @@ def _encoder_cases(hidden):
         probe = i == 0 and not hidden  # norm_first left out: the signature's default
         if probe:
             steps += _default_probe("Encoder", (n, d, h, d_ff), x.float(), 6350)
-        label = (
-            f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf}), "
-            f"x {tuple(x.shape)} {dt}, pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
-            + ("; also built without norm_first (the default)" if probe else "")
+        label = _with_probe(
+            msg(
+                "{module}, x {shape} {dtype}, {pad}",
+                module=f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf})",
+                shape=str(tuple(x.shape)),
+                dtype=str(dt),
+                pad=_pad_label(pad),
+            ),
+            probe,
         )
         cases.append(
             Case(
@@ -669,8 +703,10 @@ def _encoder_cases(hidden):
     ]
     cases.append(
         Case(
-            f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, dropout={p}, norm_first={nf}) in eval "
-            f"mode (module.eval()), called twice on x {tuple(x.shape)} torch.float64, pad_mask=none",
+            _eval_label(
+                f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, dropout={p}, norm_first={nf})",
+                x.shape,
+            ),
             steps,
             ["y", "y_again", "x"],
             facts=dict(state=state, h=h, n=n, x=x, pad=None, nf=nf, dt=torch.float64, eval=p),
@@ -775,11 +811,16 @@ def _model_cases(hidden):
         probe = i == 0 and not hidden  # norm_first left out: the signature's default
         if probe:
             steps += _default_probe("TinyTransformer", (v, d, h, d_ff, n, max_len), tokens, 6550)
-        label = (
-            f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
-            f"max_len={max_len}, norm_first={nf}) ({dt}), tokens {tuple(tokens.shape)}, "
-            f"pad_mask={'none' if pad is None else 'lengths ' + str(pad.sum(1).tolist())}"
-            + ("; also built without norm_first (the default)" if probe else "")
+        label = _with_probe(
+            msg(
+                "{module} ({dtype}), tokens {shape}, {pad}",
+                module=f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
+                f"max_len={max_len}, norm_first={nf})",
+                dtype=str(dt),
+                shape=str(tuple(tokens.shape)),
+                pad=_pad_label(pad),
+            ),
+            probe,
         )
         cases.append(
             Case(
@@ -824,9 +865,14 @@ def _model_cases(hidden):
     ]
     cases.append(
         Case(
-            f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
-            f"max_len={max_len}, dropout={p}, norm_first={nf}) (torch.float64) in eval mode (module.eval()), "
-            f"called twice on tokens {tuple(tokens.shape)}, pad_mask=none",
+            msg(
+                "{module} ({dtype}) in eval mode (module.eval()), called twice on tokens {shape}, {pad}",
+                module=f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
+                f"max_len={max_len}, dropout={p}, norm_first={nf})",
+                dtype="torch.float64",
+                shape=str(tuple(tokens.shape)),
+                pad=_pad_label(None),
+            ),
             steps,
             ["y", "y_again", "tokens"],
             facts=dict(

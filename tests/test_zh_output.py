@@ -284,6 +284,9 @@ def _without_printed_text(source: str) -> str:
     tree = ast.parse(source)
     for node in _prose_nodes(tree):
         node.value = ""
+    for node in ast.walk(tree):  # an f-string's text may sit before or after its values
+        if isinstance(node, ast.JoinedStr):
+            node.values = [v for v in node.values if not (isinstance(v, ast.Constant) and v.value == "")]
     return ast.dump(tree)
 
 

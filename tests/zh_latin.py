@@ -111,7 +111,12 @@ def _looped_plot_text(loop) -> list:
     as_text, loads = [], []
     for node in ast.walk(loop):
         if node is not loop and isinstance(node, ast.Call):
-            as_text += [r for r in text_roots(node) if isinstance(r, ast.Name)]
+            for root in text_roots(node):  # the name itself, or formatted into an f-string's text
+                if isinstance(root, ast.JoinedStr):
+                    as_text += [v.value for v in root.values if isinstance(v, ast.FormattedValue)]
+                else:
+                    as_text.append(root)
+            as_text = [n for n in as_text if isinstance(n, ast.Name)]
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads.append(node)
     # only a variable the loop uses as text and nothing else: `stream_scale(placement)` is code

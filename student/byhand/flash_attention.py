@@ -482,14 +482,26 @@ def _facts(q, k, v, is_causal, bq, bk, **more):
 
 
 def _label(q, k, v, is_causal, bq, bk, dtype, kind=""):
-    blocks = "default blocks (64, 64)" if bq is None else f"block_q={bq}, block_k={bk}"
-    causal = "is_causal not given (default)" if kind == "default" else f"is_causal={is_causal}"
-    large = (
-        f", large scores (|s| up to about {1000 if dtype == torch.float64 else 150})"
-        if kind == "large"
-        else ""
+    blocks = (
+        N_("default blocks (64, 64)")
+        if bq is None
+        else msg("block_q={block_q}, block_k={block_k}", block_q=bq, block_k=bk)
     )
-    return f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {causal}, {blocks}, {str(dtype)[6:]}{large}"
+    causal = N_("is_causal not given (default)") if kind == "default" else f"is_causal={is_causal}"
+    label = msg(
+        "q {q}, k {k}, v {v}, {causal}, {blocks}, {dtype}",
+        q=tuple(q.shape),
+        k=tuple(k.shape),
+        v=tuple(v.shape),
+        causal=causal,
+        blocks=blocks,
+        dtype=str(dtype)[6:],
+    )
+    if kind != "large":
+        return label
+    return msg(
+        "{label}, large scores (|s| up to about {n})", label=label, n=1000 if dtype == torch.float64 else 150
+    )
 
 
 # (leading dims, Lq, Lk, d, d_v, is_causal, block_q, block_k (None: the defaults), dtype, kind); kind
@@ -564,7 +576,7 @@ def _pair(r, who, names):
     if not isinstance(result, (tuple, list)) or len(result) != len(names):
         got = type(result).__name__
         if isinstance(result, (tuple, list)):
-            got += f" of {len(result)}"
+            got = msg("{type} of {n}", type=got, n=len(result))
         raise CheckFailure(
             msg("{who} should return {n} tensors ({names}).", who=who, n=len(names), names=", ".join(names))
             + got_expected(got, msg("a tuple ({names})", names=", ".join(names)))
@@ -704,6 +716,11 @@ def _fwd_judge(case, out):
 SKIP_LIMIT = 0.75  # block skipping does (n + 1) / (2 n) of the dense FLOPs: 0.5625 at n = 8 blocks
 
 
+def _flops_of_dense(flops, dense):
+    """The matmul FLOPs an answer spent, with their share of the dense count (a got line)."""
+    return msg("{n} matmul FLOPs ({ratio} of the dense count)", n=flops, ratio=f"{flops / dense:.2f}")
+
+
 def _skip_cases(hidden):
     # (leading dims, L, d, block_q, block_k, dtype)
     specs = [
@@ -753,7 +770,7 @@ def _skip_judge(case, out):
         raise CheckFailure(
             msg("{who} computes the blocks above the diagonal.", who=who)
             + got_expected(
-                msg("{n} matmul FLOPs ({ratio} of the dense count)", n=flops, ratio=f"{flops / dense:.2f}"),
+                _flops_of_dense(flops, dense),
                 msg(
                     "at most {n} ({ratio} of the dense {dense}); skipping "
                     "the blocks wholly above the diagonal leaves about half",
@@ -813,8 +830,11 @@ def _bwd_cases(hidden):
         steps = _observed("flash_attention_backward", inputs, **_options(causal, bq, bk, kind))
         cases.append(
             Case(
-                f"{_label(q, k, v, causal, bq, bk, dt, kind)}, o and lse of the forward, do {tuple(do.shape)} "
-                "(mean 0.3)",
+                msg(
+                    "{label}, o and lse of the forward, do {shape} (mean 0.3)",
+                    label=_label(q, k, v, causal, bq, bk, dt, kind),
+                    shape=tuple(do.shape),
+                ),
                 steps,
                 ["r", "q", "k", "v", "o", "lse", "do"],
                 facts=_facts(q, k, v, causal, bq or 64, bk or 64, do=do, o=o, lse=lse, kind=kind),
@@ -892,9 +912,7 @@ def _bwd_judge(case, out):
         raise CheckFailure(
             msg("{who} computes the blocks above the diagonal.", who=who)
             + got_expected(
-                msg(
-                    "{n} matmul FLOPs ({ratio} of the dense count)", n=seen[1], ratio=f"{seen[1] / dense:.2f}"
-                ),
+                _flops_of_dense(seen[1], dense),
                 msg(
                     "at most {n} ({ratio} of the dense {dense})",
                     n=int(SKIP_LIMIT * dense),
@@ -936,12 +954,23 @@ def _fn_cases(hidden):
         steps = [let("q", q), let("k", k), let("v", v), let("do", do)]
         run = helper("flash_attention.run_function")
         steps.append(call("r", run, graded("FlashAttention"), *map(ref, "qkv"), causal, ref("do")))
-        given = "" if causal is None else f", {causal}"
-        default = ", is_causal not given (default)" if causal is None else ""
+        shapes = dict(q=tuple(q.shape), k=tuple(k.shape), v=tuple(v.shape), dtype=str(dt)[6:])
+        if causal is None:
+            label = msg(
+                "{call} with q {q}, k {k}, v {v}, is_causal not given (default), then backward with a random do, "
+                "{dtype}",
+                call="FlashAttention.apply(q, k, v)",
+                **shapes,
+            )
+        else:
+            label = msg(
+                "{call} with q {q}, k {k}, v {v}, then backward with a random do, {dtype}",
+                call=f"FlashAttention.apply(q, k, v, {causal})",
+                **shapes,
+            )
         cases.append(
             Case(
-                f"FlashAttention.apply(q, k, v{given}) with q {tuple(q.shape)}, k {tuple(k.shape)}, "
-                f"v {tuple(v.shape)}{default}, then backward with a random do, {str(dt)[6:]}",
+                label,
                 steps,
                 ["r"],
                 facts=_facts(q, k, v, bool(causal), 64, 64, do=do, kind="default" if causal is None else ""),

@@ -173,6 +173,20 @@ def _raised(kind, shape):
     return _judge.leading_dims_hint(shape)
 
 
+def _positions_label(pos, kind):
+    """The positions of a RoPE case, for its label: their shape, how they were drawn, the first few."""
+    shape, first = tuple(pos.shape), f"{pos.reshape(-1)[:4].tolist()}"
+    if kind == "arange":
+        return msg("positions {shape} (arange)", shape=shape)
+    if kind == "offset":
+        return msg("positions {shape} (offset, {first}...)", shape=shape, first=first)
+    if kind == "batched":
+        return msg("positions {shape} (batched, {first}...)", shape=shape, first=first)
+    if kind == "long":
+        return msg("positions {shape} (long, {first}...)", shape=shape, first=first)
+    return msg("positions {shape} (random, {first}...)", shape=shape, first=first)
+
+
 def _rope_cases(hidden):
     cases = []
     for i, (shape, kind, theta, dt) in enumerate(_rope_specs(hidden)):
@@ -195,9 +209,13 @@ def _rope_cases(hidden):
         kw = {} if theta == 10000.0 else {"theta": theta}
         cases.append(
             Case(
-                f"x {tuple(shape)} {dt}, positions {tuple(pos.shape)} ({kind}"
-                + (f", {pos.reshape(-1)[:4].tolist()}..." if kind != "arange" else "")
-                + f"), theta={theta:g}",
+                msg(
+                    "x {shape} {dtype}, {positions}, theta={theta}",
+                    shape=tuple(shape),
+                    dtype=dt,
+                    positions=_positions_label(pos, kind),
+                    theta=f"{theta:g}",
+                ),
                 [let("x", x), let("pos", pos), call("out", "apply_rope", ref("x"), ref("pos"), **kw)],
                 ["out", "x", "pos"],
                 facts=dict(
@@ -347,7 +365,9 @@ def _swiglu_cases(hidden):
             let("x", x),
             call("out", ref("ffn"), ref("x")),
         ]
-        label = f"SwiGLU(d_model={d}, d_ff={d_ff}) ({dt}), x {tuple(shape)}"
+        label = msg(
+            "{module}, x {shape}", module=_module(f"SwiGLU(d_model={d}, d_ff={d_ff})", dt), shape=tuple(shape)
+        )
         facts = dict(s=s, x=x, dt=dt, raised_hint=_raised("", shape))
         cases.append(Case(label, steps, ["out", "x"], facts=facts, size=x.numel() * d_ff))
     return cases
@@ -395,7 +415,12 @@ def _repeat_cases(hidden):
         x = rand(b, hkv, L, dh, dtype=dt, mean=0.5, std=1.5, generator=g)
         cases.append(
             Case(
-                f"x {tuple(x.shape)} = (B, n_kv_heads, L, d_head) {dt}, n_rep={n_rep}",
+                msg(
+                    "x {shape} = (B, n_kv_heads, L, d_head) {dtype}, n_rep={n_rep}",
+                    shape=tuple(x.shape),
+                    dtype=dt,
+                    n_rep=n_rep,
+                ),
                 [let("x", x), call("out", "repeat_kv", ref("x"), n_rep)],
                 ["out", "x"],
                 facts=dict(x=x, n_rep=n_rep, dt=dt),
@@ -640,7 +665,9 @@ def _gqa_cases(hidden):
         s = gqa_state(d, h, hkv, g, dt)
         x = rand(b, t, d, dtype=dt, mean=0.3, std=2.0, generator=g)
         args = (d, h, hkv) if theta == 10000.0 else (d, h, hkv, theta)
-        head = f"GroupedQueryAttention(d_model={d}, n_heads={h}, n_kv_heads={hkv}, theta={theta:g}) ({dt}), "
+        head = _module(
+            f"GroupedQueryAttention(d_model={d}, n_heads={h}, n_kv_heads={hkv}, theta={theta:g})", dt
+        )
         pos = None
         if t_past == 0 and pkind == "strided":
             pos = torch.arange(t) * 3 + 2
@@ -661,6 +688,12 @@ def _gqa_cases(hidden):
     return cases
 
 
+def _module(code, dtype):
+    """A case label's module: the call that builds it and its dtype, "SwiGLU(d_model=8, d_ff=24)
+    (torch.float64)"."""
+    return msg("{code} ({dtype})", code=code, dtype=str(dtype))
+
+
 def _with_and_without_cache(build, head, x, when, cache_of, facts, cache_note="", cache_out=False) -> Case:
     """A case of a module that takes a KV cache (GroupedQueryAttention, LlamaBlock), built by the
     step `build`. `when` = (T_past, T_new, positions): with T_past == 0, the module runs on all of x
@@ -673,20 +706,30 @@ def _with_and_without_cache(build, head, x, when, cache_of, facts, cache_note=""
             steps.append(call("out", ref(module), ref("x")))
         else:
             steps += [let("pos", pos), call("out", ref(module), ref("x"), positions=ref("pos"))]
-        label = (
-            head
-            + f"x {tuple(x.shape)}, no cache"
-            + (f", positions={pos.tolist()}" if pos is not None else "")
-        )
+        if pos is None:
+            label = msg("{module}, x {shape}, no cache", module=head, shape=tuple(x.shape))
+        else:
+            label = msg(
+                "{module}, x {shape}, no cache, positions={positions}",
+                module=head,
+                shape=tuple(x.shape),
+                positions=f"{pos.tolist()}",
+            )
         return Case(label, steps, ["out", "x"], facts=dict(facts, x=x, pos=pos), size=b * t * d)
     pk, pv = cache_of(x[:, :t_past])
     cache = (pk.to(x.dtype), pv.to(x.dtype))
     x_new = x[:, t_past : t_past + t_new]
     steps = [build, let("x_new", x_new), let("cache", cache)]
     steps.append(call("out", ref(module), ref("x_new"), kv_cache=ref("cache")))
-    label = (
-        head + f"x {tuple(x_new.shape)} (positions {t_past}..{t_past + t_new - 1}) with kv_cache = (k, v) of "
-        f"the first T_past={t_past}, each {tuple(pk.shape)}{cache_note}"
+    label = msg(
+        "{module}, x {shape} (positions {first}..{last}) with kv_cache = (k, v) of the first T_past={t_past}, "
+        "each {cache_shape}",
+        module=head,
+        shape=tuple(x_new.shape),
+        first=t_past,
+        last=t_past + t_new - 1,
+        t_past=t_past,
+        cache_shape=f"{tuple(pk.shape)}{cache_note}",
     )
     outputs = ["out", "cache"] if cache_out else ["out"]
     return Case(
@@ -956,10 +999,11 @@ def _block_cases(hidden):
         x = rand(b, t, d, dtype=dt, mean=0.2, std=0.5 if eps else 2.0, generator=g)
         kw = {} if eps is None else {"eps": eps}
         eps_ = 1e-6 if eps is None else eps
-        head = f"LlamaBlock(d_model={d}, n_heads={h}, n_kv_heads={hkv}, d_ff={d_ff}" + (
-            f", eps={eps})" if eps is not None else ")"
+        head = _module(
+            f"LlamaBlock(d_model={d}, n_heads={h}, n_kv_heads={hkv}, d_ff={d_ff}"
+            + (f", eps={eps})" if eps is not None else ")"),
+            dt,
         )
-        head += f" ({dt}), "
         pos = torch.arange(t) * 5 + 3 if given else None
         cases.append(
             _with_and_without_cache(

@@ -11,9 +11,10 @@ whether the pair it chose was tied, less frequent, or not a pair at all.
 
 Bytes do not travel on the wire, so the helpers that run where the answer lives (`run_train`,
 `run_tokenizer`, `run_stream`, `time_train`) send tokens back as latin-1 strings (one character per
-byte) and report type problems as plain facts. The texts are slices of the shipped corpus
-(`byhand.corpus`), chosen by seed: hidden cases differ only in the slices and sizes. `regex` (GPT-2's
-pattern needs `\\p{L}`) is imported when a check runs, not when this module is.
+byte) and report type problems as data (a code and its values, which the judge words). The texts
+are slices of the shipped corpus (`byhand.corpus`), chosen by seed: hidden cases differ only in the
+slices and sizes. `regex` (GPT-2's pattern needs `\\p{L}`) is imported when a check runs, not when
+this module is.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 from . import _core, corpus
 from ._core import LINE, Case, Question, call, got_expected, graded, helper, hint_line
 from ._judge import CheckFailure
-from .i18n import N_, msg
+from .i18n import N_, Msg, msg
 
 LESSON = "11_tokenizer"
 HELPERS = ("run_train", "run_tokenizer", "run_stream", "time_train")
@@ -297,22 +298,23 @@ def gpt2():
 
 
 def _vocab_facts(vocab, merges):
-    """("ok", vocab items, merges) with bytes as latin-1 strings, or ("bad", what is wrong)."""
+    """("ok", vocab items, merges) with bytes as latin-1 strings, or ("bad", what is wrong, its
+    values): data, the judge words it (`_BAD`)."""
     if not isinstance(vocab, dict):
-        return ("bad", f"vocab is a {type(vocab).__name__}, not a dict")
+        return ("bad", "vocab_type", type(vocab).__name__)
     items = []
     for k, v in list(vocab.items())[:200_000]:
         if not isinstance(k, int) or isinstance(k, bool):
-            return ("bad", f"vocab has the key {k!r:.40}, not an int id")
+            return ("bad", "key", f"{k!r:.40}")
         if not isinstance(v, bytes):
-            return ("bad", f"vocab[{k}] is a {type(v).__name__} ({v!r:.40}), not bytes")
+            return ("bad", "value", f"{k}", type(v).__name__, f"{v!r:.40}")
         items.append((int(k), _b2s(v)))
     if not isinstance(merges, (list, tuple)):
-        return ("bad", f"merges is a {type(merges).__name__}, not a list")
+        return ("bad", "merges_type", type(merges).__name__)
     out = []
     for m in list(merges)[:200_000]:
         if not (isinstance(m, tuple) and len(m) == 2 and all(isinstance(x, bytes) for x in m)):
-            return ("bad", f"the merge {m!r:.60} is not a tuple of two bytes")
+            return ("bad", "merge", f"{m!r:.60}")
         out.append((_b2s(m[0]), _b2s(m[1])))
     return ("ok", items, out)
 
@@ -320,7 +322,7 @@ def _vocab_facts(vocab, merges):
 def run_train(fn, text, vocab_size, special_tokens):
     result = fn(text, vocab_size, list(special_tokens))
     if not (isinstance(result, tuple) and len(result) == 2):
-        return ("bad", f"it returned a {type(result).__name__}, not a pair (vocab, merges)")
+        return ("bad", "returned", type(result).__name__)
     return _vocab_facts(*result)
 
 
@@ -335,7 +337,7 @@ def _tokenizer(cls, source, special_tokens):
 
 def _plain_ids(ids):
     if not isinstance(ids, (list, tuple)):
-        return f"a {type(ids).__name__}"
+        return ("type", type(ids).__name__)  # a tuple: not a list of ids, its type's name
     return [int(i) if isinstance(i, int) else repr(i)[:40] for i in ids]
 
 
@@ -432,45 +434,57 @@ def _words_with_seps(seed: int, letters: str) -> str:
     return " ".join(words)
 
 
+def _english(n: int, *specials) -> Msg:
+    """The words of a case label: `n` characters of English (with these special tokens)."""
+    if len(specials) == 2:
+        return msg("{n} characters of English with {a} and {b}", n=n, a=specials[0], b=specials[1])
+    return msg("{n} characters of English", n=n)
+
+
+def _chinese(n: int, *specials) -> Msg:
+    """The words of a case label: `n` characters of Chinese (with this special token)."""
+    if specials:
+        return msg("{n} characters of Chinese with {a}", n=n, a=specials[0])
+    return msg("{n} characters of Chinese", n=n)
+
+
+def _random_label(letters: str, *specials) -> Msg:
+    """The words of a case label: random words of `letters` (with two special tokens between them)."""
+    shown = ", ".join(letters)  # data: the letters
+    if specials:
+        return msg(
+            "random words of {letters} with {a} and {b} between them",
+            letters=shown,
+            a=specials[0],
+            b=specials[1],
+        )
+    return msg("random words of {letters} (many ties)", letters=shown)
+
+
 def _train_specs(hidden: bool) -> list:
     """(label, text, vocab_size, special tokens)."""
     if not hidden:
         return [
-            ("the ten-character example 'abababcabc'", TEN, 256 + 4, []),
-            ("'aaa aaaa' (overlapping pairs; every pair merged before vocab_size)", "aaa aaaa", 300, []),
-            ("random words of a, b, c (many ties)", _random_words(7, 60), 256 + 12, []),
-            ("3000 characters of English", _slice("en", 11, 3000), 256 + 40, []),
+            (msg("the ten-character example {text}", text=repr(TEN)), TEN, 256 + 4, []),
             (
-                f"2000 characters of English with {EOT} and {EOT2}",
-                _with_eot(_slice("en", 12, 2000), 4),
-                258 + 30,
-                [EOT, EOT2],
+                msg("{text} (overlapping pairs; every pair merged before vocab_size)", text=repr("aaa aaaa")),
+                "aaa aaaa",
+                300,
+                [],
             ),
-            ("800 characters of Chinese", _slice("zh", 13, 800), 256 + 30, []),
-            (
-                f"random words of a, c with {SEP} and {SEP_BB} between them",
-                _words_with_seps(14, "ac"),
-                258 + 8,
-                [SEP, SEP_BB],
-            ),
+            (_random_label("abc"), _random_words(7, 60), 256 + 12, []),
+            (_english(3000), _slice("en", 11, 3000), 256 + 40, []),
+            (_english(2000, EOT, EOT2), _with_eot(_slice("en", 12, 2000), 4), 258 + 30, [EOT, EOT2]),
+            (_chinese(800), _slice("zh", 13, 800), 256 + 30, []),
+            (_random_label("ac", SEP, SEP_BB), _words_with_seps(14, "ac"), 258 + 8, [SEP, SEP_BB]),
         ]
     return [
-        ("random words of a, b, c, d (many ties)", _random_words(8, 90, "abcd"), 256 + 20, []),
-        (
-            f"random words of a, d with {SEP} and {SEP_BB} between them",
-            _words_with_seps(15, "ad"),
-            258 + 10,
-            [SEP, SEP_BB],
-        ),
-        ("6000 characters of English", _slice("en", 21, 6000), 256 + 80, []),
-        (
-            f"4000 characters of English with {EOT} and {EOT2}",
-            _with_eot(_slice("en", 22, 4000), 3),
-            258 + 50,
-            [EOT2, EOT],
-        ),
-        ("1500 characters of Chinese", _slice("zh", 23, 1500), 256 + 60, []),
-        (f"1500 characters of Chinese with {EOT}", _with_eot(_slice("zh", 24, 1500), 2), 257 + 40, [EOT]),
+        (_random_label("abcd"), _random_words(8, 90, "abcd"), 256 + 20, []),
+        (_random_label("ad", SEP, SEP_BB), _words_with_seps(15, "ad"), 258 + 10, [SEP, SEP_BB]),
+        (_english(6000), _slice("en", 21, 6000), 256 + 80, []),
+        (_english(4000, EOT, EOT2), _with_eot(_slice("en", 22, 4000), 3), 258 + 50, [EOT2, EOT]),
+        (_chinese(1500), _slice("zh", 23, 1500), 256 + 60, []),
+        (_chinese(1500, EOT), _with_eot(_slice("zh", 24, 1500), 2), 257 + 40, [EOT]),
     ]
 
 
@@ -485,7 +499,11 @@ def _train_cases(name):
         for label, text, size, specials in _train_specs(hidden):
             steps = [call("r", helper("tokenizer.run_train"), graded(name), text, size, specials)]
             facts = dict(text=text, vocab_size=size, specials=specials)
-            full = f"{name}(text, vocab_size={size}, special_tokens={specials}), text = {label}"
+            full = msg(
+                "{call}, text = {text}",
+                call=f"{name}(text, vocab_size={size}, special_tokens={specials})",
+                text=label,
+            )
             out.append(Case(full, steps, ["r"], facts=facts, size=len(text) * 100 + size))
         return out
 
@@ -551,8 +569,8 @@ def _train_judge(name):
         r = out["r"]
         if not isinstance(r, (list, tuple)) or not r or r[0] not in ("ok", "bad"):
             raise CheckFailure(msg("{name}: the grader could not read what it returned", name=name))
-        if r[0] == "bad":  # a fact the helper wrote in English, where the answer runs
-            raise CheckFailure(f"{name}: {r[1]}" + hint_line(H_BYTES))
+        if r[0] == "bad":  # a fact the helper found where the answer runs: its code and values
+            raise CheckFailure(_bad(name, r[1:]) + hint_line(H_BYTES))
         got_vocab = {int(k): _s2b(v) for k, v in r[1]}
         got_merges = [(_s2b(a), _s2b(b)) for a, b in r[2]]
         text, size, specials = f["text"], f["vocab_size"], f["specials"]
@@ -563,6 +581,30 @@ def _train_judge(name):
             _vocab_failed(name, got_vocab, vocab, merges, specials)
 
     return judge
+
+
+def _bad(name, fact) -> Msg:
+    """The first line of a failure `_vocab_facts` or `run_train` reported as (code, values...)."""
+    code, values = (fact[0], tuple(fact[1:])) if fact else ("", ())
+    if code == "returned" and len(values) == 1:
+        return msg("{name}: it returned a {type}, not a pair (vocab, merges)", name=name, type=values[0])
+    if code == "vocab_type" and len(values) == 1:
+        return msg("{name}: vocab is a {type}, not a dict", name=name, type=values[0])
+    if code == "key" and len(values) == 1:
+        return msg("{name}: vocab has the key {key}, not an int id", name=name, key=values[0])
+    if code == "value" and len(values) == 3:
+        return msg(
+            "{name}: vocab[{i}] is a {type} ({value}), not bytes",
+            name=name,
+            i=values[0],
+            type=values[1],
+            value=values[2],
+        )
+    if code == "merges_type" and len(values) == 1:
+        return msg("{name}: merges is a {type}, not a list", name=name, type=values[0])
+    if code == "merge" and len(values) == 1:
+        return msg("{name}: the merge {merge} is not a tuple of two bytes", name=name, merge=values[0])
+    raise CheckFailure(msg("{name}: the grader could not read what it returned", name=name))
 
 
 def _merges_failed(name, got, merges, text, size, specials):
@@ -647,7 +689,11 @@ def _speed_cases(hidden):
     text = _slice("en", 31 if not hidden else 32, 60_000 if not hidden else 80_000)
     size = 256 + (120 if not hidden else 150)
     steps = [call("r", helper("tokenizer.time_train"), graded("train_bpe"), text, size)]
-    label = f"train_bpe(text, {size}) on {len(text)} characters of English, timed against the naive trainer"
+    label = msg(
+        "{call} on {n} characters of English, timed against the naive trainer",
+        call=f"train_bpe(text, {size})",
+        n=len(text),
+    )
     return [Case(label, steps, ["r"], facts={}, size=len(text))]
 
 
@@ -740,14 +786,18 @@ def _tok_specs(hidden: bool) -> list:
     gpt2_cut = [gpt2_ids[bytes([b])] for b in cut]
     return [
         (
-            "a vocabulary trained on English and Chinese with special tokens <|endoftext|> and <|endoftext|><|endoftext|>",
+            msg(
+                "Tokenizer with a vocabulary trained on English and Chinese with special tokens {a} and {b}",
+                a=EOT,
+                b=EOT2,
+            ),
             trained,
             [EOT, EOT2],
             texts,
             [[2 + b for b in cut[:2]], [2 + b for b in cut[:4]], [2 + b for b in cut[3:]]],
         ),
         (
-            "GPT-2's vocabulary and merges",
+            msg("Tokenizer with GPT-2's vocabulary and merges"),
             ("gpt2",),
             [EOT],
             [*texts[:4], texts[6], texts[7], f"Bye.{EOT}Hallo, schöne Grüße aus Köln!"],
@@ -765,7 +815,7 @@ def _tok_cases(hidden):
             )
         ]
         facts = dict(source=source, specials=specials, texts=texts, id_lists=id_lists)
-        out.append(Case(f"Tokenizer with {label}", steps, ["r"], facts=facts, size=sum(map(len, texts))))
+        out.append(Case(label, steps, ["r"], facts=facts, size=sum(map(len, texts))))
     return out
 
 
@@ -818,6 +868,10 @@ def _tok_judge(case, out):
     vocab, merges = _source(f)
     specials = f["specials"]
     for text, got, back in zip(f["texts"], encoded, round_trips):
+        if isinstance(got, tuple) and len(got) == 2 and got[0] == "type":  # not a list: its type
+            raise CheckFailure(
+                msg("Tokenizer.encode returned 'a {type}', not a list of int ids", type=f"{got[1]!s:.40}")
+            )
         if not isinstance(got, list) or not all(isinstance(i, int) for i in got):
             raise CheckFailure(
                 msg("Tokenizer.encode returned {value}, not a list of int ids", value=f"{got!r:.60}")
@@ -881,9 +935,17 @@ def _stream_specs(hidden: bool) -> list:
     source = ("trained", _with_eot(_slice("en", 53, 2500), 4), 258 + 120, [EOT, EOT2])
     by_line = text.splitlines(keepends=True)
     return [
-        ("a text read line by line", source, [EOT, EOT2], by_line),
         (
-            "the same text cut at random places (inside words and special tokens)",
+            lambda n: msg("encode_iterable of a text read line by line, {n} pieces", n=n),
+            source,
+            [EOT, EOT2],
+            by_line,
+        ),
+        (
+            lambda n: msg(
+                "encode_iterable of the same text cut at random places (inside words and special tokens), {n} pieces",
+                n=n,
+            ),
             source,
             [EOT, EOT2],
             _lines(text, 55 + hidden),
@@ -896,11 +958,7 @@ def _stream_cases(hidden):
     for label, source, specials, lines in _stream_specs(hidden):
         steps = [call("r", helper("tokenizer.run_stream"), graded("Tokenizer"), source, specials, lines)]
         facts = dict(source=source, specials=specials, lines=lines)
-        out.append(
-            Case(
-                f"encode_iterable of {label}, {len(lines)} pieces", steps, ["r"], facts=facts, size=len(lines)
-            )
-        )
+        out.append(Case(label(len(lines)), steps, ["r"], facts=facts, size=len(lines)))
     return out
 
 

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from . import _core
 from ._core import LINE, Case, Question, call, gen, got_expected, graded, helper, hint_line, let, rand, ref
 from ._judge import CheckFailure, assert_close, diagnose, expect_tensor
-from .i18n import N_, msg
+from .i18n import N_, Msg, msg
 
 LESSON = "12_training"
 HELPERS = ("run_adamw", "schedule", "clip", "batches", "resume")
@@ -103,7 +103,14 @@ def _ce_cases(hidden):
         targets = torch.randint(0, v, lead, generator=g)
         cases.append(
             Case(
-                f"logits {tuple(logits.shape)} {dt} (mean {mean}, std {std}), targets {tuple(targets.shape)}",
+                msg(
+                    "logits {shape} {dtype} (mean {mean}, std {std}), targets {targets}",
+                    shape=str(tuple(logits.shape)),
+                    dtype=str(dt),
+                    mean=str(mean),
+                    std=str(std),
+                    targets=str(tuple(targets.shape)),
+                ),
                 _core.calling("loss", "cross_entropy", dict(logits=logits, targets=targets)),
                 ["loss", "logits", "targets"],
                 facts=dict(logits=logits, targets=targets, large=abs(mean) > 100),
@@ -372,21 +379,23 @@ def _adamw_cases(hidden):
             let("inits", inits),
             call("r", helper("training.run_adamw"), graded("AdamW"), ref("inits"), **kw, **extra),
         ]
-        words = [f"{len(shapes)} parameters {', '.join(str(s) for s in shapes)} {str(dt)[6:]}"]
-        if groups:
-            words.append(f"groups {groups} with weight_decay {gwd}")
-        if frozen >= 0:
-            words.append(f"parameter {frozen} without a gradient")
-        if sched:
-            words.append("lr changed every step by a schedule")
-        if resume >= 0:
-            words.append(f"state_dict() loaded into a new AdamW at step {resume}")
         head = (
-            "AdamW(params), its defaults, gradients of size 1e-8"
+            msg("AdamW(params), its defaults, gradients of size 1e-8")
             if defaults
             else f"AdamW(lr={lr}, betas={betas}, eps={eps}, weight_decay={wd})"
         )
-        label = f"{head}, " + ", ".join(words) + f", {steps} steps on a noisy quadratic"
+        shown = ", ".join(str(s) for s in shapes)  # data: the shapes
+        words = [head, msg("{n} parameters {shapes} {dtype}", n=len(shapes), shapes=shown, dtype=str(dt)[6:])]
+        if groups:
+            words.append(msg("groups {groups} with weight_decay {wd}", groups=str(groups), wd=str(gwd)))
+        if frozen >= 0:
+            words.append(msg("parameter {i} without a gradient", i=frozen))
+        if sched:
+            words.append(N_("lr changed every step by a schedule"))
+        if resume >= 0:
+            words.append(msg("state_dict() loaded into a new AdamW at step {step}", step=resume))
+        words.append(msg("{n} steps on a noisy quadratic", n=steps))
+        label = _items(words)
         facts = dict(
             inits=inits, dtype=dt, lr=lr, betas=betas, eps=eps, weight_decay=wd, steps=steps, seed=seed,
             frozen=frozen, groups=groups, group_wd=gwd, scheduled=sched, resume_at=resume, defaults=defaults,
@@ -394,6 +403,14 @@ def _adamw_cases(hidden):
         )  # fmt: skip
         cases.append(Case(label, steps_, ["r"], facts=facts, size=steps * (2 if resume >= 0 else 1)))
     return cases
+
+
+def _items(items: list) -> Msg:
+    """The items of a case label in order, the language's separator between them ("a, b, c")."""
+    out = items[0]
+    for item in items[1:]:
+        out = msg("{a}, {b}", a=out, b=item)
+    return out
 
 
 def _torch_adamw(f):
@@ -550,8 +567,11 @@ def _sched_cases(hidden):
         ]
         cases.append(
             Case(
-                f"lr_cosine_schedule(t, lr_max={lr_max}, lr_min={lr_min}, warmup_iters={w}, cosine_iters={c}) "
-                f"for t = 0..{c + 7}",
+                msg(
+                    "{call} for t = 0..{last}",
+                    call=f"lr_cosine_schedule(t, lr_max={lr_max}, lr_min={lr_min}, warmup_iters={w}, cosine_iters={c})",
+                    last=c + 7,
+                ),
                 steps,
                 ["r"],
                 facts=dict(ts=ts, lr_max=lr_max, lr_min=lr_min, w=w, c=c),
@@ -687,9 +707,12 @@ def _clip_cases(hidden):
             None if s is None else rand(*s, dtype=dt, mean=0.3 * std, std=std, generator=g) for s in shapes
         ]
         what = ", ".join("None" if s is None else str(s) for s in shapes)
-        label = (
-            f"clip_grad_norm_({'model.parameters()' if as_gen else 'list(model.parameters())'}, max_norm={max_norm}), "
-            f"p.grad {what} {str(dt)[6:]} (std {std})"
+        label = msg(
+            "{call}, p.grad {shapes} {dtype} (std {std})",
+            call=f"clip_grad_norm_({'model.parameters()' if as_gen else 'list(model.parameters())'}, max_norm={max_norm})",
+            shapes=what,
+            dtype=str(dt)[6:],
+            std=str(std),
         )
         steps = [
             let("grads", grads),
@@ -863,11 +886,18 @@ def _batch_cases(hidden):
         data = torch.arange(offset, offset + 3 * n, 3, dtype=torch.int64)  # the value says the position
         coverage = 300 * n_starts
         seed = 12400 + 11 * i + (500 if hidden else 0)
-        label = (
-            f"get_batch(data, batch_size={bsz}, context_length={ctx}), data = "
-            f"{'np.ndarray(uint16)' if kind == 'numpy' else 'np.memmap(uint16)' if kind == 'memmap' else 'torch.Tensor(int32)'}"
-            f", {n} tokens, {n_starts} valid starts; generator seeds {seed}, {seed + 1}, {seed + 2} "
-            f"({coverage} windows)"
+        label = msg(
+            "{call}, data = {data}, {n} tokens, {starts} valid starts; generator seeds {seeds} ({windows} windows)",
+            call=f"get_batch(data, batch_size={bsz}, context_length={ctx})",
+            data="np.ndarray(uint16)"
+            if kind == "numpy"
+            else "np.memmap(uint16)"
+            if kind == "memmap"
+            else "torch.Tensor(int32)",
+            n=n,
+            starts=n_starts,
+            seeds=f"{seed}, {seed + 1}, {seed + 2}",
+            windows=coverage,
         )
         steps = [
             let("data", data.tolist()),
@@ -1094,10 +1124,13 @@ def _ckpt_cases(hidden):
     cases = []
     for i, (k, n, d_in, d_out, kind) in enumerate(specs):
         seed = 12500 + 7 * i + (500 if hidden else 0)
-        label = (
-            f"nn.Sequential(Linear({d_in}, 16), Tanh(), Linear(16, {d_out})) and torch.optim.AdamW, {k} steps, "
-            f"save_checkpoint(..., {'io.BytesIO()' if kind == 'file' else repr('ckpt.pt')}), "
-            f"{n} more steps; a fresh model and optimizer, load_checkpoint, {n} steps"
+        label = msg(
+            "{model} and torch.optim.AdamW, {k} steps, {save}, {n} more steps; a fresh model and optimizer, "
+            "load_checkpoint, {n} steps",
+            model=f"nn.Sequential(Linear({d_in}, 16), Tanh(), Linear(16, {d_out}))",
+            k=k,
+            save=f"save_checkpoint(..., {'io.BytesIO()' if kind == 'file' else repr('ckpt.pt')})",
+            n=n,
         )
         steps = [
             call(

@@ -887,7 +887,8 @@ def _batch_cases(hidden):
         coverage = 300 * n_starts
         seed = 12400 + 11 * i + (500 if hidden else 0)
         label = msg(
-            "{call}, data = {data}, {n} tokens, {starts} valid starts; generator seeds {seeds} ({windows} windows)",
+            "{call}, data = {data}, {n} tokens, {starts} valid starts; generator seeds {s1}, {s2}, {s3} "
+            "({windows} windows)",
             call=f"get_batch(data, batch_size={bsz}, context_length={ctx})",
             data="np.ndarray(uint16)"
             if kind == "numpy"
@@ -896,7 +897,9 @@ def _batch_cases(hidden):
             else "torch.Tensor(int32)",
             n=n,
             starts=n_starts,
-            seeds=f"{seed}, {seed + 1}, {seed + 2}",
+            s1=seed,
+            s2=seed + 1,
+            s3=seed + 2,
             windows=coverage,
         )
         steps = [

@@ -4,6 +4,7 @@ catalogue, its `Msg` fields translated and its plain fields copied as data."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 
 import pytest
@@ -74,10 +75,16 @@ def test_two_mistakes_at_once_name_both_in_the_language():
     assert "mistakes" not in i18n.localize(both, LANG)
 
 
-def test_a_message_pickles_as_its_english_text():
-    m = msg(SHAPE, what="x") + _core.LINE
-    back = pickle.loads(pickle.dumps(m))
-    assert back == m and type(back) is str
+def test_a_message_pickles_with_its_id_and_fields():
+    """A message that crosses a process (a submission's notes, sent to a grading worker) is still
+    rendered in the notebook's language there; a field that is no plain data goes as its text."""
+    m = msg(SHAPE, what=N_("the output")) + _core.LINE + msg("got:      {got}", got=object())
+    for back in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+        assert back == m and isinstance(back, Msg) and back.msgid is None
+        assert [getattr(p, "msgid", p) for p in back.parts] == [getattr(p, "msgid", p) for p in m.parts]
+        assert i18n.localize(back, LANG) == i18n.localize(m, LANG)
+    diagnosis = pickle.loads(pickle.dumps(_judge.Diagnosis(N_("use out-of-place ops"))))
+    assert type(diagnosis) is _judge.Diagnosis and diagnosis.msgid == "use out-of-place ops"
 
 
 @pytest.mark.parametrize("value", [3, (2, 3), "torch.float32"])

@@ -449,9 +449,7 @@ def known_language(lang) -> bool:
     (`locale/<lang>/LC_MESSAGES/byhand.mo`; a forged metadata.language must not reach a path)."""
     if not isinstance(lang, str) or not i18n.LANGUAGE_NAME.fullmatch(lang):
         return False
-    if lang == i18n.DEFAULT:
-        return True
-    return (i18n.LOCALE / lang / "LC_MESSAGES" / f"{i18n.DOMAIN}.mo").is_file()
+    return lang == i18n.DEFAULT or i18n.catalogued(lang)
 
 
 def localized(message: str, lang: str) -> str:

@@ -50,8 +50,10 @@ def language(lang: str | None = None) -> str:
     """Set the language of the check messages (when `lang` is given); the current one."""
     if lang is not None:
         lang = lang or DEFAULT
-        if lang != DEFAULT:
-            _catalogue(lang)  # an unknown language fails here, not at the first wrong answer
+        if lang != DEFAULT and not catalogued(lang):  # fails here, not at the first wrong answer
+            raise ModuleNotFoundError(
+                f"byhand has no messages in {lang!r} (no locale/{lang}/LC_MESSAGES/{DOMAIN}.mo)"
+            )
         _current[0] = lang
     return _current[0]
 
@@ -404,6 +406,14 @@ _GETTEXT: dict = {}
 
 # a language's name ("zh_CN"): what a notebook's metadata.language may say, never a path
 LANGUAGE_NAME = re.compile(r"[a-z]{2,3}(?:_[A-Z]{2})?")
+
+
+def catalogued(lang) -> bool:
+    """Is there a gettext catalogue of `lang` (`locale/<lang>/LC_MESSAGES/byhand.mo`)? A language's
+    name only (a notebook's forged metadata.language never reaches a path)."""
+    if not isinstance(lang, str) or not LANGUAGE_NAME.fullmatch(lang):
+        return False
+    return (LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.mo").is_file()
 
 
 def translations(lang: str) -> gettext.NullTranslations:

@@ -386,7 +386,7 @@ def test_the_code_prose_detector_reads_comments_and_prints_only():
         i18n.msg(
             "the kernel died in cell {cell} ({why}); that cell was skipped and the notebook run again",
             cell=12,
-            why="the kernel died",
+            why=i18n.N_("the kernel died"),  # as runner.py builds it (probe.death_reason)
         ),
         i18n.msg(
             "cell {cells} ran out of memory and kept it, and the kernel died when the grader called your "

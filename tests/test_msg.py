@@ -113,3 +113,29 @@ def test_the_class_report_names_a_mistake_as_the_feedback_said_it(tmp_path):
     # a grade saved before the grader kept what it said: the catalogue's lookup by the English
     old = [grade.Graded("cy", "01_attention", graded[0].rows, hints=[(q, english)], lang=LANG)]
     assert english in write_report(tmp_path / "old", old).read_text(encoding="utf-8")
+
+
+def test_the_grader_needs_no_legacy_expressions(monkeypatch):
+    """With no messages_<lang>.py (the regular expressions, gone once every message is built from
+    ids): the language is known by its gettext catalogue, the class report's hint lookup is the
+    catalogue's, and `messages --port` has nothing to port."""
+    from autograder.judge import grade
+    from autograder.tooling import messages
+
+    def gone(lang):
+        raise ModuleNotFoundError(f"No module named 'byhand.messages_{lang}'")
+
+    monkeypatch.setattr(i18n, "_catalogue", gone)
+    monkeypatch.setattr(messages, "has_legacy", lambda lang: False)
+    before = i18n.language()
+    try:
+        assert i18n.language(LANG) == LANG
+    finally:
+        i18n.language(before)
+    with pytest.raises(ModuleNotFoundError):
+        i18n.language("xx_XX")
+    assert grade.known_language(LANG) and not grade.known_language("xx_XX")
+    hint = "use out-of-place ops"
+    assert i18n.hint(hint, LANG) == i18n.translations(LANG).gettext(hint) != hint
+    assert i18n.hint("zz no such hint", LANG) == "zz no such hint"
+    assert messages.port(LANG, [hint]) == {}

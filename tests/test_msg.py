@@ -139,3 +139,14 @@ def test_the_grader_needs_no_legacy_expressions(monkeypatch):
     assert i18n.hint(hint, LANG) == i18n.translations(LANG).gettext(hint) != hint
     assert i18n.hint("zz no such hint", LANG) == "zz no such hint"
     assert messages.port(LANG, [hint]) == {}
+
+
+@pytest.mark.parametrize("kind", ["tensor of dtype torch.complex64", "generator", "missing attribute (no w)"])
+def test_an_output_the_wire_does_not_carry_is_named_in_the_language(kind):
+    """A student's output that is no tensor or number (`_core.Unsupported`), shown in a "got:" line:
+    its English as before, its words from the catalogue, the type's name kept."""
+    shown = repr(_core.Unsupported(kind))
+    assert shown == f"<a {kind}>" and isinstance(shown, Msg)
+    zh = i18n.localize(shown, LANG)
+    assert zh != shown and not i18n.untranslated(shown, LANG), zh
+    assert kind.split()[-1].strip(")") in zh, zh

@@ -204,6 +204,7 @@ def _names_per_question(lesson: str) -> dict:
 
 
 NOT_DONE_HINT = N_("not done")  # the class report's name for a blank answer (not a mistake)
+RAISED_HINT = N_("raised an exception")  # the class report's name for an answer that raised
 # a check's hint that says another graded piece must pass first ("first make Encoder ... pass")
 KNOCK_ON_PREFIXES = ("first make ",)
 
@@ -229,7 +230,7 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
     except NotDone as exc:
         return Status.FAILED, i18n.message_of(exc), NOT_DONE_HINT
     except AnswerError as exc:
-        return Status.ERROR, i18n.message_of(exc), "raised an exception"
+        return Status.ERROR, i18n.message_of(exc), RAISED_HINT
     except CheckFailure as exc:
         return Status.FAILED, i18n.message_of(exc), exc.hint or first_line(i18n.message_of(exc))
     except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader

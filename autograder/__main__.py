@@ -257,6 +257,11 @@ def main(argv=None) -> int:
             print(f"wrote {path.relative_to(course.ROOT)}")
         if args.port:
             for lang in messages.languages():
+                if not messages.has_legacy(lang):
+                    print(
+                        f"{lang}: --port does nothing: there are no legacy expressions to port from; translate the ids in the .po"
+                    )
+                    continue
                 for msgid in messages.port_into(lang, pot):
                     print(f"{lang}: ported {msgid!r}")
         untranslated = {lang: messages.untranslated(lang, pot) for lang in messages.languages()}

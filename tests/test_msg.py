@@ -4,6 +4,7 @@ catalogue, its `Msg` fields translated and its plain fields copied as data."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 
 import pytest
@@ -74,10 +75,16 @@ def test_two_mistakes_at_once_name_both_in_the_language():
     assert "mistakes" not in i18n.localize(both, LANG)
 
 
-def test_a_message_pickles_as_its_english_text():
-    m = msg(SHAPE, what="x") + _core.LINE
-    back = pickle.loads(pickle.dumps(m))
-    assert back == m and type(back) is str
+def test_a_message_pickles_with_its_id_and_fields():
+    """A message that crosses a process (a submission's notes, sent to a grading worker) is still
+    rendered in the notebook's language there; a field that is no plain data goes as its text."""
+    m = msg(SHAPE, what=N_("the output")) + _core.LINE + msg("got:      {got}", got=object())
+    for back in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+        assert back == m and isinstance(back, Msg) and back.msgid is None
+        assert [getattr(p, "msgid", p) for p in back.parts] == [getattr(p, "msgid", p) for p in m.parts]
+        assert i18n.localize(back, LANG) == i18n.localize(m, LANG)
+    diagnosis = pickle.loads(pickle.dumps(_judge.Diagnosis(N_("use out-of-place ops"))))
+    assert type(diagnosis) is _judge.Diagnosis and diagnosis.msgid == "use out-of-place ops"
 
 
 @pytest.mark.parametrize("value", [3, (2, 3), "torch.float32"])
@@ -106,3 +113,40 @@ def test_the_class_report_names_a_mistake_as_the_feedback_said_it(tmp_path):
     # a grade saved before the grader kept what it said: the catalogue's lookup by the English
     old = [grade.Graded("cy", "01_attention", graded[0].rows, hints=[(q, english)], lang=LANG)]
     assert english in write_report(tmp_path / "old", old).read_text(encoding="utf-8")
+
+
+def test_the_grader_needs_no_legacy_expressions(monkeypatch):
+    """With no messages_<lang>.py (the regular expressions, gone once every message is built from
+    ids): the language is known by its gettext catalogue, the class report's hint lookup is the
+    catalogue's, and `messages --port` has nothing to port."""
+    from autograder.judge import grade
+    from autograder.tooling import messages
+
+    def gone(lang):
+        raise ModuleNotFoundError(f"No module named 'byhand.messages_{lang}'")
+
+    monkeypatch.setattr(i18n, "_catalogue", gone)
+    monkeypatch.setattr(messages, "has_legacy", lambda lang: False)
+    before = i18n.language()
+    try:
+        assert i18n.language(LANG) == LANG
+    finally:
+        i18n.language(before)
+    with pytest.raises(ModuleNotFoundError):
+        i18n.language("xx_XX")
+    assert grade.known_language(LANG) and not grade.known_language("xx_XX")
+    hint = "use out-of-place ops"
+    assert i18n.hint(hint, LANG) == i18n.translations(LANG).gettext(hint) != hint
+    assert i18n.hint("zz no such hint", LANG) == "zz no such hint"
+    assert messages.port(LANG, [hint]) == {}
+
+
+@pytest.mark.parametrize("kind", ["tensor of dtype torch.complex64", "generator", "missing attribute (no w)"])
+def test_an_output_the_wire_does_not_carry_is_named_in_the_language(kind):
+    """A student's output that is no tensor or number (`_core.Unsupported`), shown in a "got:" line:
+    its English as before, its words from the catalogue, the type's name kept."""
+    shown = repr(_core.Unsupported(kind))
+    assert shown == f"<a {kind}>" and isinstance(shown, Msg)
+    zh = i18n.localize(shown, LANG)
+    assert zh != shown and not i18n.untranslated(shown, LANG), zh
+    assert kind.split()[-1].strip(")") in zh, zh

@@ -11,6 +11,7 @@ import stat
 
 import nbformat
 import pytest
+from byhand.i18n import untranslated
 from zh_latin import latin_words
 
 from autograder import course, state
@@ -131,31 +132,53 @@ def test_a_file_whose_language_nobody_knows_is_refused_in_english(tmp_path):
 
 def test_every_reason_to_refuse_a_file_is_translated():
     """Each reason tree.py gives for a file it does not read, and each reason a notebook cannot be
-    read or run, after its frame: Chinese, with no English word outside code and OS text."""
+    read or run, after its frame, as the code builds it (catalogue ids): Chinese, with no English
+    word outside code and OS text."""
+    from byhand.i18n import msg
+
+    from autograder.collect import submissions
+    from autograder.run import probe
+
     reasons = [tree._too_big(25 << 20, 20 << 20)]
     reasons += [
         tree._refuse_type(mode)
         for mode in (stat.S_IFLNK, stat.S_IFIFO, stat.S_IFCHR, stat.S_IFBLK, stat.S_IFSOCK, stat.S_IFDIR)
     ]
-    reasons += [f"is nested more than {tree.MAX_DEPTH} folders deep"]
-    reasons += ["is a zip entry whose path leads out of the folder"]
-    with open(tree.__file__, encoding="utf-8") as f:  # the hard-link reason, as the code words it
-        hard = re.search(r'"(is a hard link[^"]*)"\s*"([^"]*)"', f.read())
-    reasons.append(hard[1] + hard[2])
-    lines = [f"refused: 02_layernorm-old.ipynb {r}" for r in reasons]
-    lines += [
-        "the file is empty: save the notebook in Jupyter and submit it again",
-        "the file is JSON but not a Jupyter notebook (no cells)",
-        "the notebook has a malformed cell",
-        "the notebook could not be run: the kernel was killed by SIGKILL (out of memory?)",
-        "the notebook could not be run: the kernel stopped answering (no reply within 120 s, even after an "
-        "interrupt)",
-    ]
+    from autograder.tooling import messages
+
+    for message in messages.template():  # every other reason, as the code words it
+        if any(path.endswith("collect/tree.py") for path, _ in message.locations):
+            reasons.append(msg(message.id, **{k: "7" for k in re.findall(r"\{(\w+)\}", message.id)}))
+    assert len(reasons) >= 14, reasons
+    lines = [submissions._refused("02_layernorm-old.ipynb", r) for r in reasons]
+
+    class _Km:  # a kernel killed by the out-of-memory killer, and one that ended itself
+        def __init__(self, code):
+            self.provisioner = type("P", (), {"process": type("Q", (), {"poll": lambda _, c=code: c})()})()
+
+    deaths = [probe.death_reason(_Km(-9)), probe.death_reason(_Km(1)), probe.death_reason(_Km(None))]
+    deaths.append(msg("the kernel stopped answering (no reply within {s} s, even after an interrupt)", s=120))
+    lines += [msg("the notebook could not be run: {why}", why=d) for d in deaths]
+    malformed = _released()
+    malformed["cells"][3]["source"] = 5
+    for data in (b"", b"{}", json.dumps(malformed).encode()):
+        path = course.ROOT / "build" / "zh-grader-text.ipynb"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)
+        try:
+            lines.append(grade.load(path)[1])
+        finally:
+            path.unlink()
     for line in lines:
         zh = grade.localized(line, LANG)
         assert CJK.search(zh) and latin_words(zh) == [], f"got {zh!r} for {line!r}, expected Chinese"
-    for line in ("refused: a.ipynb could not be read (Permission denied)", "the file could not be read (x)"):
-        assert CJK.search(grade.localized(line, LANG)), line  # the OS's own words stay as it gave them
+        assert not untranslated(line, LANG), untranslated(line, LANG)
+    for line in (
+        submissions._refused("a.ipynb", msg("could not be read ({error})", error="Permission denied")),
+        msg("the file could not be read ({error})", error="x"),
+    ):
+        zh = grade.localized(line, LANG)
+        assert CJK.search(zh) and "Permission denied" in zh or "x" in zh, zh  # the OS's own words stay
 
 
 def test_files_refused_beside_a_chinese_notebook_are_noted_in_chinese(tmp_path):
@@ -235,3 +258,64 @@ def translations_of(lesson: str) -> list:
 
     code = translations.code_translations(lesson, LANG)
     return [c["id"] for c in course.read_solution(lesson).cells if translations.en_hash(c.source) in code]
+
+
+def test_the_collectors_notes_are_chinese_on_a_chinese_feedback_page(tmp_path):
+    """Every note the collector writes beside a graded Chinese notebook (a renamed file, the other
+    files found, the files it refused), after the submission crossed to a grading worker (pickled):
+    on the feedback page in Chinese, file names kept; the English note as grades.csv keeps it."""
+    import pickle
+
+    from autograder.record import feedback
+
+    folder = tmp_path / "class" / "erin"
+    folder.mkdir(parents=True)
+    (folder / f"{LESSON} (1).ipynb").write_text(json.dumps(_released()), encoding="utf-8")
+    (folder / f"{LESSON} (2).ipynb").write_text(json.dumps(_released()), encoding="utf-8")
+    (folder / f"{LESSON}-big.ipynb").write_bytes(b"{" + b" " * (2 << 20) + b"}")
+    os.symlink(course.SOLUTIONS / f"{LESSON}.ipynb", folder / f"{LESSON}-copy.ipynb")
+    os.symlink(course.SOLUTIONS / f"{LESSON}.ipynb", folder / "notes.ipynb")  # of no known lesson
+    [sub] = collect(tmp_path / "class", course.lessons(), workdir=tmp_path / "staged", max_file_mb=1)
+    english = str(sub.note)
+    for start in ("graded ", "also found ", "refused: "):
+        assert start in english, english
+    assert english.count("; ") >= 4 and len(sub.notes) == 5, (english, sub.notes)
+    sub = pickle.loads(pickle.dumps(sub))  # a pool worker's copy
+    assert str(sub.note) == english and json.loads(json.dumps(sub.meta()))["note"] == english
+    zh = grade.localized_note(sub.note, LANG)
+    row = Row(sub.student, LESSON, "layer_norm", 1, 1, Status.PASSED)
+    page = _text_of(feedback.plain_page(sub, [row], [zh], LANG))
+    names = re.compile(r"\S*\.ipynb|erin|\(\d\)|\d+(\.\d+)?")
+    words = latin_words(names.sub(" ", page))
+    assert zh in page and words == [], f"got English words {words} on the page: {zh!r}"
+    assert zh.count("已拒收") == 3 and "还找到了" in zh and "评分" in zh, zh
+    for name in (f"{LESSON} (1).ipynb", f"{LESSON}-big.ipynb", "notes.ipynb"):
+        assert name in zh, (name, zh)
+    assert grade.localized_note(sub.note, "en") == english
+
+
+def test_a_submission_with_nothing_to_grade_says_why_in_the_catalogue():
+    """The collector's note on a student with no notebook of a known lesson, on a loose file it
+    refused, on two files it refused for one lesson: built from catalogue ids, none left English."""
+    from byhand.i18n import N_, Msg
+
+    from autograder.collect import submissions
+
+    device, irregular = N_("is a device, not a file"), N_("is not a regular file")
+    entries = [
+        tree.Entry(("erin", "essay.docx")),
+        tree.Entry(("loose.ipynb",), refused=device),
+        tree.Entry(("bo", f"{LESSON}.ipynb"), refused=device),
+        tree.Entry(("bo", f"{LESSON}-1.ipynb"), refused=irregular),
+    ]
+    subs = submissions._classify(entries, course.lessons(), None)
+    assert [s.student for s in subs] == ["bo", "erin", "loose.ipynb"], subs
+    assert [str(s.note) for s in subs] == [
+        f"refused: {LESSON}.ipynb is a device, not a file; {LESSON}-1.ipynb is not a regular file",
+        "no notebook of a known lesson found (essay.docx); name it like 01_attention.ipynb",
+        "loose.ipynb is a device, not a file",
+    ]
+    for sub in subs:
+        assert isinstance(sub.note, Msg) and not untranslated(sub.note, LANG), untranslated(sub.note, LANG)
+        zh = grade.localized_note(sub.note, LANG)
+        assert CJK.search(zh) and latin_words(re.sub(r"\S*\.(ipynb|docx)", " ", zh)) == [], zh

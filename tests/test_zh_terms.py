@@ -6,7 +6,6 @@ the lecture notes the course grew from are named where a learner of those notes 
 
 from __future__ import annotations
 
-import ast
 import re
 
 import pytest
@@ -16,7 +15,7 @@ from autograder import course
 GLOSSARY = course.ROOT / "docs" / "glossary-zh.md"
 VARIANTS_HEADING = "## 不用的写法 / Variants not used"
 ZH = course.ROOT / "translations" / "zh_CN"
-MESSAGES = course.ROOT / "student" / "byhand" / "messages_zh_CN.py"
+CATALOGUE = course.ROOT / "student" / "byhand" / "locale" / "zh_CN" / "LC_MESSAGES" / "byhand.po"
 
 
 def variants() -> list:
@@ -62,16 +61,18 @@ def problems(text: str) -> list:
     return found
 
 
-def _chinese_strings(path) -> str:
-    """The Chinese string constants of a Python module (its templates, not its English patterns)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return "\n".join(
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and re.search(r"[\u4e00-\u9fff]", node.value)
-    )
+def _translations(path) -> str:
+    """The translations (msgstr) of a gettext catalogue, one per line (not its English ids)."""
+    from babel.messages.pofile import read_po
+
+    with open(path, "rb") as f:
+        catalogue = read_po(f)
+    texts = []
+    for message in catalogue:
+        if message.id:
+            strings = message.string if isinstance(message.string, (tuple, list)) else [message.string]
+            texts += [t.replace("\n", " ") for t in strings if t]
+    return "\n".join(texts)
 
 
 def sources() -> list:
@@ -87,8 +88,11 @@ def test_a_translation_uses_the_glossary_terms(path):
 
 
 def test_the_check_messages_use_the_glossary_terms():
-    found = problems(_chinese_strings(MESSAGES))
-    assert not found, "student/byhand/messages_zh_CN.py:\n" + "\n".join(found)
+    """The Chinese of byhand.po: the checks' messages, the grader's pages and notes, the setup cell."""
+    text = _translations(CATALOGUE)
+    assert len(text.splitlines()) > 500, "byhand.po holds fewer translations than the checks' messages"
+    found = problems(text)
+    assert not found, f"{CATALOGUE.relative_to(course.ROOT)} (msgstr):\n" + "\n".join(found)
 
 
 def test_the_glossary_table_uses_its_own_terms():

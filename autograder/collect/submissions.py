@@ -33,6 +33,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from byhand import i18n
+from byhand.i18n import N_, msg
+
 from autograder.collect.tree import MAX_FILE_MB, MAX_ZIP_MB, read_tree
 
 # The default --pattern: kept for the CLI; LMS exports are recognised by the parsers below.
@@ -69,7 +72,9 @@ class Submission:
     student: str
     lesson: str  # "" when no lesson could be recognised
     path: Path | None  # a private copy of the file; None when there is nothing to grade
-    note: str = ""  # why a file was chosen or why there is nothing (shown to the student)
+    # why a file was chosen or why there is nothing (shown to the student): a byhand.i18n.Msg, the
+    # collector's notes joined by "; " (its English text), each rendered in the notebook's language
+    note: str = ""
     name: str = ""  # the student's name as the LMS writes it
     lms: str = ""  # canvas | moodle | blackboard | pattern | "" (the folder layout)
     lms_id: str = ""  # Canvas user id, Moodle participant id, Blackboard username
@@ -84,10 +89,29 @@ class Submission:
     def key(self) -> str:
         return f"{self.student}/{self.lesson}"
 
+    @property
+    def notes(self) -> list:
+        """The collector's notes, each a `Msg` (a plain note, of an older grader, as one)."""
+        parts = getattr(self.note, "parts", ()) if getattr(self.note, "msgid", "") is None else ()
+        if parts and all(isinstance(p, i18n.Msg) or p == NOTE_SEPARATOR for p in parts):
+            return [p for p in parts if p != NOTE_SEPARATOR]
+        return [self.note] if self.note else []
+
     def meta(self) -> dict:
         d = asdict(self)
         d.pop("path")
         return d
+
+
+# between two of the collector's notes in `Submission.note` (grades.csv and submissions.csv keep it;
+# the feedback page says it in the notebook's language)
+NOTE_SEPARATOR = N_("; ")
+
+
+def joined(notes: list) -> str:
+    """The collector's notes as `Submission.note`: "" when none."""
+    notes = [n for n in notes if n]
+    return i18n.join(NOTE_SEPARATOR, notes) if notes else ""
 
 
 def lesson_of(filename: str, lessons: list) -> str:
@@ -276,14 +300,14 @@ def _classify(entries: list, lessons: list, pattern: str | None, lesson_map: lis
     for s in students.values():
         items += _choose(s)
     for e in loose:
-        why = e.refused or (
+        why = msg(
             "this file's name matches no known layout (a folder per student, or a Canvas, Moodle or "
             "Blackboard export; --pattern for others): put it in a folder named after the student, "
             "<student>/<lesson>.ipynb"
         )
         if e.refused:
-            why = f"{e.name} {e.refused}"
-        items.append(Submission(e.name, "", None, why, file=e.name))
+            why = msg("{file} {why}", file=e.name, why=e.refused)
+        items.append(Submission(e.name, "", None, joined([why]), file=e.name))
     return sorted(items, key=lambda s: (s.student, s.lesson))
 
 
@@ -294,7 +318,7 @@ def _choose(s: _Student) -> list:
         by_lesson.setdefault(lesson, []).append((e, meta))
     refused_by_lesson: dict = {}
     for lesson, e in s.refused:
-        refused_by_lesson.setdefault(lesson, []).append(f"{'/'.join(e.parts[1:]) or e.name} {e.refused}")
+        refused_by_lesson.setdefault(lesson, []).append(("/".join(e.parts[1:]) or e.name, e.refused))
     out = []
     for lesson, found in sorted(by_lesson.items()):
         found.sort(key=lambda item: _newest_first(item, lesson))
@@ -303,36 +327,57 @@ def _choose(s: _Student) -> list:
         shown = meta["original"]
         notes = []
         if Path(shown).stem != lesson:
-            notes.append(f"graded {shown} as {lesson}")
+            notes.append(msg("graded {file} as {lesson}", file=shown, lesson=lesson))
         if len(found) > 1:
             others = ", ".join(m["original"] for _, m in found[1:])
-            why = _evidence(found)
-            notes.append(
-                f"also found {others}: graded {shown}" + (f", the newest by its {why}" if why else "")
-            )
+            notes.append(_also_found(others, shown, _evidence(found)))
         meta = {k: v for k, v in meta.items() if k != "original"}
         meta["attempts"] = attempts if len(found) > 1 else ""
-        notes += [f"refused: {r}" for r in refused_by_lesson.pop(lesson, [])]
-        out.append(Submission(s.student, lesson, e.staged, "; ".join(notes), **base, **meta))
+        notes += [_refused(f, why) for f, why in refused_by_lesson.pop(lesson, [])]
+        out.append(Submission(s.student, lesson, e.staged, joined(notes), **base, **meta))
     for lesson, reasons in sorted(refused_by_lesson.items()):
         if lesson or not out:
-            out.append(Submission(s.student, lesson, None, "refused: " + "; ".join(reasons), **base))
+            # one "refused: " before the first file (grades.csv's English as it always was)
+            notes = [_refused(*reasons[0])] + [msg("{file} {why}", file=f, why=why) for f, why in reasons[1:]]
+            out.append(Submission(s.student, lesson, None, joined(notes), **base))
         else:  # refusals of no recognisable lesson, next to graded notebooks: noted on the first
             first = out[0]
-            note = "; ".join(filter(None, [first.note] + [f"refused: {r}" for r in reasons]))
+            note = joined(first.notes + [_refused(f, why) for f, why in reasons])
             out[0] = Submission(**{**asdict(first), "note": note, "path": first.path})
     if not out:
-        names = ", ".join(sorted(set(s.others))) or "no .ipynb file"
-        out.append(
-            Submission(
-                s.student,
-                "",
-                None,
-                f"no notebook of a known lesson found ({names}); name it like 01_attention.ipynb",
-                **base,
+        names = ", ".join(sorted(set(s.others)))
+        if names:
+            why = msg(
+                "no notebook of a known lesson found ({names}); name it like 01_attention.ipynb", names=names
             )
-        )
+        else:
+            why = msg("no notebook of a known lesson found (no .ipynb file); name it like 01_attention.ipynb")
+        out.append(Submission(s.student, "", None, joined([why]), **base))
     return out
+
+
+def _refused(file: str, why) -> i18n.Msg:
+    """The note on a file the collector did not read (`why`: tree.py's reason, a `Msg`)."""
+    return msg("refused: {file} {why}", file=file, why=why)
+
+
+def _also_found(others: str, shown: str, evidence: str) -> i18n.Msg:
+    """The note on a student's other files for the same lesson, and why the graded one was chosen."""
+    if evidence == "submission time":
+        return msg(
+            "also found {others}: graded {file}, the newest by its submission time", others=others, file=shown
+        )
+    if evidence == "attachment id":
+        return msg(
+            "also found {others}: graded {file}, the newest by its attachment id", others=others, file=shown
+        )
+    if evidence == "re-upload number":
+        return msg(
+            "also found {others}: graded {file}, the newest by its re-upload number",
+            others=others,
+            file=shown,
+        )
+    return msg("also found {others}: graded {file}", others=others, file=shown)
 
 
 # A re-upload's suffix: Canvas saves a second file of the same name as `name-1.ipynb`, browsers

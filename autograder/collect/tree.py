@@ -20,6 +20,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from byhand.i18n import N_, msg
+
 MAX_FILE_MB = 64  # one submitted file (a notebook with many plots is a few MB)
 MAX_ZIP_MB = 2048  # a zip's total uncompressed size
 MAX_ENTRIES = 200_000  # files in one zip or folder tree
@@ -34,7 +36,7 @@ class CollectError(ValueError):
 class Entry:
     parts: tuple  # path inside the submissions, as components
     staged: Path | None = None  # the private copy (notebooks and receipts only)
-    refused: str = ""  # why it was not read
+    refused: str = ""  # why it was not read (a byhand.i18n.Msg: shown in the notebook's language)
     mtime: float | None = None
     time_source: str = ""
     inode: tuple | None = None
@@ -94,14 +96,14 @@ class _Stager:
 
 def _refuse_type(mode: int) -> str:
     if stat.S_ISLNK(mode):
-        return "is a symbolic link, which the grader never follows; submit the notebook file itself"
+        return N_("is a symbolic link, which the grader never follows; submit the notebook file itself")
     if stat.S_ISFIFO(mode):
-        return "is a named pipe (FIFO), not a file"
+        return N_("is a named pipe (FIFO), not a file")
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a file"
+        return N_("is a device, not a file")
     if stat.S_ISSOCK(mode):
-        return "is a socket, not a file"
-    return "is not a regular file"
+        return N_("is a socket, not a file")
+    return N_("is not a regular file")
 
 
 def _walk_folder(root: Path, stager: _Stager) -> list:
@@ -122,16 +124,20 @@ def _walk_folder(root: Path, stager: _Stager) -> list:
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             except OSError as exc:
-                entries.append(Entry(parts, refused=f"could not be read ({exc.strerror})"))
+                entries.append(Entry(parts, refused=msg("could not be read ({error})", error=exc.strerror)))
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if depth >= MAX_DEPTH:
-                    entries.append(Entry(parts, refused=f"is nested more than {MAX_DEPTH} folders deep"))
+                    entries.append(
+                        Entry(parts, refused=msg("is nested more than {n} folders deep", n=MAX_DEPTH))
+                    )
                     continue
                 try:
                     sub_fd = os.open(name, flags_dir, dir_fd=dir_fd)
                 except OSError as exc:  # replaced by a link since the stat: refused, not followed
-                    entries.append(Entry(parts, refused=f"could not be opened safely ({exc.strerror})"))
+                    entries.append(
+                        Entry(parts, refused=msg("could not be opened safely ({error})", error=exc.strerror))
+                    )
                     continue
                 try:
                     walk(sub_fd, parts, depth + 1)
@@ -161,7 +167,7 @@ def _walk_folder(root: Path, stager: _Stager) -> list:
             if e.staged is not None:
                 e.staged.unlink(missing_ok=True)
             e.staged = None
-            e.refused = (
+            e.refused = N_(
                 "is a hard link to a file outside the submissions folder, which the grader does not "
                 "read; submit a copy of the notebook"
             )
@@ -172,7 +178,7 @@ def _read_file(dir_fd: int, name: str, parts: tuple, stager: _Stager) -> Entry:
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=dir_fd)
     except OSError as exc:  # ELOOP: it became a link since the stat
-        return Entry(parts, refused=f"could not be opened safely ({exc.strerror})")
+        return Entry(parts, refused=msg("could not be opened safely ({error})", error=exc.strerror))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -198,7 +204,11 @@ def _read_file(dir_fd: int, name: str, parts: tuple, stager: _Stager) -> Entry:
 
 
 def _too_big(size: int, limit: int) -> str:
-    return f"is larger than the {limit >> 20} MB limit for one file ({size / 2**20:.1f} MB or more)"
+    return msg(
+        "is larger than the {limit} MB limit for one file ({size} MB or more)",
+        limit=limit >> 20,
+        size=f"{size / 2**20:.1f}",
+    )
 
 
 def _unzip(source: Path, stager: _Stager, max_total: int) -> list:
@@ -229,7 +239,7 @@ def _unzip(source: Path, stager: _Stager, max_total: int) -> list:
             if info.is_dir() and not climbs and not stat.S_ISLNK(mode) and not stat.S_ISREG(mode):
                 continue
             if climbs:
-                entries.append(Entry(parts, refused="is a zip entry whose path leads out of the folder"))
+                entries.append(Entry(parts, refused=N_("is a zip entry whose path leads out of the folder")))
                 continue
             if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # no type bits (writestr, DOS): a file
                 entries.append(Entry(parts, refused=_refuse_type(mode)))
@@ -246,7 +256,12 @@ def _unzip(source: Path, stager: _Stager, max_total: int) -> list:
                 with zf.open(info) as f:
                     path, n = stager.copy_from(f.read, limit, parts[-1])
             except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, ValueError) as exc:
-                entries.append(Entry(parts, refused=f"could not be unzipped ({type(exc).__name__}: {exc})"))
+                entries.append(
+                    Entry(
+                        parts,
+                        refused=msg("could not be unzipped ({error})", error=f"{type(exc).__name__}: {exc}"),
+                    )
+                )
                 continue
             if path is None:
                 if limit < stager.max_file:

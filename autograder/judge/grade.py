@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
 import re
 import tempfile
@@ -155,25 +154,28 @@ def load(path: Path) -> tuple:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        return None, f"the file could not be read ({exc.strerror})"
+        return None, msg("the file could not be read ({error})", error=exc.strerror)
     if not raw.strip():
-        return None, "the file is empty: save the notebook in Jupyter and submit it again"
+        return None, msg("the file is empty: save the notebook in Jupyter and submit it again")
     try:
         data = json.loads(raw.decode("utf-8", errors="strict"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return None, (
-            f"the file is not a valid notebook (invalid JSON: {exc}); submit the .ipynb "
-            "file that Jupyter saves, not a copy edited by hand"
+        return None, msg(
+            "the file is not a valid notebook (invalid JSON: {error}); submit the .ipynb "
+            "file that Jupyter saves, not a copy edited by hand",
+            error=str(exc),
         )
     if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
-        return None, "the file is JSON but not a Jupyter notebook (no cells)"
+        return None, msg("the file is JSON but not a Jupyter notebook (no cells)")
     try:
         nb = nbformat.reads(json.dumps(data), as_version=4)  # upgrades older formats (v3)
     except Exception as exc:  # noqa: BLE001
-        return None, f"the notebook format could not be read ({type(exc).__name__}: {exc})"
+        return None, msg(
+            "the notebook format could not be read ({error})", error=f"{type(exc).__name__}: {exc}"
+        )
     for cell in nb.cells:
         if cell.cell_type not in ("code", "markdown", "raw") or not isinstance(cell.get("source", ""), str):
-            return None, "the notebook has a malformed cell"
+            return None, msg("the notebook has a malformed cell")
     return nb, ""
 
 
@@ -202,6 +204,7 @@ def _names_per_question(lesson: str) -> dict:
 
 
 NOT_DONE_HINT = N_("not done")  # the class report's name for a blank answer (not a mistake)
+RAISED_HINT = N_("raised an exception")  # the class report's name for an answer that raised
 # a check's hint that says another graded piece must pass first ("first make Encoder ... pass")
 KNOCK_ON_PREFIXES = ("first make ",)
 
@@ -227,7 +230,7 @@ def verdict(question: str, cases: list, probe: list, probe_error: str, module) -
     except NotDone as exc:
         return Status.FAILED, i18n.message_of(exc), NOT_DONE_HINT
     except AnswerError as exc:
-        return Status.ERROR, i18n.message_of(exc), "raised an exception"
+        return Status.ERROR, i18n.message_of(exc), RAISED_HINT
     except CheckFailure as exc:
         return Status.FAILED, i18n.message_of(exc), exc.hint or first_line(i18n.message_of(exc))
     except Exception as exc:  # noqa: BLE001 - malformed results never crash the grader
@@ -284,7 +287,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     if lang != i18n.DEFAULT:  # the restored notebook keeps the language it speaks
         nb.metadata["language"] = lang
     clock.lap("restore")
-    if sub.note:
+    if sub.note:  # the collector's notes, one line on the page
         notes.insert(0, sub.note)
     module = checks.for_lesson(sub.lesson)
     cases = _question_cases(sub.lesson)
@@ -325,7 +328,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                 cell.outputs = []
     notes += deaths
     if result.died_at is not None and result.died_at < 0:
-        return ungradable(f"the notebook could not be run: {result.death}", lang)
+        return ungradable(msg("the notebook could not be run: {why}", why=result.death), lang)
     index_of = {
         course.nbgrader_meta(c).get("grade_id"): i
         for i, c in enumerate(result.nb.cells)
@@ -336,7 +339,7 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     for name, max_points in maxes.items():
         probe_error = result.probe_errors.get(name, "")
         if result.probe is None:
-            probe_error = result.probe_error or result.death or "the grader's checks could not run"
+            probe_error = result.probe_error or result.death or msg("the grader's checks could not run")
         status, message, hint = verdict(
             name, cases[name], (result.probe or {}).get(name, []), probe_error, module
         )
@@ -443,15 +446,11 @@ def language(nb) -> str:
 
 
 def known_language(lang) -> bool:
-    """A language byhand has messages in (a forged metadata.language must not reach an import)."""
+    """A language byhand has messages in: its gettext catalogue exists
+    (`locale/<lang>/LC_MESSAGES/byhand.mo`; a forged metadata.language must not reach a path)."""
     if not isinstance(lang, str) or not i18n.LANGUAGE_NAME.fullmatch(lang):
         return False
-    if lang == i18n.DEFAULT:
-        return True
-    try:
-        return importlib.util.find_spec(f"byhand.messages_{lang}") is not None
-    except (ImportError, ValueError):
-        return False
+    return lang == i18n.DEFAULT or i18n.catalogued(lang)
 
 
 def localized(message: str, lang: str) -> str:
@@ -461,14 +460,15 @@ def localized(message: str, lang: str) -> str:
     return _redact(i18n.localize(message, lang or i18n.DEFAULT))
 
 
-# where one note of the collector joins the next ("graded x as y; refused: z ...; also found ...")
+# where one note of the collector joins the next ("graded x as y; refused: z ...; also found ...") in
+# a plain-text note (a submission collected by an older grader)
 NOTE_PARTS = re.compile(r"; (?=refused: |also found |graded \S)")
 
 
 def localized_note(note: str, lang: str) -> str:
-    """A note about the notebook in `lang`: the collector joins its notes into one (a renamed file, the
-    other files found, the files it refused), each translated on its own."""
-    if lang == i18n.DEFAULT or isinstance(note, i18n.Msg):  # one note, built from its catalogue id
+    """A note about the notebook in `lang`. The collector's (`Submission.note`) is its notes joined
+    (a renamed file, the other files found, the files it refused), each a `Msg` rendered on its own."""
+    if lang == i18n.DEFAULT or isinstance(note, i18n.Msg):  # built from catalogue ids
         return localized(note, lang)
     return "；".join(localized(part, lang) for part in NOTE_PARTS.split(note))
 

@@ -9,6 +9,9 @@ import json
 import shutil
 from pathlib import Path
 
+from byhand import i18n
+from byhand.i18n import N_
+
 from autograder import course
 from autograder.outcomes import Graded, Status, safe_name
 from autograder.record import gradebook
@@ -142,12 +145,12 @@ def with_rubrics(nb, lesson: str, lang: str | None = None):
     for cell in course.manual_cells(course.read_solution(lesson)):
         m = re.search(r"### BEGIN SOLUTION\n?(.*?)### END SOLUTION", cell.source, re.S)
         rubric[course.nbgrader_meta(cell)["grade_id"]] = (m.group(1) if m else cell.source).strip()
-    heading = "**For the grader (from solutions/, not in the student's notebook)**"
+    heading = N_("**For the grader (from solutions/, not in the student's notebook)**")
     lang = lang or nb.metadata.get("language")
     if isinstance(lang, str) and lang in translations.LANGUAGES:  # a translated notebook: its rubric
         translated = translations.rubrics(lesson, lang)
         rubric.update({gid: text.strip() for gid, text in translated.items() if gid in rubric})
-        heading = getattr(translations._catalogue(lang), "RUBRIC_HEADING", heading) if translated else heading
+        heading = i18n.translations(lang).gettext(heading) if translated else heading
     cells = []
     for cell in nb.cells:
         cells.append(cell)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import nbformat
 from byhand._core import case_digest
+from byhand.i18n import N_, Msg, message_of, msg
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -63,7 +64,7 @@ def execute(client: NotebookClient, cell, index: int, **kwargs):
             return await asyncio.wait_for(client.async_execute_cell(cell, index, **kwargs), limit)
         except asyncio.TimeoutError:
             raise Unresponsive(
-                f"the kernel stopped answering (no reply within {limit} s, even after an interrupt)"
+                msg("the kernel stopped answering (no reply within {s} s, even after an interrupt)", s=limit)
             ) from None
 
     return run_sync(bounded)()
@@ -90,6 +91,7 @@ def kernel_died(exc: Exception) -> bool:
 
 
 def death_reason(km) -> str:
+    """Why the kernel died (a `Msg`), from its exit status when the provisioner kept it."""
     code = None
     try:
         proc = getattr(km.provisioner, "process", None)
@@ -100,11 +102,12 @@ def death_reason(km) -> str:
         import signal
 
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-        hint = " (out of memory?)" if name in ("SIGKILL", "SIGSEGV", "SIGABRT") else ""
-        return f"the kernel was killed by {name}{hint}"
+        if name in ("SIGKILL", "SIGSEGV", "SIGABRT"):
+            return msg("the kernel was killed by {signal} (out of memory?)", signal=name)
+        return msg("the kernel was killed by {signal}", signal=name)
     if code is not None:
-        return f"the kernel exited with status {code} (os._exit, exit() or a crash)"
-    return "the kernel died"
+        return msg("the kernel exited with status {code} (os._exit, exit() or a crash)", code=code)
+    return N_("the kernel died")
 
 
 def probe_all(client: NotebookClient, per_question: dict, result, names: dict) -> None:
@@ -144,7 +147,7 @@ def probe_all(client: NotebookClient, per_question: dict, result, names: dict) -
                 got[name] = result.probe.pop(name)
     elif todo:
         result.kernel_lost = True
-        result.probe_errors[next(iter(todo))] = answer.why.replace("{name}", next(iter(todo)))
+        result.probe_errors[next(iter(todo))] = _named(answer.why, next(iter(todo)))
     for name, data in got.items():
         if name not in result.probe_errors and None not in data:
             result.probe[name] = data
@@ -159,7 +162,7 @@ def probe_all(client: NotebookClient, per_question: dict, result, names: dict) -
 class _Answer:
     lines: dict  # question -> its decoded line, or the reason it could not be read (a str)
     errors: list  # the cell's error outputs
-    why: str = ""  # the call itself failed ("{name}": the question it was on)
+    why: str = ""  # the call itself failed (a `Msg`; its field `name`: the question it was on, `_named`)
     lost: bool = False  # the kernel died or stopped answering
 
 
@@ -173,19 +176,29 @@ def _call(client: NotebookClient, code: str, payload) -> _Answer:
     try:
         execute(client, cell, len(client.nb.cells) - 1, store_history=False)
     except Unresponsive as exc:
-        why, lost = f"the grader could not call {{name}}: {exc}", True
+        why, lost = msg("the grader could not call {name}: {why}", name="{name}", why=message_of(exc)), True
     except CellTimeoutError:
-        why = f"{{name}} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
+        why = msg(
+            "{name} did not finish on the grader's inputs within {s} s (an infinite loop?)",
+            name="{name}",
+            s=client.timeout,
+        )
     except Exception as exc:  # noqa: BLE001
         if kernel_died(exc):
-            why, lost = f"the kernel died while the grader called {{name}} ({death_reason(client.km)})", True
+            why = msg(
+                "the kernel died while the grader called {name} ({why})",
+                name="{name}",
+                why=death_reason(client.km),
+            )
+            lost = True
         elif "Signature" in str(exc):
-            why = (
+            why = msg(
                 "the grader could not call {name}: the kernel's messages were garbled (did the "
-                "notebook fork processes it did not wait for?)"
+                "notebook fork processes it did not wait for?)",
+                name="{name}",
             )
         else:
-            why = f"the grader could not call {{name}}: {exc}"
+            why = msg("the grader could not call {name}: {why}", name="{name}", why=str(exc))
     finally:
         client.nb.cells.pop()
     text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
@@ -214,20 +227,20 @@ def _probe(client: NotebookClient, questions: dict, result, alone: bool = False)
         if isinstance(data, list) and len(data) == len(questions[name]):
             result.probe[name] = data
         else:
-            why = data if isinstance(data, str) else "wrong number of results"
-            unread[name] = f"the grader could not read the results of {name} ({why})"
+            why = data if isinstance(data, str) else N_("wrong number of results")
+            unread[name] = msg("the grader could not read the results of {name} ({why})", name=name, why=why)
     if not alone:
         missing = [n for n in questions if n not in result.probe and n not in unread]
         if answer.lost and missing:
             result.kernel_lost = True
-            result.probe_errors[missing[0]] = answer.why.replace("{name}", missing[0])
+            result.probe_errors[missing[0]] = _named(answer.why, missing[0])
             return []
         return [n for n in questions if n not in result.probe]
     (name,) = questions
     if answer.why:  # what went wrong with the call decides, whatever it printed before
         result.probe.pop(name, None)
         result.kernel_lost = answer.lost
-        result.probe_errors[name] = answer.why.replace("{name}", name)
+        result.probe_errors[name] = _named(answer.why, name)
         return False
     if name in unread:
         result.probe_errors[name] = unread[name]
@@ -236,11 +249,26 @@ def _probe(client: NotebookClient, questions: dict, result, alone: bool = False)
         return False
     errors = answer.errors
     if errors and errors[0].get("ename") in ("KeyboardInterrupt", "CellTimeoutError"):
-        why = f"{name} did not finish on the grader's inputs within {client.timeout} s (an infinite loop?)"
+        why = msg(
+            "{name} did not finish on the grader's inputs within {s} s (an infinite loop?)",
+            name=name,
+            s=client.timeout,
+        )
     elif errors:
-        why = f"the grader could not call {name} ({errors[0].get('ename')}: {errors[0].get('evalue')})"
+        why = msg(
+            "the grader could not call {name} ({error})",
+            name=name,
+            error=f"{errors[0].get('ename')}: {errors[0].get('evalue')}",
+        )
     else:
-        result.probe_errors[name] = f"the grader could not call {name} (no answer)"
+        result.probe_errors[name] = msg("the grader could not call {name} (no answer)", name=name)
         return True
     result.probe_errors[name] = why
     return False
+
+
+def _named(why, name: str):
+    """A call's failure (`_Answer.why`) on the question `name`."""
+    if isinstance(why, Msg) and why.msgid is not None:
+        return msg(why.msgid, **{**why.fields, "name": name})
+    return why.replace("{name}", name)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 import zmq
+from byhand.i18n import message_of, msg
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
@@ -162,7 +163,7 @@ def run(
                 if time.monotonic() - start > limits.notebook_timeout:
                     result.died_at, result.death = (
                         index,
-                        (f"the notebook ran past its {limits.notebook_timeout} s limit"),
+                        msg("the notebook ran past its {s} s limit", s=limits.notebook_timeout),
                     )
                     break
                 try:
@@ -170,7 +171,7 @@ def run(
                 except CellTimeoutError:
                     result.timed_out.append(index)
                 except probe.Unresponsive as exc:
-                    result.died_at, result.death = index, str(exc)
+                    result.died_at, result.death = index, message_of(exc)
                     break
                 except Exception as exc:  # noqa: BLE001 - any failure here is the submission's
                     if probe.kernel_died(exc):
@@ -192,7 +193,9 @@ def run(
         if result.died_at is None:
             result.died_at = -1
             result.death = (
-                probe.death_reason(km) if probe.kernel_died(exc) else f"the kernel could not run: {exc}"
+                probe.death_reason(km)
+                if probe.kernel_died(exc)
+                else msg("the kernel could not run: {error}", error=str(exc))
             )
     finally:
         users.kill_user_processes(km.sandbox_uid)

@@ -163,6 +163,17 @@ _STYLES = ("Zq{i}Q", "917{i}", "(917{i}, 3)", "0.917{i}", "'Zq{i}Q'")
 _FRAMES = (("", ""), ("got:      ", "你的结果："), ("expected: ", "期望结果："), ("hint: ", "提示："))
 
 
+def has_legacy(lang: str) -> bool:
+    """Are there legacy regular expressions of `lang` to port from (`byhand/messages_<lang>.py`, which
+    goes once every message is built from catalogue ids)?"""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(f"byhand.messages_{lang}") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def port(lang: str, ids) -> dict:
     """Translations of `ids` (English templates with {named} fields) taken from the legacy regular
     expressions: each id filled with sample values, translated by them, and the values turned back
@@ -173,6 +184,8 @@ def port(lang: str, ids) -> dict:
 
     from byhand import i18n
 
+    if not has_legacy(lang):  # nothing left to port from: every id is translated in the .po by hand
+        return {}
     lines, pieces, labels, separators = i18n._catalogue(lang)
     sample = re.compile(r"Zq\d+Q")
     pieces.insert(0, (re.compile(r"'?(?P<p>Zq\d+Q)'?\Z"), "{p}"))  # a field that is a Msg of its own

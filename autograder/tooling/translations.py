@@ -24,6 +24,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 import nbformat
+from byhand import i18n
+from byhand.i18n import N_
 
 from autograder import course
 from autograder.tooling import student
@@ -31,6 +33,55 @@ from autograder.tooling import student
 ROOT = course.ROOT
 TRANSLATIONS = ROOT / "translations"
 LANGUAGES = MappingProxyType({"zh_CN": "简体中文"})
+
+# The setup cell's lines when the package is missing (autograder/tooling/student.py SETUP_BLOCK) and
+# the lessons' own setup lines (why one thread, what a helper of an earlier lesson does): catalogue
+# ids, each replaced by its translation in a translated notebook's setup cell (`setup_text`)
+SETUP = (
+    N_("# The self-checks come from the course's package `byhand` (it needs only torch and numpy)."),
+    N_("  # or the .whl from the course site"),
+    N_("  # Colab: install it here"),
+    N_("print(f'Self-checks are off. To turn them on: pip install \"{BYHAND}\", then restart the kernel.')"),
+    N_("  # a stand-in: each self-check says it is off, every other cell still runs"),
+    N_("print(f'{name}: self-checks are off (to turn them on: pip install \"{BYHAND}\")')"),
+    N_("  # the self-checks speak zh_CN"),
+    N_("  # the plots' labels: a CJK font when one is installed"),
+    N_("# tiny tensors: one thread is faster, and the same on every machine"),
+    N_("# small tensors: one thread is faster, and the same on every machine"),
+    N_("# small tensors: one thread is fastest here, and repeatable"),
+    N_("# the models here are tiny: one thread is the fastest, and bit-reproducible"),
+    N_("# noqa: F401 - for the answers: positional encodings use it"),
+    N_('"""LayerNorm of lesson 2 from primitive ops: x (..., d) -> (..., d)."""'),
+    N_('"""Attention of lesson 1: softmax(q k^T / sqrt(d_k), masked) v; a fully masked row gives 0."""'),
+    N_('"""Attention of lesson 1 (scale 1/sqrt(d)): builds the whole (..., Lq, Lk) score matrix."""'),
+    N_("  # GPT-2's pattern needs \\p{L} (any letter) and \\p{N} (any digit): the standard `re` has neither"),
+    N_("  # it comes with the checks package, which the block below installs or names"),
+    N_("  # nothing here is random; the course seeds every lesson the same way"),
+    N_(
+        "# GPT-2's pre-tokenization pattern: contractions, words (with the space before them), numbers,\n"
+        "# punctuation runs, whitespace"
+    ),
+    N_("# given: your answers use these two"),
+    N_(
+        '"""`seq` with every occurrence of `pair` (left to right) replaced by one token, their bytes joined."""'
+    ),
+    N_('"""How much of `buffer` can be encoded now: what comes after it cannot change its tokens."""'),
+    N_("  # ends with a whole special token"),
+)
+
+# added under each written question in a translated notebook (the answer cell keeps nbgrader's
+# placeholder, which must go); nothing in English
+WRITTEN_ANSWER_NOTE = N_(
+    "You may answer in Chinese or English. First delete `YOUR ANSWER HERE` in the cell below, then "
+    "write your answer."
+)
+
+# the note a translated notebook carries while its translation is behind the English lesson
+STALE_EDITION = N_(
+    "**This edition is behind the English one**: {n} of its texts are not translated yet and are shown "
+    "in English."
+)
+
 MARKER = re.compile(r"^<!-- (?P<cell>[\w.-]+) en=(?P<hash>[0-9a-f]{12}) -->$", re.M)
 TODO = "TODO: translate"
 
@@ -139,7 +190,6 @@ def translate(
     by_hash = {e.en: e.text for e in load(lesson, lang)}
     code = code_translations(lesson, lang)
     out = copy.deepcopy(nb)
-    catalogue = _catalogue(lang)
     for i, cell in enumerate(out.cells):
         if cell.cell_type == "code" and en_hash(cell.source) in code:
             # the same code, its comments, docstrings and prints translated; a graded cell (a
@@ -148,8 +198,9 @@ def translate(
             continue
         if cell.cell_type == "markdown" and not course.nbgrader_meta(cell).get("solution"):
             cell.source = by_hash[en_hash(cell.source)]
-            if _asks_for_written_answer(out.cells, i) and getattr(catalogue, "WRITTEN_ANSWER_NOTE", ""):
-                cell.source = cell.source.rstrip("\n") + "\n\n" + catalogue.WRITTEN_ANSWER_NOTE
+            note = _translated(WRITTEN_ANSWER_NOTE, lang)
+            if _asks_for_written_answer(out.cells, i) and note:
+                cell.source = cell.source.rstrip("\n") + "\n\n" + note
         elif student.is_setup(cell):
             cell.source = setup_text(cell.source.rstrip("\n") + "\n" + language_line(lang), lang)
     out.metadata["language"] = lang  # the checks and the grader speak the notebook's language
@@ -171,11 +222,7 @@ def _translate_stale(nb, lesson: str, lang: str, st: Status) -> nbformat.Noteboo
                 behind += 1
         elif student.is_setup(cell):
             cell.source = setup_text(cell.source.rstrip("\n") + "\n" + language_line(lang), lang)
-    template = getattr(
-        _catalogue(lang),
-        "STALE_EDITION",
-        "**This edition is behind the English one**: {n} of its texts are not translated yet and are shown in English.",
-    )
+    template = i18n.translations(lang).gettext(STALE_EDITION)
     note = nbformat.v4.new_markdown_cell(template.format(n=behind))
     note["id"] = STALE_NOTE_ID
     out.cells.insert(1 if out.cells and out.cells[0].cell_type == "markdown" else 0, note)
@@ -184,11 +231,10 @@ def _translate_stale(nb, lesson: str, lang: str, st: Status) -> nbformat.Noteboo
     return out
 
 
-def _catalogue(lang: str):
-    """byhand's message catalogue of `lang` (its fixed strings for notebooks and pages too)."""
-    import importlib
-
-    return importlib.import_module(f"byhand.messages_{lang}")
+def _translated(english: str, lang: str) -> str:
+    """`english` (a catalogue id) in `lang` from byhand's gettext catalogue; "" when it has none."""
+    text = i18n.translations(lang).gettext(english)
+    return text if text != english else ""
 
 
 def _asks_for_written_answer(cells, i: int) -> bool:
@@ -201,8 +247,10 @@ def _asks_for_written_answer(cells, i: int) -> bool:
 
 def setup_text(source: str, lang: str) -> str:
     """A setup cell with its comments and its missing-package messages in `lang`."""
-    for en, text in getattr(_catalogue(lang), "SETUP", ()):
-        source = source.replace(en, text)
+    for en in SETUP:
+        text = _translated(en, lang)
+        if text:
+            source = source.replace(en, text)
     return source
 
 

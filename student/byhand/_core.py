@@ -184,8 +184,13 @@ class Unsupported:
 
     type_name: str
 
-    def __repr__(self):
-        return f"<a {self.type_name}>"
+    def __repr__(self):  # shown in a "got:" line: its words from the catalogue, the type's name data
+        name = self.type_name
+        if name.startswith("tensor of dtype "):
+            return msg("<a tensor of dtype {dtype}>", dtype=name[len("tensor of dtype ") :])
+        if name.startswith("missing attribute (") and name.endswith(")"):
+            return msg("<a missing attribute ({error})>", error=name[len("missing attribute (") : -1])
+        return msg("<a {type}>", type=name)
 
 
 # ---------------------------------------------------------------------------------------------

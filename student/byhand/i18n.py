@@ -50,8 +50,10 @@ def language(lang: str | None = None) -> str:
     """Set the language of the check messages (when `lang` is given); the current one."""
     if lang is not None:
         lang = lang or DEFAULT
-        if lang != DEFAULT:
-            _catalogue(lang)  # an unknown language fails here, not at the first wrong answer
+        if lang != DEFAULT and not catalogued(lang):  # fails here, not at the first wrong answer
+            raise ModuleNotFoundError(
+                f"byhand has no messages in {lang!r} (no locale/{lang}/LC_MESSAGES/{DOMAIN}.mo)"
+            )
         _current[0] = lang
     return _current[0]
 
@@ -205,8 +207,13 @@ class Msg(str):
             return NotImplemented
         return Msg._cat((other, self))
 
-    def __reduce__(self):  # pickles (a worker's verdict) as its English text
-        return (str, (str.__str__(self),))
+    def __reduce__(self):
+        # pickled (and deep-copied) with its id, fields and parts, so that a message that crosses a
+        # process (a submission's notes, sent to a grading worker or a Dask worker) is still rendered
+        # in the notebook's language there; a field that is not plain data goes as its text
+        fields = {k: _portable(v) for k, v in self.fields.items()}
+        parts = tuple(_portable(p) for p in self.parts)
+        return (_rebuild, (type(self), str.__str__(self), self.msgid, fields, parts))
 
     def render(self, lang: str, misses: list | None = None) -> str:
         """The message in `lang`; the lines no catalogue translates go to `misses`."""
@@ -229,6 +236,22 @@ class Msg(str):
         if unknown and misses is not None:
             misses.extend(unknown)
         return template.format(**values)
+
+
+def _portable(value):
+    """A field's value as it pickles: a message, text or a number as it is, anything else as its
+    text (what the template shows of it)."""
+    plain = (str, int, float, bool, type(None))
+    if isinstance(value, plain) or (isinstance(value, tuple) and all(isinstance(v, plain) for v in value)):
+        return value
+    return str(value)
+
+
+def _rebuild(cls, text: str, msgid, fields: dict, parts: tuple) -> Msg:
+    """A pickled `Msg` (its `__reduce__`)."""
+    self = str.__new__(cls, text)
+    self.msgid, self.fields, self.parts = msgid, fields, parts
+    return self
 
 
 def msg(msgid: str, /, **fields) -> Msg:
@@ -387,6 +410,14 @@ _GETTEXT: dict = {}
 LANGUAGE_NAME = re.compile(r"[a-z]{2,3}(?:_[A-Z]{2})?")
 
 
+def catalogued(lang) -> bool:
+    """Is there a gettext catalogue of `lang` (`locale/<lang>/LC_MESSAGES/byhand.mo`)? A language's
+    name only (a notebook's forged metadata.language never reaches a path)."""
+    if not isinstance(lang, str) or not LANGUAGE_NAME.fullmatch(lang):
+        return False
+    return (LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.mo").is_file()
+
+
 def translations(lang: str) -> gettext.NullTranslations:
     """The gettext catalogue of `lang` (`locale/<lang>/LC_MESSAGES/byhand.mo`); English (the ids
     themselves) when there is none."""
@@ -417,13 +448,19 @@ def plural(count: int, singular: str, plural: str, lang: str | None = None, **va
 
 
 def hint(text: str, lang: str | None = None) -> str:
-    """One hint sentence (the class report's name of a mistake) in `lang`; unchanged when unknown."""
+    """One hint sentence (the class report's name of a mistake, of a grade saved before the grader
+    kept what the feedback said) in `lang`: the catalogue's translation of the id that is its English
+    text; unchanged when unknown."""
     lang = lang or _current[0]
     if lang == DEFAULT or not text:
         return text
     named = translations(lang).gettext(text)
-    if named != text:  # a name the grader gives ("not done")
+    if named != text or _NO_LEGACY:  # a catalogue id ("not done", a check's hint)
         return named
+    try:  # the legacy expressions, while messages_<lang>.py exists
+        _catalogue(lang)
+    except ImportError:
+        return text
     translated = _piece(text, _catalogue(lang)[1])
     if translated is not None:
         return translated

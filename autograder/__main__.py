@@ -181,9 +181,6 @@ def main(argv=None) -> int:
     t.add_argument("--update", action="store_true", help="add TODO entries for new and changed cells")
     ms = sub.add_parser("messages", help="extract the pages' words and compile the gettext catalogues")
     ms.add_argument("--new", metavar="LANG", help="start the catalogue of a new language")
-    ms.add_argument(
-        "--port", action="store_true", help="fill untranslated ids from the legacy expressions (to review)"
-    )
     rv = sub.add_parser("review", help="a lesson and its translation side by side (build/review/NN.html)")
     rv.add_argument("lessons", nargs="*")
     rv.add_argument("--lang", default="zh_CN")
@@ -255,15 +252,6 @@ def main(argv=None) -> int:
         pot = messages.template()  # extracted once, for the update and the count
         for path in messages.update(args.new, new=bool(args.new), pot=pot):
             print(f"wrote {path.relative_to(course.ROOT)}")
-        if args.port:
-            for lang in messages.languages():
-                if not messages.has_legacy(lang):
-                    print(
-                        f"{lang}: --port does nothing: there are no legacy expressions to port from; translate the ids in the .po"
-                    )
-                    continue
-                for msgid in messages.port_into(lang, pot):
-                    print(f"{lang}: ported {msgid!r}")
         untranslated = {lang: messages.untranslated(lang, pot) for lang in messages.languages()}
         for lang, ids in untranslated.items():
             print(f"{lang}: {len(ids)} ids to translate" + "".join(f"\n  {i!r}" for i in ids))

@@ -1,6 +1,6 @@
 """Every check message has Chinese: the blank (not done) case and a raising answer of every
 question go through the real judge with the language set to zh_CN, and every line of every message
-must be translated by byhand's catalogue (student/byhand/messages_zh_CN.py). Each catalogued
+must come from byhand's gettext catalogue (student/byhand/locale/zh_CN/LC_MESSAGES/byhand.po). Each catalogued
 mistake's message gets the same checks in tests/test_lessons.py, where its check already runs."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def test_every_check_message_line_has_chinese(messages):
     for key, text in messages:
         for line in untranslated(text):
             missing.setdefault(line, key)
-    assert not missing, "lines with no Chinese in messages_zh_CN.py:\n" + "\n".join(
+    assert not missing, "lines with no Chinese in byhand.po:\n" + "\n".join(
         f"{k}  [{v}]" for k, v in sorted(missing.items())
     )
 

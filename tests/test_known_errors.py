@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from byhand import _core, attention
+from byhand import _core, attention, i18n
 from zh_messages import localization_problems, untranslated
 
 
@@ -61,11 +61,11 @@ def test_a_known_error_is_explained_in_both_languages(name):
     result = {"error": error, "at": {"cell": "Cell In[7]", "line": 4, "code": "h = q @ k"}}
     with pytest.raises(_core.AnswerError) as failure:
         _core.judge_result(question, case, result)
-    text = str(failure.value)
+    text = i18n.message_of(failure.value)  # the Msg the check built (str() flattens it)
     assert text.splitlines()[0].startswith("scaled_dot_product_attention raised an error: ")
     assert f"  the error: {error.splitlines()[0]}" in text, f"the error itself is kept below:\n{text}"
     assert "  in your code: Cell In[7], line 4: h = q @ k" in text
-    assert untranslated(text) == [], "lines with no Chinese in messages_zh_CN.py"
+    assert untranslated(text) == [], "lines with no Chinese in byhand.po"
     assert localization_problems(text) == [], "its Chinese message"
 
 

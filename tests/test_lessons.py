@@ -63,7 +63,7 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     problems = feedback_problems(spec, str(info.value))
     assert not problems, f"the feedback {'; '.join(problems)}:\n{info.value}"
     built = message_of(info.value)  # the Msg the check built: its ids, not its English text
-    assert untranslated(built) == [], "lines with no Chinese in byhand.po (or messages_zh_CN.py)"
+    assert untranslated(built) == [], "lines with no Chinese in byhand.po"
     assert localization_problems(built) == [], "its Chinese message"
     documented = DOCUMENTED.get((lesson, mistake))
     assert documented == catalogue.hint_of(str(info.value)), (

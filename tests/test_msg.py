@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from pathlib import Path
 
 import pytest
 from byhand import _core, _judge, i18n
@@ -115,18 +116,11 @@ def test_the_class_report_names_a_mistake_as_the_feedback_said_it(tmp_path):
     assert english in write_report(tmp_path / "old", old).read_text(encoding="utf-8")
 
 
-def test_the_grader_needs_no_legacy_expressions(monkeypatch):
-    """With no messages_<lang>.py (the regular expressions, gone once every message is built from
-    ids): the language is known by its gettext catalogue, the class report's hint lookup is the
-    catalogue's, and `messages --port` has nothing to port."""
+def test_a_language_is_its_gettext_catalogue():
+    """A language is known by its compiled catalogue (locale/<lang>/LC_MESSAGES/byhand.mo), and the
+    class report's hint lookup is the catalogue's: no regular expression translates anything."""
     from autograder.judge import grade
-    from autograder.tooling import messages
 
-    def gone(lang):
-        raise ModuleNotFoundError(f"No module named 'byhand.messages_{lang}'")
-
-    monkeypatch.setattr(i18n, "_catalogue", gone)
-    monkeypatch.setattr(messages, "has_legacy", lambda lang: False)
     before = i18n.language()
     try:
         assert i18n.language(LANG) == LANG
@@ -135,10 +129,25 @@ def test_the_grader_needs_no_legacy_expressions(monkeypatch):
     with pytest.raises(ModuleNotFoundError):
         i18n.language("xx_XX")
     assert grade.known_language(LANG) and not grade.known_language("xx_XX")
+    assert not grade.known_language("../zh_CN")
     hint = "use out-of-place ops"
     assert i18n.hint(hint, LANG) == i18n.translations(LANG).gettext(hint) != hint
     assert i18n.hint("zz no such hint", LANG) == "zz no such hint"
-    assert messages.port(LANG, [hint]) == {}
+    assert not list((Path(i18n.__file__).parent).glob("messages_*.py")), "a catalogue of regular expressions"
+
+
+def test_what_stays_english_is_reported():
+    """An id the catalogue lacks stays English and is reported; a plain field is data, unless it is
+    prose in a field that names something (it should have been a `Msg`)."""
+    missing = i18n.msg("zz an id nobody translated {x}", x=1)
+    assert i18n.localize(missing, LANG) == str(missing)
+    assert i18n.untranslated(missing, LANG) == [str(missing)]
+    data = i18n.msg("on input: {label}", label="q (2, 3) torch.float32")
+    assert i18n.untranslated(data, LANG) == [] and "q (2, 3) torch.float32" in i18n.localize(data, LANG)
+    prose = i18n.msg("on input: {label}", label="fresh parameters, x (2, 3)")
+    assert i18n.untranslated(prose, LANG) == ["fresh parameters, x (2, 3)"]
+    glued = "the sum was " + i18n.msg("on input: {label}", label="x")
+    assert i18n.untranslated(glued, LANG) == ["the sum was "]
 
 
 @pytest.mark.parametrize("kind", ["tensor of dtype torch.complex64", "generator", "missing attribute (no w)"])

@@ -1,5 +1,5 @@
 """What is wrong with the Chinese of one check message: lines byhand's catalogue does not translate
-(student/byhand/messages_zh_CN.py), English sentences left in the localized text, numbers lost."""
+(student/byhand/locale/zh_CN/LC_MESSAGES/byhand.po), English sentences left in the localized text, numbers lost."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ LESSONS = {
     "12_training": "training",
 }
 
-__version__ = "0.2.2"  # byhand: the self-checks of the course; torch and numpy only
+__version__ = "0.2.3"  # byhand: the self-checks of the course; torch and numpy only
 
 
 def for_lesson(lesson: str):

@@ -9,9 +9,9 @@ is a `Msg` is translated, a plain field is data. The grader pages' fixed words a
 catalogue (`page`, `plural`). `make messages` extracts the ids and compiles the catalogues
 (autograder/tooling/messages.py); a translator edits the `.po` in any gettext tool.
 
-What is not built from ids yet (case labels, the collector's notes, a plain-text line or field)
-still goes through the older catalogue of regular expressions, `messages_<lang>.py`, line by line
-(`_legacy`); `untranslated` lists what neither catalogue translates, and the tests fail on any.
+Nothing else translates: a plain `str` is data (code, a shape, a number) and stays as it is, and an
+id the catalogue lacks stays English. `untranslated` lists both (a missing id, and prose in a plain
+part or in a field that names something), and the tests fail on any.
 
 The language is chosen
 * in the student's kernel by one call in the setup cell of a translated notebook
@@ -27,18 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import gettext
-import importlib
-import os
 import re
 from pathlib import Path
 
 DEFAULT = "en"
 _current = [DEFAULT]
 
-# BYHAND_NO_LEGACY=1: no regular expression translates anything (a plain text is data, an id the
-# catalogue lacks stays English and is reported): what byhand renders once the last message moves
-_NO_LEGACY = os.environ.get("BYHAND_NO_LEGACY") == "1"
-# prose in a plain-text field or part (two words in a row): data never reads like this
+# prose in a plain-text field or part (two words in a row): data never reads like this, so it is a
+# sentence that should have been an id
 _PROSE = re.compile(r"\b[A-Za-z]{2,} [a-z]{2,}\b")
 
 
@@ -67,97 +63,6 @@ def using(lang: str | None):
         yield
     finally:
         _current[0] = before
-
-
-_CACHE: dict = {}
-
-
-def _catalogue(lang: str):
-    if lang not in _CACHE:
-        module = importlib.import_module(f"{__package__}.messages_{lang}")
-        lines = [(re.compile(p + r"\Z", re.S), t) for p, t in module.LINES]
-        pieces = [(re.compile(p + r"\Z", re.S), t) for p, t in module.PIECES]
-        labels = [(re.compile(p), t) for p, t in getattr(module, "LABELS", ())]
-        _CACHE[lang] = (lines, pieces, labels, getattr(module, "LABEL_SEPARATORS", {}))
-    return _CACHE[lang]
-
-
-def _label(text: str, labels, separators: dict) -> str:
-    """A case label (data: shapes, dtypes, code, and a few words) with its words translated: each
-    of `labels` (pattern, replacement) in turn, then the separators between its items (", " and
-    "; " outside brackets) in the language's punctuation."""
-    for pattern, replacement in labels:
-        text = pattern.sub(replacement, text)
-    if not separators:
-        return text
-    out, depth, i = [], 0, 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        sep = next((s for s in separators if depth == 0 and text.startswith(s, i)), None)
-        if sep is not None:
-            out.append(separators[sep])
-            i += len(sep)
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _piece(text: str, pieces) -> str | None:
-    """A hint (or any sentence the checks insert into a frame) translated; None when unknown."""
-    text = text.strip()
-    for pattern, template in pieces:
-        m = pattern.match(text)
-        if m:
-            return template.format(**{k: (v if v is not None else "") for k, v in m.groupdict().items()})
-    return None
-
-
-def _line(line: str, lang: str) -> tuple[str, bool]:
-    lines, pieces, labels, separators = _catalogue(lang)
-    indent = line[: len(line) - len(line.lstrip())]
-    body = line.strip()
-    if not body:
-        return line, True
-    for pattern, template in lines:
-        m = pattern.match(body)
-        if m:
-            values = {}
-            for k, v in m.groupdict().items():
-                v = v or ""
-                if k.startswith("t_"):  # a translatable piece inside the frame
-                    t = _piece(v, pieces)
-                    if t is None:
-                        return line, False
-                    v = t
-                elif k == "label":  # a case label: data, with a few words the catalogue translates
-                    v = _label(v, labels, separators)
-                values[k] = v
-            return indent + template.format(**values), True
-    t = _piece(body, pieces)
-    if t is not None:
-        return indent + t, True
-    return line, False
-
-
-def _legacy(message: str, lang: str, misses: list | None = None) -> str:
-    """A finished English text, line by line, through the regular expressions of `messages_<lang>`
-    (the messages not yet built from catalogue ids)."""
-    if _NO_LEGACY:
-        if misses is not None:
-            misses.extend(line for line in message.split("\n") if _has_words(line))
-        return message
-    out = []
-    for line in message.split("\n"):
-        text, known = _line(line, lang)
-        if not known and misses is not None:
-            misses.append(line)
-        out.append(text)
-    return "\n".join(out)
 
 
 class Msg(str):
@@ -216,26 +121,20 @@ class Msg(str):
         return (_rebuild, (type(self), str.__str__(self), self.msgid, fields, parts))
 
     def render(self, lang: str, misses: list | None = None) -> str:
-        """The message in `lang`; the lines no catalogue translates go to `misses`."""
+        """The message in `lang`; what stays English goes to `misses` (an id the catalogue lacks,
+        prose in a plain part or field)."""
         if self.msgid is None:
             return _render_lines(self.parts, lang, misses)
         catalogue = translations(lang)
-        template = catalogue.gettext(self.msgid)
         # an id the catalogue lacks (a translation may equal its id: code with no words to translate)
         if self.msgid not in getattr(catalogue, "_catalog", {}) and _has_words(self.msgid):
-            # not in the gettext catalogue (yet): its English text through the legacy expressions
-            return _legacy(str.__str__(self), lang, misses)
+            if misses is not None:
+                misses.extend(line for line in str.__str__(self).split("\n") if line.strip())
+            return str.__str__(self)
+        template = catalogue.gettext(self.msgid)
         if not self.fields:
             return template
-        unknown: list = []
-        values = {k: _field(k, v, lang, unknown) for k, v in self.fields.items()}
-        if unknown and not _NO_LEGACY:  # a field the legacy expressions know only inside the whole line
-            text, known = _line(str.__str__(self), lang)
-            if known and "\n" not in self:
-                return text
-        if unknown and misses is not None:
-            misses.extend(unknown)
-        return template.format(**values)
+        return template.format(**{k: _field(k, v, lang, misses) for k, v in self.fields.items()})
 
 
 def _portable(value):
@@ -281,67 +180,24 @@ def _has_words(text: str) -> bool:
 
 
 def _render_lines(parts, lang: str, misses: list | None) -> str:
-    """Concatenated parts in `lang`, line by line: a line whose parts are all `Msg`s (or blank) through
-    the catalogue; a line with plain English text in it, whole, through the legacy expressions (a
-    message built with `+` from an English fragment and a `Msg`)."""
-    lines: list = [[]]
-    for part in parts:
-        if isinstance(part, Msg):
-            lines[-1].append(part)
-            continue
-        for k, piece in enumerate(str(part).split("\n")):
-            if k:
-                lines.append([])
-            if piece:
-                lines[-1].append(piece)
-    out = []
-    for line in lines:
-        if _NO_LEGACY:
-            if misses is not None:
-                misses.extend(p for p in line if not isinstance(p, Msg) and _prose(p))
-            out.append("".join(_render(p, lang, misses) for p in line))
-            continue
-        plain = any(not isinstance(p, Msg) and _has_words(p) for p in line)
-        if plain:
-            out.append(_legacy("".join(str.__str__(p) for p in line), lang, misses))
-        else:
-            out.append("".join(_render(p, lang, misses) for p in line))
-    return "\n".join(out)
+    """Concatenated parts in `lang`: each `Msg` through the catalogue, plain text as it is (data)."""
+    if misses is not None:
+        misses.extend(p for p in parts if not isinstance(p, Msg) and _prose(p))
+    return "".join(p.render(lang, misses) if isinstance(p, Msg) else str(p) for p in parts)
 
 
-def _render(value, lang: str, misses: list | None) -> str:
+# the fields that name or say something (a hint, what is compared, a case label): a plain value there
+# that reads as prose is a sentence that should have been a `Msg`
+_WORDED_FIELDS = frozenset({"label", "what", "hint", "first", "second", "advice", "meaning", "why"})
+
+
+def _field(name: str, value, lang: str, misses: list | None):
+    """A field's value in `lang`: a `Msg` rendered; anything else is data, as it is."""
     if isinstance(value, Msg):
         return value.render(lang, misses)
-    text = str(value)
-    if not text.strip() or _NO_LEGACY:
-        return text
-    return _legacy(text, lang, misses)
-
-
-# the fields whose plain-text value may still be a sentence of the legacy catalogue (a hint, the
-# name of what is compared, a case label's words) rather than data
-_LEGACY_FIELDS = frozenset({"what", "hint", "first", "second", "advice", "meaning", "why"})
-
-
-def _field(name: str, value, lang: str, misses: list | None) -> str:
-    """A field's value in `lang`: a `Msg` rendered; a plain `str` is data, except in the fields that
-    may still hold one of the legacy catalogue's sentences (a case label's words, a hint)."""
-    if isinstance(value, Msg):
-        return value.render(lang, misses)
-    if not isinstance(value, str):
-        return value
-    if _NO_LEGACY:
-        if name in _LEGACY_FIELDS | {"label"} and _prose(value) and misses is not None:
-            misses.append(value)
-        return value
-    if name == "label":
-        _, _, labels, separators = _catalogue(lang)
-        return _label(value, labels, separators)
-    legacy = name in _LEGACY_FIELDS and _has_words(value)
-    translated = _piece(value, _catalogue(lang)[1]) if legacy else None
-    if legacy and translated is None and misses is not None:
+    if isinstance(value, str) and name in _WORDED_FIELDS and _prose(value) and misses is not None:
         misses.append(value)
-    return value if translated is None else translated
+    return value
 
 
 def message_of(exc: BaseException) -> str:
@@ -352,24 +208,25 @@ def message_of(exc: BaseException) -> str:
 
 
 def localize(message: str, lang: str | None = None) -> str:
-    """`message` in `lang` (default: the current language): a `Msg` through the gettext catalogue,
-    a plain English text line by line through the legacy regular expressions."""
+    """`message` in `lang` (default: the current language): a `Msg` through the gettext catalogue; a
+    plain text is the catalogue's translation when it is an id (a constant kept as plain text, such as
+    an older grade's hint), else as it is."""
     lang = lang or _current[0]
     if lang == DEFAULT:
         return str.__str__(message)
     if isinstance(message, Msg):
         return message.render(lang)
-    return _legacy(message, lang)
+    return translations(lang).gettext(message) if message else message
 
 
 def untranslated(message: str, lang: str) -> list[str]:
-    """The lines of `message` no catalogue of `lang` translates: a `Msg` part neither the gettext
-    catalogue nor the legacy expressions know, a plain-text line the legacy expressions do not match."""
+    """What of `message` stays English in `lang`: a `Msg` id the catalogue lacks, prose in a plain
+    part or a naming field; of a plain text, its lines of prose (unless the whole is an id)."""
     misses: list = []
     if isinstance(message, Msg):
         message.render(lang, misses)
-    else:
-        _legacy(message, lang, misses)
+    elif message not in getattr(translations(lang), "_catalog", {}):
+        misses = [line for line in message.split("\n") if _prose(line)]
     return misses
 
 
@@ -454,18 +311,4 @@ def hint(text: str, lang: str | None = None) -> str:
     lang = lang or _current[0]
     if lang == DEFAULT or not text:
         return text
-    named = translations(lang).gettext(text)
-    if named != text or _NO_LEGACY:  # a catalogue id ("not done", a check's hint)
-        return named
-    try:  # the legacy expressions, while messages_<lang>.py exists
-        _catalogue(lang)
-    except ImportError:
-        return text
-    translated = _piece(text, _catalogue(lang)[1])
-    if translated is not None:
-        return translated
-    framed, known = _line(f"hint: {text}", lang)  # two mistakes at once: a frame of two hints
-    if known and framed != f"hint: {text}":
-        return framed.split("：", 1)[1] if "：" in framed else framed
-    line, known = _line(text, lang)  # a message's first line, when it has no hint line
-    return line if known else text
+    return translations(lang).gettext(text)

@@ -21,7 +21,7 @@ from autograder.outcomes import Graded
 from examples import answers_for, catalogue, catalogued
 
 LANGS = ("en", "zh_CN")
-HINT_LINE = re.compile(r"^\s*(hint: |also, on |提示：|另外，在输入)")
+HINT_LINE = re.compile(r"^\s*(hint: |also, on |提示：|另外，输入为)")
 
 
 def _both(lesson: str, mistake: str) -> dict:

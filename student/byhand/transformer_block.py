@@ -427,6 +427,17 @@ def _with_probe(label, probe: bool):
     return msg("{label}; also built without norm_first (the default)", label=label) if probe else label
 
 
+def _on_x_label(module: str, x, pad) -> i18n.Msg:
+    """The label of a case that calls `module` on x (with its padding mask, if any)."""
+    return msg(
+        "{module}, x {shape} {dtype}, {pad}",
+        module=module,
+        shape=str(tuple(x.shape)),
+        dtype=str(x.dtype),
+        pad=_pad_label(pad),
+    )
+
+
 def _eval_label(module: str, shape) -> i18n.Msg:
     """The label of a case that calls `module` (float64, dropout > 0) twice on x in eval mode."""
     return msg(
@@ -465,13 +476,7 @@ def _block_cases(hidden):
         if probe:
             steps += _default_probe("EncoderBlock", (d, h, d_ff), x.float(), 6150)
         label = _with_probe(
-            msg(
-                "{module}, x {shape} {dtype}, {pad}",
-                module=f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf})",
-                shape=str(tuple(x.shape)),
-                dtype=str(dt),
-                pad=_pad_label(pad),
-            ),
+            _on_x_label(f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf})", x, pad),
             probe,
         )
         cases.append(
@@ -670,12 +675,8 @@ def _encoder_cases(hidden):
         if probe:
             steps += _default_probe("Encoder", (n, d, h, d_ff), x.float(), 6350)
         label = _with_probe(
-            msg(
-                "{module}, x {shape} {dtype}, {pad}",
-                module=f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf})",
-                shape=str(tuple(x.shape)),
-                dtype=str(dt),
-                pad=_pad_label(pad),
+            _on_x_label(
+                f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, norm_first={nf})", x, pad
             ),
             probe,
         )

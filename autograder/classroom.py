@@ -76,7 +76,8 @@ class ClassRun:
         self.state = self.out / ".state"
         self.state.mkdir(exist_ok=True)
         self.limits, self.quiet, self.resume = limits, quiet, resume
-        self.cfg = state.course_config(self.state, config)
+        self.config = config
+        self.cfg = state.course_config(self.state, config, save=False)  # saved once checked
         self.results: dict = {}
         self.fresh: set = set()  # (student, lesson) graded in this run
         self.parts: dict = {}  # submission key -> its fingerprint parts
@@ -96,7 +97,13 @@ class ClassRun:
             max_zip_mb=max_zip_mb,
             lesson_map=read_lesson_map(lesson_map, course.lessons()),
         )
-        subs = lms.apply_roster(subs, lms.read_roster(self.cfg))
+        roster = lms.read_roster(self.cfg)
+        subs = lms.apply_roster(subs, roster)
+        known = {str(v) for s in subs for v in (s.student, s.lms_id, s.name) if v}
+        known |= {v for row in roster for v in row.values() if v} | state.known_students(self.state)
+        lateness.check_students(self.cfg, known)  # before anything is graded or saved
+        if self.config:
+            state.save_config(self.state, self.config, self.cfg)
         subs = lateness.apply_times(subs, self.cfg)
         if only:
             wanted = set(only)

@@ -135,7 +135,7 @@ def test_trusted_mtime_and_bad_configs(tmp_path):
     assert got["penalty_percent"] == "10", got
     for bad, words in [
         ("deadline = 'soon'", "not a date"),
-        ("colour = 1", "unknown keys"),
+        ("colour = 1", "unknown key"),
         ("timezone = 'Mars/Olympus'", "unknown timezone"),
         ("[late_policy]\npercent_per_day = 300", "between 0 and 100"),
     ]:

@@ -66,6 +66,7 @@ def _grade(args) -> int:
             max_file_mb=args.max_submission_mb,
             max_zip_mb=args.max_zip_mb,
             lesson_map=args.map,
+            lessons=args.lessons,
         )
     except (CollectError, ConfigError, ValueError) as exc:  # unreadable submissions or course config: say so
         print(f"error: {exc}", file=sys.stderr)
@@ -115,6 +116,14 @@ def main(argv=None) -> int:
         default=None,
         metavar="TOML",
         help="course config: deadlines, extensions, late policy, LMS columns and roster (autograder/collect/lateness.py)",
+    )
+    g.add_argument(
+        "--lessons",
+        nargs="+",
+        default=None,
+        metavar="LESSON",
+        help="the lessons the totals count (max_total); others are graded and shown to their students "
+        "(default: the course config's `lessons`, else every lesson handed in)",
     )
     g.add_argument(
         "--map",

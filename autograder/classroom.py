@@ -169,6 +169,7 @@ def grade_class(
     max_zip_mb: int = MAX_ZIP_MB,
     report: bool = True,
     lesson_map: list | None = None,
+    lessons: list | None = None,
 ) -> dict:
     """Grade every submission under `source` (or those of the students in `only`) into `out`.
 
@@ -181,6 +182,9 @@ def grade_class(
     limits = limits or sandbox.Limits()
     users.become_subreaper()
     run = ClassRun(out, limits, quiet, resume, config)
+    if lessons:  # `make grade LESSONS=...`: the lessons that count, for this run, over the config's
+        run.cfg = run.cfg or lateness.Config()
+        run.cfg.lessons = lateness.known_lessons(lessons, "--lessons")
     # the run's folder is removed at the end, also after Ctrl-C; a killed run's by the next run
     with workdirs.grading_dir() as tmp:
         subs = run.collect(Path(source), tmp, pattern, only, max_file_mb, max_zip_mb, lesson_map)
@@ -216,7 +220,7 @@ def grade_class(
         graded = [run.results[s.key] for s in subs]
         whole = state.whole_class(run.state, subs, run.results)
         everyone = folders.apply_manual_grades(run.out, [g for g, _ in whole], db_url, run.fresh)
-        export(run.out, everyone, [m for _, m in whole], run.cfg, report=report)
+        export(run.out, everyone, [m for _, m in whole], run.cfg, report=report, db_url=db_url)
         return {
             "graded": everyone,
             "this_run": graded,

@@ -248,6 +248,17 @@ def load(path: Path) -> Config:
     return parse(text, path.parent, path)
 
 
+def known_lessons(lessons: list, where: str) -> list:
+    """`lessons`, each a lesson of the course, or a `ConfigError` naming the stranger."""
+    from autograder import course
+
+    known = course.lessons()
+    for lesson in lessons:
+        if lesson not in known:
+            raise ConfigError(f"{where}: there is no lesson {lesson!r} (the lessons: {', '.join(known)})")
+    return list(lessons)
+
+
 def check_students(cfg: Config | None, known: set) -> None:
     """An extension for a student neither in the class (label, LMS id or name) nor in the roster is
     a typo that would leave a student's late work penalised: a `ConfigError` naming file, line, key."""

@@ -154,8 +154,18 @@ def main(argv=None) -> int:
     )
     g.add_argument("--memory-mb", type=int, default=sandbox.Limits.memory_mb)
     g.add_argument("--cpu-seconds", type=int, default=sandbox.Limits.cpu_seconds)
-    g.add_argument("--cell-timeout", type=int, default=sandbox.Limits.cell_timeout)
-    g.add_argument("--notebook-timeout", type=int, default=sandbox.Limits.notebook_timeout)
+    g.add_argument(
+        "--cell-timeout",
+        type=int,
+        default=None,
+        help=f"seconds a cell may run before it is stopped (default: the course config's [limits], else {sandbox.Limits.cell_timeout})",
+    )
+    g.add_argument(
+        "--notebook-timeout",
+        type=int,
+        default=None,
+        help=f"seconds a whole notebook may run (default: the course config's [limits], else {sandbox.Limits.notebook_timeout})",
+    )
     g.add_argument("--max-processes", type=int, default=sandbox.Limits.max_processes)
     g.add_argument("--max-file-mb", type=int, default=sandbox.Limits.max_file_mb)
     g.add_argument(

@@ -5,6 +5,7 @@ with the export step (the CSVs, the LMS files, the report)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -179,9 +180,21 @@ def grade_class(
     `graded` always describe the whole class graded so far (from OUT/.state). Returns
     {"graded": [...whole class], "this_run": [...], "seconds": ..., "db_url": ...}."""
     t0 = time.monotonic()
-    limits = limits or sandbox.Limits()
+    # no limits given: the time limits are the course config's [limits], else the sandbox's
+    limits = limits or sandbox.Limits(cell_timeout=None, notebook_timeout=None)
     users.become_subreaper()
     run = ClassRun(out, limits, quiet, resume, config)
+    # the time limits: the command line's, else the course config's [limits], else the sandbox's
+    given = {k: getattr(limits, k) for k in ("cell_timeout", "notebook_timeout")}
+    from_config = run.cfg.limits if run.cfg else {}
+    limits = dataclasses.replace(
+        limits,
+        **{
+            k: v if v is not None else from_config.get(k, getattr(sandbox.Limits, k))
+            for k, v in given.items()
+        },
+    )
+    run.limits = limits
     if lessons:  # `make grade LESSONS=...`: the lessons that count, for this run, over the config's
         run.cfg = run.cfg or lateness.Config()
         run.cfg.lessons = lateness.known_lessons(lessons, "--lessons")

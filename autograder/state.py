@@ -121,6 +121,7 @@ def to_json(g: Graded) -> dict:
         "rows": [asdict(r) for r in g.rows],
         "seconds": g.seconds,
         "hints": g.hints,
+        **({"stopped": g.stopped} if g.stopped else {}),
         # only when a notebook was read: a refused file's row counts in no language (the report's)
         **({"language": g.known_language} if g.known_language else {}),
     }
@@ -135,4 +136,5 @@ def from_json(d: dict) -> Graded:
         d.get("seconds", 0),
         [tuple(h) for h in d.get("hints", [])],
         lang=d.get("language", ""),
+        stopped=[list(x) for x in d.get("stopped", [])],
     )

@@ -336,6 +336,10 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     }
     rows, hints = [], []
     older = older_version_questions(nb_student, sub.lesson)
+    limit = station.limits.cell_timeout
+    stopped = sorted(set(result.timed_out))
+    for i in stopped:  # said on the page: which cell, the limit, what did not run
+        notes.append(msg(STOPPED_CELL, cell=i + 1, s=limit))
     for name, max_points in maxes.items():
         probe_error = result.probe_errors.get(name, "")
         if result.probe is None:
@@ -386,6 +390,9 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             hints.append((name, str(hint), localized(hint, lang)))
         if deaths and status != Status.PASSED:  # translated apart: a line's frame must match it whole
             message = f"{localized(message, lang)} ({localized(deaths[0], lang)})"
+        elif stopped and status != Status.PASSED and i is not None and i >= stopped[0]:
+            # a question at or after a stopped cell: what that cell did not define may be why
+            message = f"{localized(message, lang)} ({localized(msg(STOPPED_ROW, s=limit), lang)})"
         rows.append(
             Row(
                 sub.student,
@@ -411,8 +418,25 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     clock.lap("feedback")
     notebook = nbformat.writes(result.nb)
     clock.lap("notebook")
-    return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, notebook, lang, steps)
+    return Graded(
+        sub.student,
+        sub.lesson,
+        rows,
+        html,
+        time.monotonic() - t0,
+        hints,
+        notebook,
+        lang,
+        steps,
+        stopped=[[i + 1, limit] for i in stopped],
+    )
 
+
+STOPPED_CELL = N_(
+    "Cell {cell} ran past the {s} s limit for a cell and was stopped: the rest of that cell did not run, "
+    "so what it would have defined or changed after that point is missing for the cells below"
+)
+STOPPED_ROW = N_("a cell ran past the {s} s limit and was stopped")
 
 OLDER_NOTEBOOK = N_(
     "your notebook is an older version of this lesson: it has no exercise {name}. Download the "

@@ -426,6 +426,21 @@ def write_report(
             for _, r in sorted(late.items())
         ]
         parts.append("</table>")
+    stopped = [(g.student, g.lesson, cell, limit) for g in graded for cell, limit in g.stopped]
+    if stopped:
+        stopped_why = N_(
+            "Cells stopped by their time limit: the rest of the cell did not run, and the questions after it "
+            "may have failed for that reason (make grade CELL_TIMEOUT=..., or [limits] in the course config)."
+        )
+        parts.append(
+            f"<h2>{_t('Stopped cells')}</h2><p class='muted'>{_t(stopped_why)}</p><table><tr><th>{_t('student')}</th>"
+            f"<th>{_t('lesson')}</th><th>{_t('cell')}</th><th>{_t('limit (s)')}</th></tr>"
+        )
+        parts += [
+            f"<tr><td>{esc(s)}</td><td>{esc(le)}</td><td class='num'>{cell}</td><td class='num'>{limit}</td></tr>"
+            for s, le, cell, limit in sorted(stopped)
+        ]
+        parts.append("</table>")
     parts += _similarity_section(out, folder, graded, _t)
     if n["ungradable"]:
         parts.append(

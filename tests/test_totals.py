@@ -166,3 +166,19 @@ def test_the_lms_files_tell_pending_from_final(tmp_path):
     assert canvas[1][col] == "(read only)"
     said = {x[1]: x[col] for x in canvas[2:]}
     assert said["3333"].startswith("pending") and said["1111"] == "final", said
+
+
+def test_formgrader_shows_the_due_dates(tmp_path):
+    """nbgrader's gradebook (formgrader's) has each lesson's due date from the course config."""
+    from nbgrader.api import Assignment
+
+    cfg = _config(tmp_path, '[deadlines]\n"02_layernorm" = "2026-03-08 23:59"\n')
+    graded, metas = _class(cfg)
+    out = tmp_path / "out"
+    out.mkdir()
+    db_url = gradebook.default_url(out)
+    gradebook.register_lessons(db_url, [A, B])
+    export(out, graded, metas, cfg, db_url=db_url)
+    with gradebook.open_gradebook(db_url) as gb:
+        got = {a.name: str(a.duedate) for a in gb.db.query(Assignment)}
+    assert got == {A: "2026-03-01 23:59:00", B: "2026-03-08 23:59:00"}, got

@@ -281,6 +281,8 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     if nb_student is None:
         return ungradable(problem, _language_of_file(sub.path))
     lang = language(nb_student)
+    if not nb_student.cells:  # nothing of the lesson: not "an older version" of it
+        return ungradable(msg(EMPTY_NOTEBOOK), lang)
     source = course.lesson_text(sub.lesson, lang)
     nb, skip, notes = restore.restore(nb_student, source)
     skip |= prune.skippable(nb, skip, source, _check_names(sub.lesson))
@@ -435,6 +437,10 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
 STOPPED_CELL = N_(
     "Cell {cell} ran past the {s} s limit for a cell and was stopped: the rest of that cell did not run, "
     "so what it would have defined or changed after that point is missing for the cells below"
+)
+EMPTY_NOTEBOOK = N_(
+    "the notebook has no cells: none of the lesson and none of your answers. Submit the lesson's "
+    "notebook, saved with your answers in it"
 )
 STOPPED_ROW = N_("a cell ran past the {s} s limit and was stopped")
 

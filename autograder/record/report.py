@@ -441,6 +441,7 @@ def write_report(
             for s, le, cell, limit in sorted(stopped)
         ]
         parts.append("</table>")
+    parts += _set_aside_section(out, _t)
     parts += _similarity_section(out, folder, graded, _t)
     if n["ungradable"]:
         parts.append(
@@ -454,6 +455,38 @@ def write_report(
     parts.append("</body></html>")
     (folder / "index.html").write_text("\n".join(parts), encoding="utf-8")
     return folder / "index.html"
+
+
+def _set_aside_section(out: Path, _t) -> list:
+    """Hand grades set aside because the answer they graded changed (folders.set_aside_stale): that
+    answer waits in formgrader again."""
+    import json
+
+    path = Path(out) / ".state" / "hand" / "history.json"
+    try:
+        history = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    except (OSError, ValueError):
+        history = []
+    if not history:
+        return []
+    esc = html.escape
+    why = N_(
+        "The answer a hand grade was given to changed (a resubmission): the grade and its comment were "
+        "set aside and the answer waits in formgrader again. All of them: hand_grades_set_aside.csv."
+    )
+    parts = [
+        f"<h2>{_t('Hand grades set aside')}</h2><p class='muted'>{_t(why)}</p><table><tr><th>{_t('student')}</th>"
+        f"<th>{_t('lesson')}</th><th>{_t('question')}</th><th>{_t('points')}</th><th>{_t('set aside at')}</th></tr>"
+    ]
+    parts += [
+        f"<tr><td>{esc(str(h.get('student', '')))}</td><td>{esc(str(h.get('lesson', '')))}</td>"
+        f"<td><code>{esc(str(h.get('question', '')))}</code></td><td class='num'>{esc(str(h.get('manual_score', '')))}</td>"
+        f"<td>{esc(str(h.get('set_aside_at', '')))}</td></tr>"
+        for h in history
+        if isinstance(h, dict)
+    ]
+    parts.append("</table>")
+    return parts
 
 
 def _similarity_section(out: Path, folder: Path, graded: list, _t) -> list:

@@ -2,6 +2,7 @@
 
     timezone = "Europe/Berlin"          # for every time written without a zone (default UTC)
     deadline = "2026-03-01 23:59"       # every lesson, unless [deadlines] names it
+    lessons = ["01_attention", "02_layernorm"]  # the lessons the totals count (default: all handed in)
     [deadlines]
     "02_layernorm" = "2026-03-08 23:59"
     [extensions]                        # by student label, LMS id or name; optionally "/<lesson>"
@@ -17,7 +18,12 @@
     times = "submission_times.csv"      # optional: student (label, LMS id or name),lesson,submitted_at
     [lms.columns]                       # optional: the LMS's own column name per lesson
     "01_attention" = "Lesson 1: Attention (12345)"
+    [limits]                            # seconds: a cell, the whole notebook (the command line wins)
+    cell_timeout = 60
+    notebook_timeout = 300
 
+Every key is checked before anything is graded (`parse`, `check_students`): a typo is an error that
+names the file, the line and the key, never a silent change of grades (docs/grading.md).
 The submission time comes from the LMS when its export holds one (Blackboard's attempt timestamp),
 or from `[lms] times` (a CSV of the LMS's submission times, e.g. Canvas's submissions API
 `submitted_at` or Moodle's grading table: Canvas's download names and zip entries carry no time,
@@ -25,8 +31,9 @@ Canvas writes each entry at export time); otherwise from the zip entry's or file
 noted but neither makes a row late nor is penalised unless `trust_mtime = true` (copying a folder
 resets mtimes). Canvas's `_LATE_` marker is kept: with a known time, the time decides how many days;
 with none, a policy charges one day's percent and says so. Only late rows say late.
-The points in grades.csv stay the autograder's; summary.csv, the feedback page, the report,
-OUT/submissions.csv and the LMS exports show the lateness, the penalty and the points after it.
+The points in grades.csv stay the autograder's; summary.csv, the report, nbgrader's gradebook and the
+LMS exports count the points after the penalty; the feedback page and OUT/submissions.csv show the
+lateness, the penalty and the points before and after it.
 """
 
 from __future__ import annotations

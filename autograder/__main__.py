@@ -74,7 +74,7 @@ def _grade(args) -> int:
     except GradingStopped as exc:  # a lost scheduler or mismatched workers: say so, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(table(result["graded"]))
+    print(table(result["graded"], result.get("submissions")))
     n = sum(1 for g in result.get("this_run", result["graded"]) if g.lesson)
     whole = len({g.student for g in result["graded"]})
     print(

@@ -233,13 +233,14 @@ def grade_class(
         graded = [run.results[s.key] for s in subs]
         whole = state.whole_class(run.state, subs, run.results)
         everyone = folders.apply_manual_grades(run.out, [g for g, _ in whole], db_url, run.fresh)
-        export(run.out, everyone, [m for _, m in whole], run.cfg, report=report, db_url=db_url)
+        rows = export(run.out, everyone, [m for _, m in whole], run.cfg, report=report, db_url=db_url)
         return {
             "graded": everyone,
             "this_run": graded,
             "seconds": time.monotonic() - t0,
             "db_url": db_url,
             "regraded_because": dict(run.reasons),
+            "submissions": rows,  # submissions.csv's rows: the points after any penalty
         }
 
 

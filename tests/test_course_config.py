@@ -68,3 +68,15 @@ def test_an_extension_for_a_student_not_in_the_class_stops_grading(tmp_path, cap
     ), err
     assert not (out / "grades.csv").exists(), "expected no grading, got a grades.csv"
     assert not (out / ".state" / "course.toml").exists(), "a refused config was saved for later regrades"
+
+
+def test_make_grade_lessons_refuses_a_lesson_that_does_not_exist(tmp_path, capsys):
+    """`make grade LESSONS=...` (--lessons) is checked like the config's `lessons`."""
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    out = tmp_path / "out"
+    rc = cli.main(
+        ["grade", str(tmp_path / "class"), "--out", str(out), "--lessons", "01_attention", "13_moe"]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2 and "--lessons: there is no lesson '13_moe'" in err, f"got exit {rc}, stderr {err!r}"
+    assert not (out / "grades.csv").exists()

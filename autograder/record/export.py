@@ -131,14 +131,17 @@ def _write(path: Path, columns: list, rows: list) -> None:
         w.writerows(rows)
 
 
-def table(graded: list) -> str:
-    """The short table `make grade` prints: one line per student, one column per lesson."""
+def table(graded: list, submissions: list | None = None) -> str:
+    """The short table `make grade` prints: one line per student, one column per lesson; the points
+    after any late penalty (`submissions`: submissions.csv's rows), as in every other file."""
     lessons = sorted({g.lesson for g in graded if g.lesson})
     students = sorted({g.student for g in graded})
+    after = {(r["student"], r["lesson"]): r["points_after_penalty"] for r in submissions or []}
     cell = {}
     for row in summary_rows(graded):
         mark = "!" if row["status"] == "ungradable" else ""
-        cell[(row["student"], row["lesson"])] = f"{row['points']}/{row['max_points']}{mark}"
+        points = after.get((row["student"], row["lesson"]), row["points"])
+        cell[(row["student"], row["lesson"])] = f"{points}/{row['max_points']}{mark}"
     # padded by display width: a Chinese student's name takes two columns a character
     w = max([width(s) for s in students] + [7])
     head = pad("student", w) + "  " + "  ".join(pad(les, 14) for les in lessons)

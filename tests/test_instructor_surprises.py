@@ -71,3 +71,52 @@ def test_the_docs_name_every_key_of_the_course_config():
             if f"{inner} =" not in docs and f"[{key}.{inner}]" not in docs:
                 missing.append(f"{key}.{inner}")
     assert not missing, f"got no mention of {missing} in docs/grading.md, expected every key"
+
+
+def test_the_new_words_speak_chinese_in_a_chinese_class(tmp_path):
+    """A Chinese class's report with lessons outside the total, a stopped cell and a hand grade set
+    aside has no English words; the feedback page's new notes are Chinese too."""
+    import dataclasses
+    import html
+    import re
+
+    from byhand import i18n
+    from zh_latin import latin_words
+
+    from autograder.judge import grade
+    from autograder.record.report import write_report
+
+    def text_of(page):
+        page = re.sub(r"<style>.*?</style>|<title>|</title>|<meta[^>]*>", " ", page, flags=re.S)
+        page = re.sub(r"<code>.*?</code>", " ", page, flags=re.S)
+        return html.unescape(re.sub(r"<[^>]+>", "\n", page))
+
+    out = tmp_path / "out"
+    (out / ".state" / "hand").mkdir(parents=True)
+    (out / ".state" / "hand" / "history.json").write_text(
+        json.dumps(
+            [
+                {
+                    "student": "zh_CN-ann",
+                    "lesson": LESSON,
+                    "question": "q",
+                    "manual_score": 1,
+                    "set_aside_at": "t",
+                }
+            ]
+        )
+    )
+    rows = [Row("zh_CN-ann", LESSON, q, 0, mx, "failed", "") for q, mx in course.questions(LESSON).items()]
+    g = dataclasses.replace(Graded("zh_CN-ann", LESSON, rows), lang="zh_CN", stopped=[[23, 60]])
+    other = dataclasses.replace(Graded("zh_CN-ann", "02_layernorm", []), lang="zh_CN")
+    for counted, chosen in ((None, False), ([LESSON], True)):
+        page = write_report(out, [g, other], counted=counted, chosen=chosen).read_text(encoding="utf-8")
+        words = latin_words(text_of(page))
+        assert words == [], f"got English {words} in the Chinese report (counted={counted})"
+    for note in (
+        i18n.msg(grade.STOPPED_CELL, cell=23, s=60),
+        i18n.msg(grade.STOPPED_ROW, s=60),
+        i18n.msg(grade.EMPTY_NOTEBOOK),
+    ):
+        zh = grade.localized_note(note, "zh_CN")
+        assert zh != str(note) and latin_words(zh) == [], f"got {zh!r}, expected Chinese"

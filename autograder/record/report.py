@@ -331,11 +331,12 @@ def write_report(
         count_why = i18n.page(
             N_(
                 "The totals count {lessons}: every lesson someone handed in, since the course config names "
-                "none; name the lessons that count with lessons = [...] in the course config (or make grade "
-                "LESSONS=...)."
+                "none; name the lessons that count with {key} in the course config (or {command})."
             ),
             lang,
             lessons=listed,
+            key="\x01",
+            command="\x02",
         )
     outside = [le for le in lessons if le not in counted]
     if outside:
@@ -347,7 +348,7 @@ def write_report(
     parts.append(
         f"<h2>{_t('Students')}</h2><p class='muted'>{_t(points_why)} "
         f"<i>{_t('needs grading')}</i>{colon.strip() if zh else ':'} {_t('written answers not graded yet.')}</p>"
-        f"<p class='counted'>{esc(count_why)}</p>"
+        f"<p class='counted'>{_with_code(count_why, '<code>lessons = [...]</code>', '<code>make grade LESSONS=...</code>')}</p>"
         f"<table><tr><th>{_t('student')}</th>"
         + "".join(
             f"<th>{esc(le)}</th>"
@@ -428,12 +429,20 @@ def write_report(
         parts.append("</table>")
     stopped = [(g.student, g.lesson, cell, limit) for g in graded for cell, limit in g.stopped]
     if stopped:
-        stopped_why = N_(
-            "Cells stopped by their time limit: the rest of the cell did not run, and the questions after it "
-            "may have failed for that reason (make grade CELL_TIMEOUT=..., or [limits] in the course config)."
+        stopped_why = i18n.page(
+            N_(
+                "Cells stopped by their time limit: the rest of the cell did not run, and the questions after "
+                "it may have failed for that reason (the limit: {command}, or {key} in the course config)."
+            ),
+            lang,
+            command="\x01",
+            key="\x02",
+        )
+        stopped_html = _with_code(
+            stopped_why, "<code>make grade CELL_TIMEOUT=...</code>", "<code>[limits]</code>"
         )
         parts.append(
-            f"<h2>{_t('Stopped cells')}</h2><p class='muted'>{_t(stopped_why)}</p><table><tr><th>{_t('student')}</th>"
+            f"<h2>{_t('Stopped cells')}</h2><p class='muted'>{stopped_html}</p><table><tr><th>{_t('student')}</th>"
             f"<th>{_t('lesson')}</th><th>{_t('cell')}</th><th>{_t('limit (s)')}</th></tr>"
         )
         parts += [
@@ -455,6 +464,11 @@ def write_report(
     parts.append("</body></html>")
     (folder / "index.html").write_text("\n".join(parts), encoding="utf-8")
     return folder / "index.html"
+
+
+def _with_code(text: str, first: str, second: str) -> str:
+    """`text` escaped, its fields \\x01 and \\x02 (code: a config key, a command) as the HTML given."""
+    return html.escape(text).replace("\x01", first).replace("\x02", second)
 
 
 def _set_aside_section(out: Path, _t) -> list:

@@ -74,14 +74,24 @@ def _grade(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(table(result["graded"]))
-    n = sum(1 for g in result.get("this_run", result["graded"]) if g.lesson)
-    whole = len({g.student for g in result["graded"]})
-    print(
-        f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
-        f"summary.csv, submissions.csv, students.csv, feedback/, lms/ (the class so far: {whole} students)"
-    )
+    print("\n" + done_line(result, Path(args.out)))
     print(f"class report: {Path(args.out) / 'report' / 'index.html'}")
     return 0
+
+
+def done_line(result: dict, out: Path) -> str:
+    """The last words of `grade`: how many notebooks this run graded and how many it reused (an
+    unchanged re-run grades none and says so), and what it wrote."""
+    n, reused = result.get("graded_now", 0), result.get("reused", 0)
+    whole = len({g.student for g in result["graded"]})
+    if n == 0:
+        said = f"nothing changed: 0 graded, {reused} reused in {result['seconds']:.1f} s"
+    else:
+        said = f"graded {n} notebooks, {reused} reused, in {result['seconds']:.1f} s"
+    return (
+        f"{said} -> {out / 'grades.csv'}, summary.csv, submissions.csv, students.csv, feedback/, lms/ "
+        f"(the class so far: {whole} students)"
+    )
 
 
 def main(argv=None) -> int:

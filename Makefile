@@ -10,6 +10,10 @@ SCHEDULER ?=
 DB_URL  ?=
 # where handed-out notebooks install the checks from (the site's wheel URL, an index name, a git URL)
 export BYHAND_SOURCE
+# releases by lesson (make handout|exchange|book LESSONS="09 12"); FORCE=1 hands out another lesson's
+# graded answer anyway; CONFIG=course.toml: a lesson whose deadline has not passed is not released yet
+LESSONS ?=
+PUBLISH_FLAGS = $(if $(filter 1,$(FORCE)),--force,) $(if $(CONFIG),--config '$(CONFIG)',)
 
 .PHONY: messages review-zh mutation postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
@@ -21,10 +25,11 @@ help:
 	@echo "make test-oldest-torch                       the student notebooks in a clean venv with torch 2.4.1"
 	@echo "make test-catalogue                          every catalogued mistake graded in sandboxed kernels"
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
-	@echo "make book [ANSWERS=0]                        the rendered course site (self-learners; ANSWERS=0: a graded class)"
+	@echo "make book [ANSWERS=0] [LESSONS=...]          the rendered course site (self-learners; ANSWERS=0: a graded class)"
 	@echo "make release                                 regenerate notebooks/ from solutions/"
-	@echo "make handout                                 build/handout/*.zip: the student notebooks for an LMS"
-	@echo "make exchange                                nbgrader release_assignment of every lesson (exchange)"
+	@echo "make handout [LESSONS=...]                   build/handout/*.zip: the student notebooks for an LMS"
+	@echo "make exchange [LESSONS=...]                  nbgrader release_assignment (English and Chinese) into the exchange"
+	@echo "    (publishing: BYHAND_SOURCE=<the wheel's URL>, FORCE=1, CONFIG=course.toml; docs/grading.md)"
 	@echo "make formgrader [OUT=dir]                    nbgrader's formgrader on a grading output folder"
 	@echo "make review-zh [LESSON=09_modern_block]      build/review/NN.html: English and Chinese side by side, stale cells flagged"
 	@echo "make messages                                the pages' words into student/byhand/locale/*.po, compiled to .mo"
@@ -57,12 +62,12 @@ messages: $(STAMP)
 	$(BIN)/python -m autograder messages
 
 handout: $(STAMP)
-	$(BIN)/python -m autograder handout
+	$(BIN)/python -m autograder handout $(LESSONS) $(PUBLISH_FLAGS)
 
 # nbgrader's exchange: NBGRADER_EXCHANGE=/srv/nbgrader/exchange on a JupyterHub (default build/course/exchange)
 # nbgrader runs `alembic` from PATH when it creates a gradebook: the venv's bin first
 exchange: $(STAMP)
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder exchange
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder exchange $(LESSONS) $(PUBLISH_FLAGS)
 
 # formgrader on a graded class: JupyterLab in OUT (Nbgrader menu > Formgrader, or /formgrader)
 formgrader: $(STAMP)
@@ -174,7 +179,7 @@ wheel: $(STAMP)
 # ANSWERS=0: a graded class's site, no reference answers (the default keeps them for self-learners)
 ANSWERS ?= 1
 book: $(STAMP)
-	$(BIN)/python site/build.py $(if $(filter 0,$(ANSWERS)),--no-answers,)
+	$(BIN)/python site/build.py $(if $(filter 0,$(ANSWERS)),--no-answers,) $(if $(LESSONS),--lessons $(LESSONS),) $(PUBLISH_FLAGS)
 	@echo "open build/site/index.html"
 
 clean:

@@ -2,8 +2,9 @@
 
 grade [SUBMISSIONS] --out DIR     grade a folder or zip (default: the bundled example class)
 release [LESSON ...]              regenerate notebooks/ from solutions/ (nbgrader)
-handout [--out ZIP]               a zip of the student notebooks for an LMS
-exchange [LESSON ...]             nbgrader release_assignment into the exchange (course id set)
+handout [--out ZIP] [LESSON ...]  a zip of the student notebooks for an LMS (--force, --config)
+exchange [LESSON ...]             nbgrader release_assignment into the exchange (course id set;
+                                  English and Chinese; --force, --config)
 execute [LESSON ...]              re-run solution notebooks in place (stored outputs)
 examples                          regenerate the bundled example class
 wheel [--out DIR]                 the student package (byhand) as a wheel (default build/wheel)
@@ -21,7 +22,7 @@ from pathlib import Path
 from autograder import course
 from autograder.collect.submissions import MAX_FILE_MB, MAX_ZIP_MB
 from autograder.run import sandbox
-from autograder.tooling import handout, nbgrader_course, release
+from autograder.tooling import handout, nbgrader_course, publish, release
 from autograder.tooling.checkout import examples
 
 EXAMPLE_CLASS = course.ROOT / "examples" / "class"
@@ -181,7 +182,12 @@ def main(argv=None) -> int:
     h = sub.add_parser("handout", help="a zip of the student notebooks for an LMS")
     h.add_argument("--out", default=None, help="zip path (default build/handout/<course>-notebooks.zip)")
     x = sub.add_parser("exchange", help="release lessons into nbgrader's exchange")
-    x.add_argument("lessons", nargs="*")
+    for cmd in (h, x):
+        cmd.add_argument("lessons", nargs="*", help="lesson ids or numbers (default: every lesson)")
+        cmd.add_argument(
+            "--force", action="store_true", help="hand out graded answers of other lessons anyway"
+        )
+        cmd.add_argument("--config", type=Path, default=None, help="course config: deadlines not yet passed")
     e = sub.add_parser("execute", help="execute solution notebooks in place")
     e.add_argument("lessons", nargs="*")
     sub.add_parser("examples", help="regenerate the bundled example class")
@@ -219,17 +225,24 @@ def main(argv=None) -> int:
     if args.cmd == "release":
         for path in release.release(args.lessons or None):
             print(f"wrote {path.relative_to(course.ROOT)}")
+        if warning := publish.source_warning("release"):
+            print(warning, file=sys.stderr)
         return 0
-    if args.cmd == "handout":
+    if args.cmd in ("handout", "exchange"):
         try:
-            print(f"wrote {handout.handout(Path(args.out) if args.out else None)}")
-        except handout.HandoutError as exc:
+            selected = publish.pick(args.lessons)
+            for line in publish.check_release(selected, args.force, args.config):
+                print(line, file=sys.stderr)
+            if args.cmd == "handout":
+                print(f"wrote {handout.handout(Path(args.out) if args.out else None, selected, True)}")
+                if publish.source_warning("handout"):
+                    print(handout.NO_SOURCE, file=sys.stderr)
+            else:
+                for line in nbgrader_course.release_to_exchange(selected):
+                    print(line)
+        except ValueError as exc:  # a refused release, an unknown lesson, an unreadable config
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        return 0
-    if args.cmd == "exchange":
-        for line in nbgrader_course.release_to_exchange(args.lessons or None):
-            print(line)
         return 0
     if args.cmd == "execute":
         from autograder.tooling.execute import main as execute_main

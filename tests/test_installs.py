@@ -75,3 +75,109 @@ def test_the_wheel_brings_nothing_a_lesson_or_the_checks_do_not_import():
     used = {dists.get(m, [m])[0].lower() for m in lesson_imports()} | {"torch", "numpy", "regex"}
     extra = wheel_dependencies() - used
     assert extra == set(), f"got the wheel depending on {sorted(extra)}, which no lesson imports"
+
+
+# ---------------------------------------------------------------------------------------------
+# installs by role: requirements/<role>.txt name the packages, requirements.txt pins them (once)
+
+ROLES = ("grade", "site", "browser", "cluster", "dev")
+NOT_FOR_GRADING = {
+    "sphinx": "sphinx",
+    "myst-nb": "myst_nb",
+    "myst-parser": "myst_parser",
+    "sphinx-book-theme": "sphinx_book_theme",
+    "pydata-sphinx-theme": "pydata_sphinx_theme",
+    "playwright": "playwright",
+    "dask": "dask",
+    "distributed": "distributed",
+    "psycopg2-binary": "psycopg2",
+    "pytest": "pytest",
+    "pytest-xdist": "xdist",
+    "nbval": "nbval",
+    "ruff": "ruff",
+    "babel": "babel",
+}
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "-")
+
+
+def _pinned() -> dict:
+    out = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            name, version = line.split("==")
+            out[_norm(name)] = version
+    return out
+
+
+def _role(role: str) -> set:
+    names = set()
+    for line in (ROOT / "requirements" / f"{role}.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("-r "):
+            names |= _role(line.split()[1].removesuffix(".txt"))
+        elif line:
+            assert not re.search(r"[<>=~!]", line), f"got a pin in requirements/{role}.txt: {line!r}"
+            names.add(_norm(line))
+    return names
+
+
+def test_every_role_installs_pinned_packages_and_requirements_txt_is_their_union():
+    pinned = _pinned()
+    roles = {role: _role(role) for role in ROLES}
+    for role, names in roles.items():
+        unpinned = sorted(names - set(pinned))
+        assert unpinned == [], (
+            f"got requirements/{role}.txt naming {unpinned}, which requirements.txt does not pin"
+        )
+    left = sorted(set(pinned) - set().union(*roles.values()))
+    assert left == [], f"got {left} pinned in requirements.txt and installed by no role"
+
+
+def test_the_grading_install_holds_no_site_browser_cluster_or_test_package():
+    extra = sorted(_role("grade") & set(NOT_FOR_GRADING))
+    assert extra == [], f"got requirements/grade.txt installing {extra}, expected only what grading needs"
+    makefile = (ROOT / "Makefile").read_text()
+    rule = next(ln for ln in makefile.splitlines() if ln.startswith("grade:"))
+    assert "$(STAMP)" not in rule and "$(GRADE_STAMP)" in rule, (
+        f"got `{rule}`: make grade installs everything"
+    )
+
+
+BLOCK = r"""
+import importlib.abc, importlib.machinery, json, sys
+blocked = set(json.loads(sys.argv[1]))
+class Absent(importlib.abc.Loader):  # importing it fails as an absent package's import does
+    def create_module(self, spec):
+        raise ModuleNotFoundError(f"{spec.name} is not installed by requirements/grade.txt", name=spec.name)
+    def exec_module(self, module):
+        pass
+class Blocked(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in blocked:
+            return importlib.machinery.ModuleSpec(name, Absent())
+sys.meta_path.insert(0, Blocked())
+import autograder.__main__, autograder.classroom, autograder.pool, autograder.record.export
+import autograder.record.report, autograder.record.feedback, autograder.judge.grade
+from autograder.__main__ import main
+try:
+    main(["grade", "--help"])
+except SystemExit as exc:
+    assert exc.code == 0, exc.code
+"""
+
+
+def test_grading_imports_nothing_the_grading_install_leaves_out(tmp_path):
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCK, json.dumps(sorted(NOT_FOR_GRADING.values()))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"got grading importing a package of another role:\n{done.stderr[-3000:]}"

@@ -3,6 +3,11 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+# installs by role (requirements/*.txt: names; requirements.txt: the one source of pins): grading only,
+# the site, the cluster; $(STAMP) is everything (the tests need every role)
+GRADE_STAMP   := $(VENV)/.installed-grade
+SITE_STAMP    := $(VENV)/.installed-site
+CLUSTER_STAMP := $(VENV)/.installed-cluster
 SUBMISSIONS ?= examples/class
 OUT     ?= grading-out
 WORKERS ?=
@@ -10,6 +15,10 @@ SCHEDULER ?=
 DB_URL  ?=
 # where handed-out notebooks install the checks from (the site's wheel URL, an index name, a git URL)
 export BYHAND_SOURCE
+# releases by lesson (make handout|exchange|book LESSONS="09 12"); FORCE=1 hands out another lesson's
+# graded answer anyway; CONFIG=course.toml: a lesson whose deadline has not passed is not released yet
+LESSONS ?=
+PUBLISH_FLAGS = $(if $(filter 1,$(FORCE)),--force,) $(if $(CONFIG),--config '$(CONFIG)',)
 
 .PHONY: messages review-zh mutation postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
@@ -21,10 +30,11 @@ help:
 	@echo "make test-oldest-torch                       the student notebooks in a clean venv with torch 2.4.1"
 	@echo "make test-catalogue                          every catalogued mistake graded in sandboxed kernels"
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
-	@echo "make book [ANSWERS=0]                        the rendered course site (self-learners; ANSWERS=0: a graded class)"
+	@echo "make book [ANSWERS=0] [LESSONS=...]          the rendered course site (self-learners; ANSWERS=0: a graded class)"
 	@echo "make release                                 regenerate notebooks/ from solutions/"
-	@echo "make handout                                 build/handout/*.zip: the student notebooks for an LMS"
-	@echo "make exchange                                nbgrader release_assignment of every lesson (exchange)"
+	@echo "make handout [LESSONS=...]                   build/handout/*.zip: the student notebooks for an LMS"
+	@echo "make exchange [LESSONS=...]                  nbgrader release_assignment (English and Chinese) into the exchange"
+	@echo "    (publishing: BYHAND_SOURCE=<the wheel's URL>, FORCE=1, CONFIG=course.toml; docs/grading.md)"
 	@echo "make formgrader [OUT=dir]                    nbgrader's formgrader on a grading output folder"
 	@echo "make review-zh [LESSON=09_modern_block]      build/review/NN.html: English and Chinese side by side, stale cells flagged"
 	@echo "make messages                                the pages' words into student/byhand/locale/*.po, compiled to .mo"
@@ -39,7 +49,29 @@ $(STAMP): requirements.txt pyproject.toml student/pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps -e .
 	$(BIN)/python -m pip install -q --no-deps -e student
 	$(BIN)/python -c "import torch, nbgrader, nbval, jupyterlab, byhand"
-	touch $(STAMP)
+	touch $(STAMP) $(GRADE_STAMP) $(SITE_STAMP) $(CLUSTER_STAMP)
+
+# one role's packages (requirements/$(1).txt) at requirements.txt's pins, then the two packages
+define ROLE_INSTALL
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	-$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements/$(1).txt -c requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	$(BIN)/python -m pip install -q --no-deps -e student
+endef
+
+$(GRADE_STAMP): requirements.txt requirements/grade.txt pyproject.toml student/pyproject.toml
+	$(call ROLE_INSTALL,grade)
+	$(BIN)/python -c "import torch, nbgrader, nbclient, byhand"
+	touch $@
+
+$(SITE_STAMP): $(GRADE_STAMP) requirements/site.txt
+	$(call ROLE_INSTALL,site)
+	touch $@
+
+$(CLUSTER_STAMP): $(GRADE_STAMP) requirements/cluster.txt
+	$(call ROLE_INSTALL,cluster)
+	touch $@
 
 venv: $(STAMP)
 
@@ -56,16 +88,16 @@ release: $(STAMP)
 messages: $(STAMP)
 	$(BIN)/python -m autograder messages
 
-handout: $(STAMP)
-	$(BIN)/python -m autograder handout
+handout: $(GRADE_STAMP)
+	$(BIN)/python -m autograder handout $(LESSONS) $(PUBLISH_FLAGS)
 
 # nbgrader's exchange: NBGRADER_EXCHANGE=/srv/nbgrader/exchange on a JupyterHub (default build/course/exchange)
 # nbgrader runs `alembic` from PATH when it creates a gradebook: the venv's bin first
-exchange: $(STAMP)
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder exchange
+exchange: $(GRADE_STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder exchange $(LESSONS) $(PUBLISH_FLAGS)
 
 # formgrader on a graded class: JupyterLab in OUT (Nbgrader menu > Formgrader, or /formgrader)
-formgrader: $(STAMP)
+formgrader: $(GRADE_STAMP)
 	@test -f $(OUT)/nbgrader_config.py || { echo "no $(OUT)/nbgrader_config.py: run make grade OUT=$(OUT) first"; exit 2; }
 	cd $(OUT) && PATH="$(abspath $(BIN)):$$PATH" JUPYTER_PATH="$(abspath $(OUT))/formgrader_assets/share:$$JUPYTER_PATH" $(abspath $(BIN))/jupyter lab --notebook-dir=. $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -75,7 +107,7 @@ execute: $(STAMP)
 examples: $(STAMP)
 	$(BIN)/python -m autograder examples
 
-grade: $(STAMP)
+grade: $(GRADE_STAMP) $(if $(SCHEDULER)$(DB_URL),$(CLUSTER_STAMP),)
 	$(BIN)/python -m autograder grade $(SUBMISSIONS) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),) \
 		$(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(if $(DB_URL),--db-url '$(DB_URL)',) \
 		$(if $(CONFIG),--config '$(CONFIG)',) $(if $(ONLY),--only $(ONLY),) $(foreach m,$(MAP),--map '$(m)') \
@@ -170,13 +202,13 @@ mutation: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m autograder bench
 
-wheel: $(STAMP)
+wheel: $(GRADE_STAMP)
 	$(BIN)/python -m autograder wheel --out build/wheel
 
 # ANSWERS=0: a graded class's site, no reference answers (the default keeps them for self-learners)
 ANSWERS ?= 1
-book: $(STAMP)
-	$(BIN)/python site/build.py $(if $(filter 0,$(ANSWERS)),--no-answers,)
+book: $(SITE_STAMP)
+	$(BIN)/python site/build.py $(if $(filter 0,$(ANSWERS)),--no-answers,) $(if $(LESSONS),--lessons $(LESSONS),) $(PUBLISH_FLAGS)
 	@echo "open build/site/index.html"
 
 clean:

@@ -2,8 +2,9 @@
 
 grade [SUBMISSIONS] --out DIR     grade a folder or zip (default: the bundled example class)
 release [LESSON ...]              regenerate notebooks/ from solutions/ (nbgrader)
-handout [--out ZIP]               a zip of the student notebooks for an LMS
-exchange [LESSON ...]             nbgrader release_assignment into the exchange (course id set)
+handout [--out ZIP] [LESSON ...]  a zip of the student notebooks for an LMS (--force, --config)
+exchange [LESSON ...]             nbgrader release_assignment into the exchange (course id set;
+                                  English and Chinese; --force, --config)
 execute [LESSON ...]              re-run solution notebooks in place (stored outputs)
 examples                          regenerate the bundled example class
 wheel [--out DIR]                 the student package (byhand) as a wheel (default build/wheel)
@@ -21,7 +22,7 @@ from pathlib import Path
 from autograder import course
 from autograder.collect.submissions import MAX_FILE_MB, MAX_ZIP_MB
 from autograder.run import sandbox
-from autograder.tooling import handout, nbgrader_course, release
+from autograder.tooling import handout, nbgrader_course, publish, release
 from autograder.tooling.checkout import examples
 
 EXAMPLE_CLASS = course.ROOT / "examples" / "class"
@@ -75,14 +76,24 @@ def _grade(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(table(result["graded"], result.get("submissions")))
-    n = sum(1 for g in result.get("this_run", result["graded"]) if g.lesson)
-    whole = len({g.student for g in result["graded"]})
-    print(
-        f"\ngraded {n} notebooks in {result['seconds']:.1f} s -> {Path(args.out) / 'grades.csv'}, "
-        f"summary.csv, submissions.csv, students.csv, feedback/, lms/ (the class so far: {whole} students)"
-    )
+    print("\n" + done_line(result, Path(args.out)))
     print(f"class report: {Path(args.out) / 'report' / 'index.html'}")
     return 0
+
+
+def done_line(result: dict, out: Path) -> str:
+    """The last words of `grade`: how many notebooks this run graded and how many it reused (an
+    unchanged re-run grades none and says so), and what it wrote."""
+    n, reused = result.get("graded_now", 0), result.get("reused", 0)
+    whole = len({g.student for g in result["graded"]})
+    if n == 0:
+        said = f"nothing changed: 0 graded, {reused} reused in {result['seconds']:.1f} s"
+    else:
+        said = f"graded {n} notebooks, {reused} reused, in {result['seconds']:.1f} s"
+    return (
+        f"{said} -> {out / 'grades.csv'}, summary.csv, submissions.csv, students.csv, feedback/, lms/ "
+        f"(the class so far: {whole} students)"
+    )
 
 
 def main(argv=None) -> int:
@@ -190,7 +201,12 @@ def main(argv=None) -> int:
     h = sub.add_parser("handout", help="a zip of the student notebooks for an LMS")
     h.add_argument("--out", default=None, help="zip path (default build/handout/<course>-notebooks.zip)")
     x = sub.add_parser("exchange", help="release lessons into nbgrader's exchange")
-    x.add_argument("lessons", nargs="*")
+    for cmd in (h, x):
+        cmd.add_argument("lessons", nargs="*", help="lesson ids or numbers (default: every lesson)")
+        cmd.add_argument(
+            "--force", action="store_true", help="hand out graded answers of other lessons anyway"
+        )
+        cmd.add_argument("--config", type=Path, default=None, help="course config: deadlines not yet passed")
     e = sub.add_parser("execute", help="execute solution notebooks in place")
     e.add_argument("lessons", nargs="*")
     sub.add_parser("examples", help="regenerate the bundled example class")
@@ -228,17 +244,24 @@ def main(argv=None) -> int:
     if args.cmd == "release":
         for path in release.release(args.lessons or None):
             print(f"wrote {path.relative_to(course.ROOT)}")
+        if warning := publish.source_warning("release"):
+            print(warning, file=sys.stderr)
         return 0
-    if args.cmd == "handout":
+    if args.cmd in ("handout", "exchange"):
         try:
-            print(f"wrote {handout.handout(Path(args.out) if args.out else None)}")
-        except handout.HandoutError as exc:
+            selected = publish.pick(args.lessons)
+            for line in publish.check_release(selected, args.force, args.config):
+                print(line, file=sys.stderr)
+            if args.cmd == "handout":
+                print(f"wrote {handout.handout(Path(args.out) if args.out else None, selected, True)}")
+                if publish.source_warning("handout"):
+                    print(handout.NO_SOURCE, file=sys.stderr)
+            else:
+                for line in nbgrader_course.release_to_exchange(selected):
+                    print(line)
+        except ValueError as exc:  # a refused release, an unknown lesson, an unreadable config
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        return 0
-    if args.cmd == "exchange":
-        for line in nbgrader_course.release_to_exchange(args.lessons or None):
-            print(line)
         return 0
     if args.cmd == "execute":
         from autograder.tooling.execute import main as execute_main

@@ -83,6 +83,7 @@ class ClassRun:
         self.fresh: set = set()  # (student, lesson) graded in this run
         self.parts: dict = {}  # submission key -> its fingerprint parts
         self.reasons: dict = {}  # why saved grades were not reused -> how many
+        self.reused = 0  # submissions whose saved grades this run reused (nothing changed)
         self.gradebook = None
         self.progress: Progress | None = None
 
@@ -128,6 +129,7 @@ class ClassRun:
             saved = self.resume and state.reuse(self.state, sub, fp)
             if saved:
                 self.results[sub.key] = saved
+                self.reused += 1
                 continue
             todo.append((sub, fp, state.saved_path(self.state, sub)))
             before = state.saved_parts(self.state, sub) if self.resume else None
@@ -178,7 +180,9 @@ def grade_class(
     student in this run gets the new results for the lessons submitted now, and grades.csv,
     summary.csv, students.csv, submissions.csv, the LMS exports, the report (with `report`) and
     `graded` always describe the whole class graded so far (from OUT/.state). Returns
-    {"graded": [...whole class], "this_run": [...], "seconds": ..., "db_url": ...}."""
+    {"graded": [...whole class], "this_run": [...], "graded_now": n, "reused": n, "seconds": ...,
+    "db_url": ...}: `graded_now` notebooks were run in this run, `reused` had saved grades that
+    nothing changed."""
     t0 = time.monotonic()
     # no limits given: the time limits are the course config's [limits], else the sandbox's
     limits = limits or sandbox.Limits(cell_timeout=None, notebook_timeout=None)
@@ -237,6 +241,8 @@ def grade_class(
         return {
             "graded": everyone,
             "this_run": graded,
+            "graded_now": len(runnable),
+            "reused": run.reused,
             "seconds": time.monotonic() - t0,
             "db_url": db_url,
             "regraded_because": dict(run.reasons),

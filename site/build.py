@@ -14,6 +14,10 @@ One step per function:
 
     .venv/bin/python site/build.py [--out build/site]     then open build/site/index.html
     .venv/bin/python site/build.py --no-answers           a graded class's site: no reference answers
+    .venv/bin/python site/build.py --no-answers --lessons 01 02   only these lessons (--force, --config)
+
+Every notebook it serves and every page it renders installs the checks from `BYHAND_SOURCE` (the
+wheel's URL or an index name); without it the build says loudly that they cannot.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ SHOW, HIDE = "Show solution", "Hide solution"
 # replaced by the student's blank cell, and the test cells' outputs (computed from the reference
 # answers) are dropped; the self-learners' site (the default) keeps the answers behind a toggle.
 ANSWERS = True
+# `--lessons`: the lessons this site publishes (None: every lesson of solutions/)
+SELECTED: list[str] | None = None
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 GRADED_NOTE = (
     "This site is for a graded class: the reference answers are not on it. Download the student "
     "notebook and work through it in Jupyter or Colab."
@@ -62,8 +69,9 @@ EDITIONS = {
             "在 Jupyter 或 Colab 里自己做。"
         ),
         "install": (
-            "自检需要课程的小包 `byhand`（只依赖 torch 和 numpy）：下载 {wheel} 并运行 `pip install {name}`。"
-            "没有它，每个单元格照样能运行，只是自检会说明它们已关闭。"
+            "自检需要课程的小包 `byhand`（它会装上 torch、numpy、regex 和 matplotlib）：下载 {wheel} 并运行 "
+            "`pip install {name}`（没有 NVIDIA 显卡的电脑先运行 `pip install torch --index-url {cpu}`，"
+            "就不会下载 CUDA）。没有它，每个单元格照样能运行，只是自检会说明它们已关闭。"
         ),
         "lessons": "课程",
         "student": "学生版 notebook：",
@@ -82,8 +90,27 @@ SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[^\n]*\n?", re.M)
 
 
 def lessons() -> list[str]:
-    """Lesson ids, in order: the stems of solutions/*.ipynb (a new lesson appears by itself)."""
-    return sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))
+    """Lesson ids, in order: the stems of solutions/*.ipynb (a new lesson appears by itself), or
+    those of `--lessons`."""
+    return [p.stem for p in sorted(SOLUTIONS.glob("*.ipynb")) if SELECTED is None or p.stem in SELECTED]
+
+
+def install_source() -> str:
+    """What the pages tell students to install: BYHAND_SOURCE, else the wheel's file name (the wheel
+    this site serves, once downloaded)."""
+    sys.path.insert(0, str(ROOT))
+    from autograder.tooling import student
+
+    given = student.install_source()
+    return wheel_name() if given == student.GIT_URL or "<org>" in given else given
+
+
+def with_source(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`nb` with its setup cell installing the checks from BYHAND_SOURCE (unchanged without it)."""
+    sys.path.insert(0, str(ROOT))
+    from autograder.tooling.student import with_install_source
+
+    return nbformat.reads(with_install_source(json.dumps(nb)), as_version=4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,13 +137,15 @@ def wheel_name() -> str:
 def install_line(lang: str = "") -> str:
     """How a student installs the self-checks, linked to the wheel the site serves."""
     wheel = wheel_name()
+    source = install_source()
     if lang:
         link = f"{{download}}`{wheel} </downloads/{wheel}>`"
-        return EDITIONS[lang]["install"].format(wheel=link, name=wheel)
+        return EDITIONS[lang]["install"].format(wheel=link, name=source, cpu=CPU_INDEX)
     return (
-        f"Its self-checks need the course's small package `byhand` (torch and numpy only): download "
-        f"{{download}}`{wheel} </downloads/{wheel}>` and run `pip install {wheel}`. Without it every "
-        "cell still runs; the self-checks say they are off."
+        f"Its self-checks need the course's small package `byhand` (it brings torch, numpy, regex and "
+        f"matplotlib): download {{download}}`{wheel} </downloads/{wheel}>` and run `pip install {source}` "
+        f"(on a computer without an NVIDIA GPU, first `pip install torch --index-url {CPU_INDEX}`, so that "
+        "pip never downloads CUDA). Without it every cell still runs; the self-checks say they are off."
     )
 
 
@@ -153,7 +182,7 @@ def site_notebook(
 ) -> nbformat.NotebookNode:
     """A copy of a solution notebook as the site shows it (stored outputs kept as they are); `lang`
     for a translated edition's page, `other` a line linking the same lesson in the other edition."""
-    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    nb = with_source(nb)  # the page's first cell installs from BYHAND_SOURCE, as the download does
     if not ANSWERS:
         nb = without_answers(nb, lesson, lang)
     for cell in nb.cells:
@@ -449,11 +478,27 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="a graded class's site: no reference answers (default: the self-learners' site, with them)",
     )
+    parser.add_argument("--lessons", nargs="*", default=None, help="only these lessons (ids or numbers)")
+    parser.add_argument("--force", action="store_true", help="publish other lessons' graded answers anyway")
+    parser.add_argument("--config", type=Path, default=None, help="course config: deadlines not yet passed")
     args = parser.parse_args(argv)
-    global ANSWERS
+    global ANSWERS, SELECTED
     ANSWERS = not args.no_answers
+    sys.path.insert(0, str(ROOT))
+    from autograder.tooling import publish
+
+    try:
+        if args.lessons:
+            SELECTED = publish.pick(args.lessons)
+        if not ANSWERS:  # a graded class's site: no lesson's given code may hold another's answer
+            for line in publish.check_release(lessons(), args.force, args.config):
+                print(line, file=sys.stderr)
+    except ValueError as exc:
+        sys.exit(f"error: {exc}")
     index = build(args.out.resolve())
     print(f"site: {index}")
+    if warning := publish.source_warning("book"):
+        print(warning, file=sys.stderr)
 
 
 if __name__ == "__main__":

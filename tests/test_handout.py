@@ -34,12 +34,12 @@ def test_handout_zip_works_as_handed_out(tmp_path, monkeypatch):
     assert first.read_bytes() == again.read_bytes(), "the handout zip differs between two runs"
     with zipfile.ZipFile(first) as zf:
         names = zf.namelist()
-        (wheel,) = [n for n in names if n.endswith(".whl")]
+        wheel = next(n for n in names if n.endswith(".whl"))
         zh = sorted(p.name for p in (course.NOTEBOOKS / "zh_CN").glob("*.ipynb"))
         assert zh, "no Chinese notebooks to hand out"
         assert names == ["README.txt", wheel] + [f"{n}.ipynb" for n in course.lessons()] + [
-            f"zh_CN/{n}" for n in zh
-        ], names
+            f"zh_CN/{wheel}"
+        ] + [f"zh_CN/{n}" for n in zh], names
         readme = zf.read("README.txt").decode()
         for name in names:
             if name.endswith(".ipynb"):

@@ -187,3 +187,19 @@ def test_changed_checks_come_with_a_new_version():
         f'in student/pyproject.toml and byhand/__init__.py, then add "NEW": "{now}" to CHECKS_FINGERPRINTS '
         "in tests/test_regrade.py (if this version was never released, update its line instead)"
     )
+
+
+def test_an_unchanged_rerun_says_nothing_changed_and_how_many_it_reused(tmp_path):
+    from autograder.__main__ import done_line
+
+    subs = _subs(tmp_path)
+    _graded_once(tmp_path, subs)
+    result = classroom.grade_class(tmp_path / "in", tmp_path / "out", workers=1, quiet=True)
+    assert (result["graded_now"], result["reused"]) == (0, 4), (
+        f"got {result['graded_now']} graded and {result['reused']} reused, expected 0 and 4"
+    )
+    line = done_line(result, tmp_path / "out")
+    assert line.startswith("nothing changed: 0 graded, 4 reused"), f"got {line!r}"
+    result["graded_now"], result["reused"] = 1, 3
+    line = done_line(result, tmp_path / "out")
+    assert line.startswith("graded 1 notebooks, 3 reused"), f"got {line!r}"

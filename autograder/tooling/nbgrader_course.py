@@ -4,7 +4,8 @@
 `assemble()` lays that out under `build/course/` (copies, so nbgrader never writes into the repo);
 `generate()` runs nbgrader's `generate_assignment` there (what `make release` copies back to
 `notebooks/`, release.py); `release_to_exchange()` releases lessons into nbgrader's exchange, from
-which students fetch them (`python -m autograder exchange`).
+which students fetch them (`python -m autograder exchange`): each lesson's assignment holds the
+English notebook and, beside it, every translation (`zh_CN/<lesson>.ipynb`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 
 from autograder.course import BUILD, COURSE_ID, SOLUTIONS, lessons
-from autograder.tooling.student import install_source, with_install_source
+from autograder.tooling.student import with_install_source
 
 COURSE = BUILD / "course"
 
@@ -90,14 +91,17 @@ def release_to_exchange(selected: list[str] | None = None, course: Path | None =
                 raise RuntimeError(f"nbgrader {' '.join(step)} failed:\n{proc.stdout}\n{proc.stderr}")
             if step[0] == "generate_assignment":  # the first cell installs from BYHAND_SOURCE, if set
                 released = course / "release" / lesson / f"{lesson}.ipynb"
-                released.write_text(
-                    with_install_source(released.read_text(encoding="utf-8")), encoding="utf-8"
-                )
-        done.append(f"released {lesson} (course {COURSE_ID}) from {course}")
-    if "<org>" in install_source():
+                from autograder.tooling.release import _translated
+
+                for path in [released, *_translated(lesson, released, released.parent)]:
+                    path.write_text(with_install_source(path.read_text(encoding="utf-8")), encoding="utf-8")
+        langs = sorted(p.parent.name for p in (course / "release" / lesson).glob(f"*/{lesson}.ipynb"))
         done.append(
-            "WARNING: the notebooks' first cell installs the checks from the placeholder "
-            f"{install_source()}: in Colab that fails. Install byhand on the hub for every student, or "
-            "release again with BYHAND_SOURCE=<the wheel's URL or index name> (make exchange BYHAND_SOURCE=...)"
+            f"released {lesson} (course {COURSE_ID}) from {course}"
+            + (f", with {', '.join(f'{g}/{lesson}.ipynb' for g in langs)}" if langs else "")
         )
+    from autograder.tooling.publish import source_warning
+
+    if warning := source_warning("exchange"):
+        done.append(warning + "; or install byhand on the hub for every student")
     return done

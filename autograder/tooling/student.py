@@ -1,7 +1,7 @@
 """The student side of the course: the `byhand` package (student/) and the lessons' first cell.
 
 Students never clone this repository: they get one notebook, and its self-checks import the small
-package `byhand` (distribution `transformer-by-hand`, torch and numpy only), installed from its
+package `byhand` (distribution `transformer-by-hand`: torch, numpy, regex, matplotlib), installed from its
 wheel (`make wheel`, served by the site), from a path, or from the git URL below.
 
 Every lesson's setup cell seeds and configures first, then imports its checks through the same

@@ -160,10 +160,8 @@ def checks_fingerprint() -> str:
     import hashlib
 
     root = course.ROOT / "student" / "byhand"
-    # what student/pyproject.toml packages: byhand/**/*.py (the lesson packages' modules and
-    # byhand/data/build.py too: `packages.find` takes folders without an __init__.py as namespace
-    # packages), byhand/data/*.xz and byhand/data/README.md, the compiled catalogues
-    # byhand/locale/*/LC_MESSAGES/*.mo
+    # what student/pyproject.toml packages: byhand/**/*.py (the lessons' subpackages too), byhand/data/*.xz
+    # and byhand/data/README.md, the compiled catalogues byhand/locale/*/LC_MESSAGES/*.mo
     files = sorted(
         [
             *root.rglob("*.py"),

@@ -92,14 +92,14 @@ def _sha(*parts: bytes) -> str:
 
 
 def _check_modules(lesson: str) -> list:
-    """The checks package's files a lesson's checks read: its own module (or package: one module
-    per exercise), the other lessons' modules it imports, and every shared module (the judge, the
-    messages, ...)."""
+    """The checks package's files a lesson's checks read: its own module (every module of it, when
+    the lesson's checks are a package), the other lessons' modules it imports, and every shared
+    module (the judge, the messages, ...)."""
     import byhand
 
     topics = set(byhand.LESSONS.values())
 
-    def files_of(name: str) -> list:  # a lesson's module, or every module of its package
+    def files_of(name: str) -> list:
         package = rootfs.BYHAND / name
         return sorted(package.rglob("*.py")) if package.is_dir() else [rootfs.BYHAND / f"{name}.py"]
 
@@ -111,7 +111,7 @@ def _check_modules(lesson: str) -> list:
         mine.add(name)
         for f in files_of(name):
             text = f.read_text(encoding="utf-8")
-            up = re.escape("." * len(f.relative_to(rootfs.BYHAND).parts))  # the dots naming byhand
+            up = re.escape("." * len(f.parent.relative_to(rootfs.BYHAND).parts) + ".")  # byhand, from f
             used = set(re.findall(rf"^from {up}(\w+) import", text, re.M))
             for group in re.findall(rf"^from {up} import ([\w, ]+)", text, re.M):
                 used |= {n.strip() for n in group.split(",")}
@@ -126,7 +126,10 @@ def lesson_version(lesson: str) -> dict:
     grader = [GRADER_VERSION.encode()] + [
         n.encode() + b"\0" + (course.ROOT / "autograder" / n).read_bytes() for n in GRADING_CODE
     ]
-    checks_ = [f.name.encode() + b"\0" + f.read_bytes() for f in _check_modules(lesson)]
+    checks_ = [
+        f.relative_to(rootfs.BYHAND).as_posix().encode() + b"\0" + f.read_bytes()
+        for f in _check_modules(lesson)
+    ]
     sources = [course.SOLUTIONS / f"{lesson}.ipynb", *sorted(course.NOTEBOOKS.glob(f"*/{lesson}.ipynb"))]
     notebooks = [
         str(p.relative_to(course.ROOT)).encode() + b"\0" + p.read_bytes() for p in sources if p.exists()

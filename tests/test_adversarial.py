@@ -286,7 +286,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
                 "import glob, os\n"
                 "for p in glob.glob('/tmp/**/grades.csv', recursive=True) + glob.glob('/tmp/**/*.json', recursive=True):\n"
                 "    try:\n        open(p, 'w').write('pwned')\n    except Exception:\n        pass\n"
-                f"for p in ['{BYHAND}/attention.py', '{sandbox.ROOT}/solutions/01_attention.ipynb']:\n"
+                f"for p in ['{BYHAND}/attention/__init__.py', '{sandbox.ROOT}/solutions/01_attention.ipynb']:\n"
                 "    try:\n        open(p, 'a').write('# pwned')\n    except Exception as e:\n        print('blocked:', type(e).__name__)"
             ],
         ),

@@ -50,12 +50,13 @@ def test_a_change_to_one_lesson_s_checks_regrades_that_lesson_and_says_so(tmp_pa
     # the checks package with lesson 02's module edited (a copy: tests never write the checkout)
     byhand = tmp_path / "byhand"
     shutil.copytree(rootfs.BYHAND, byhand, ignore=shutil.ignore_patterns("__pycache__"))
-    (byhand / "layernorm.py").write_text((byhand / "layernorm.py").read_text() + "\n# a fixed check\n")
+    edited = byhand / "layernorm" / "layer_norm.py"  # one exercise's module of the lesson's package
+    edited.write_text(edited.read_text() + "\n# a fixed check\n")
     before = {lesson: grade.lesson_version(lesson) for lesson in course.lessons()}
     monkeypatch.setattr(rootfs, "BYHAND", byhand)
     after = {lesson: grade.lesson_version(lesson) for lesson in course.lessons()}
     changed = sorted(lesson for lesson in before if before[lesson] != after[lesson])
-    assert changed == ["02_layernorm"], f"got {changed} regraded for an edit of layernorm.py"
+    assert changed == ["02_layernorm"], f"got {changed} regraded for an edit of layernorm/layer_norm.py"
     third = classroom.ClassRun(tmp_path / "out", sandbox.Limits(), True, True, None)
     todo = third.plan(subs)
     assert sorted((s.student, s.lesson) for s, _, _ in todo) == [
@@ -159,11 +160,11 @@ def checks_fingerprint() -> str:
     import hashlib
 
     root = course.ROOT / "student" / "byhand"
-    # what student/pyproject.toml packages: byhand/*.py, byhand/data/*.xz and byhand/data/README.md,
-    # the compiled catalogues byhand/locale/*/LC_MESSAGES/*.mo
+    # what student/pyproject.toml packages: byhand/**/*.py (the lessons' subpackages too), byhand/data/*.xz
+    # and byhand/data/README.md, the compiled catalogues byhand/locale/*/LC_MESSAGES/*.mo
     files = sorted(
         [
-            *root.glob("*.py"),
+            *root.rglob("*.py"),
             *root.glob("data/*.xz"),
             root / "data" / "README.md",
             *root.glob("locale/*/LC_MESSAGES/*.mo"),

@@ -1,0 +1,213 @@
+"""Lesson 06_transformer_block, `TinyTransformer`: its cases, its reference and its judge."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .._core import Case, call, gen, got_expected, hint_line, let, new, rand, ref
+from .._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from ..i18n import N_, msg
+from ._shared import (
+    F64,
+    _default_probe,
+    _ignores_mask,
+    _judge_default,
+    _judge_eval,
+    _pad,
+    _pad_label,
+    _sub,
+    _with_probe,
+    encoder_state,
+    ref_pe,
+    ref_stack,
+    ref_torch_encoder,
+)
+
+# ---------------------------------------------------------------------------------------------
+# TinyTransformer (embedding + positional encoding + encoder + head)
+
+
+def _model_cases(hidden):
+    # (B, L, vocab, d_model, n_heads, d_ff, n_layers, max_len, norm_first, padded, dtype)
+    specs = [
+        (2, 6, 11, 12, 3, 20, 2, 9, True, True, torch.float32),
+        (3, 5, 7, 8, 2, 16, 1, 5, False, False, torch.float32),
+    ]
+    if hidden:
+        specs = [
+            (4, 8, 13, 16, 4, 24, 2, 10, True, False, torch.float64),
+            (2, 9, 10, 20, 5, 28, 3, 12, False, True, torch.float32),
+        ]
+    cases = []
+    for i, (b, seq, v, d, h, d_ff, n, max_len, nf, padded, dt) in enumerate(specs):
+        g = gen(6500 + 43 * i + 5 * d + (900 if hidden else 0))
+        state = {"embed.weight": rand(v, d, generator=g, mean=0.1, std=1.0).to(dt)}
+        state.update({"encoder." + k: t for k, t in encoder_state(n, d, d_ff, g, dt, nf).items()})
+        state["head.weight"] = rand(v, d, generator=g, std=1.0 / math.sqrt(d)).to(dt)
+        state["head.bias"] = rand(v, generator=g, mean=0.2, std=0.5).to(dt)
+        tokens = torch.randint(0, v, (b, seq), generator=g)
+        pad = _pad(b, seq, g) if padded else None
+        steps = [
+            new("model", "TinyTransformer", v, d, h, d_ff, n, max_len, norm_first=nf, state=state, dtype=dt),
+            let("tokens", tokens),
+        ]
+        if pad is not None:
+            steps += [
+                let("pad", pad),
+                call("y", ref("model"), ref("tokens"), ref("pad")),
+                call("y_nopad", ref("model"), ref("tokens")),  # a probe: does the mask change anything?
+            ]
+        else:
+            steps.append(call("y", ref("model"), ref("tokens")))
+        probe = i == 0 and not hidden  # norm_first left out: the signature's default
+        if probe:
+            steps += _default_probe("TinyTransformer", (v, d, h, d_ff, n, max_len), tokens, 6550)
+        label = _with_probe(
+            msg(
+                "{module} ({dtype}), tokens {shape}, {pad}",
+                module=f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
+                f"max_len={max_len}, norm_first={nf})",
+                dtype=str(dt),
+                shape=str(tuple(tokens.shape)),
+                pad=_pad_label(pad),
+            ),
+            probe,
+        )
+        cases.append(
+            Case(
+                label,
+                steps,
+                ["y", "tokens"]
+                + (["y_nopad"] if pad is not None else [])
+                + (["y_default", "y_explicit"] if probe else []),
+                facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=pad, nf=nf, dt=dt),
+                size=b * seq * d * n,
+            )
+        )
+    # dropout > 0 in eval mode
+    b, seq, v, d, h, d_ff, n, max_len, nf, p = (
+        (2, 5, 9, 12, 3, 20, 2, 8, True, 0.3) if not hidden else (3, 7, 11, 16, 4, 24, 2, 9, False, 0.6)
+    )
+    g = gen(6590 + (900 if hidden else 0))
+    state = {"embed.weight": rand(v, d, generator=g, mean=0.1, std=1.0).to(F64)}
+    state.update({"encoder." + k: t for k, t in encoder_state(n, d, d_ff, g, F64, nf).items()})
+    state["head.weight"] = rand(v, d, generator=g, std=1.0 / math.sqrt(d)).to(F64)
+    state["head.bias"] = rand(v, generator=g, mean=0.2, std=0.5).to(F64)
+    tokens = torch.randint(0, v, (b, seq), generator=g)
+    steps = [
+        new(
+            "model",
+            "TinyTransformer",
+            v,
+            d,
+            h,
+            d_ff,
+            n,
+            max_len,
+            dropout=p,
+            norm_first=nf,
+            state=state,
+            dtype=F64,
+        ),
+        call("_mode", ref("model", "eval")),
+        let("tokens", tokens),
+        call("y", ref("model"), ref("tokens")),
+        call("y_again", ref("model"), ref("tokens")),
+    ]
+    cases.append(
+        Case(
+            msg(
+                "{module} ({dtype}) in eval mode (module.eval()), called twice on tokens {shape}, {pad}",
+                module=f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
+                f"max_len={max_len}, dropout={p}, norm_first={nf})",
+                dtype="torch.float64",
+                shape=str(tuple(tokens.shape)),
+                pad=_pad_label(None),
+            ),
+            steps,
+            ["y", "y_again", "tokens"],
+            facts=dict(
+                state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=None, nf=nf, dt=F64, eval=p
+            ),
+            size=10**6,
+        )
+    )
+    return cases
+
+
+def ref_model(f, pe=True, scale=1.0):
+    s, tokens = f["state"], f["tokens"]
+    d = s["embed.weight"].shape[1]
+    x = s["embed.weight"].to(F64)[tokens] * scale  # (B, L) -> (B, L, d)
+    if pe:
+        x = x + ref_pe(f["max_len"], d)[: tokens.shape[1]]
+    return x, _sub(s, "encoder.")
+
+
+def _model_judge(case, out):
+    f = case.facts
+    s, pad, dt = f["state"], f["pad"], f["dt"]
+
+    def head(y):
+        return F.linear(y, s["head.weight"].to(F64), s["head.bias"].to(F64))
+
+    x, enc_state = ref_model(f)
+    exp = head(ref_torch_encoder(enc_state, f["h"], f["n"], x, pad, f["nf"]))
+    if f.get("eval"):  # the positional table is float32 by contract: the tolerance of float32
+        return _judge_eval("TinyTransformer", out, exp, torch.float32, logits=True)
+    _judge_default("TinyTransformer", out)
+    sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
+    d = s["embed.weight"].shape[1]
+
+    def mistake(**kw):
+        xm, _ = ref_model(f, **kw)
+        return sel(head(ref_stack(enc_state, f["h"], f["n"], xm, pad, f["nf"])))
+
+    mistakes = [
+        (
+            N_(
+                "the positional encoding is missing: add positional_encoding(max_len, d_model)[:L] to the "
+                "token embeddings"
+            ),
+            lambda: mistake(pe=False),
+        ),
+        (
+            N_(
+                "the embeddings are scaled by sqrt(d_model): in this lesson the input is embed(tokens) + PE, "
+                "unscaled"
+            ),
+            lambda: mistake(scale=math.sqrt(d)),
+        ),
+    ]
+    # PE is float32 by contract, so a float64 model carries float32 rounding of the table: 1e-4
+    g = out["y"]
+    expect_tensor(g, msg("{x} logits", x="TinyTransformer"), shape=exp.shape)
+    if g.dtype != dt:
+        raise CheckFailure(
+            msg("TinyTransformer logits should have the model's dtype.")
+            + got_expected(g.dtype, dt)
+            + hint_line(N_("cast the positional table to the embeddings' dtype"))
+        )
+    gs = sel(g)
+    hint = diagnose(gs, mistakes) or _ignores_mask(out, g, "TinyTransformer")
+    assert_close(
+        gs.to(F64),
+        sel(exp),
+        (
+            msg("{x} logits at the real positions", x="TinyTransformer")
+            if pad is not None
+            else msg("{x} logits", x="TinyTransformer")
+        ),
+        hint
+        or N_(
+            "first make Encoder and positional_encoding pass their checks; then "
+            "logits = head(encoder(embed(tokens) + PE[:L], pad_mask))"
+        ),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+    if not torch.equal(out["tokens"], f["tokens"]):
+        raise CheckFailure(msg("TinyTransformer modified its input tokens in place"))

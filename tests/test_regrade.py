@@ -69,6 +69,20 @@ def test_a_change_to_one_lesson_s_checks_regrades_that_lesson_and_says_so(tmp_pa
     assert all(grade.lesson_version(lesson) != after[lesson] for lesson in course.lessons())
 
 
+def test_an_edit_of_a_lesson_package_s_module_changes_that_lesson_s_version_only(tmp_path, monkeypatch):
+    """Lesson 07's checks are a package (byhand/decoder/, a module per exercise): does an edit of one
+    of its modules change that lesson's checks version, and no other lesson's?"""
+    byhand = tmp_path / "byhand"
+    shutil.copytree(rootfs.BYHAND, byhand, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(rootfs, "BYHAND", byhand)
+    before = {lesson: grade.lesson_version(lesson) for lesson in course.lessons()}
+    gpt = byhand / "decoder" / "gpt.py"
+    gpt.write_text(gpt.read_text() + "\n# a fixed check\n")
+    after = {lesson: grade.lesson_version(lesson) for lesson in course.lessons()}
+    changed = sorted(lesson for lesson in before if before[lesson] != after[lesson])
+    assert changed == ["07_decoder"], f"got {changed} changed for an edit of decoder/gpt.py"
+
+
 def test_a_changed_file_is_named_as_the_reason(tmp_path):
     subs = _subs(tmp_path)
     _graded_once(tmp_path, subs)

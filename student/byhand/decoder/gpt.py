@@ -1,0 +1,228 @@
+"""The check of `GPT` (lesson 07_decoder): its cases, its catalogued mistakes and its judge (the
+reference, `ref_gpt`, is in `_shared.py`: generate's check runs it too)."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import _judge
+from .._core import Case, call, gen, got_expected, hint_line, let, new, rand, ref
+from .._judge import CheckFailure, expect_tensor
+from ..i18n import N_, msg
+from ._shared import CACHED, F64, _check_cache, _compare_y, _pair, _tol, gpt_state, ref_gpt
+
+
+def _gpt_specs(hidden):
+    # (B, T, vocab, d_model, n_heads, n_layers, max_len, dtype, T_past, T_new)
+    if not hidden:
+        return [
+            (2, 6, 11, 12, 3, 2, 9, torch.float32, 0, 0),
+            (3, 5, 7, 8, 2, 1, 7, torch.float64, 0, 0),
+            (2, 8, 11, 12, 3, 2, 10, torch.float64, 7, 1),
+        ]
+    return [
+        (4, 9, 13, 16, 4, 2, 12, torch.float64, 0, 0),
+        (2, 10, 10, 20, 5, 3, 16, torch.float32, 6, 4),
+        (3, 12, 9, 16, 2, 2, 12, torch.float32, 11, 1),
+    ]
+
+
+def _gpt_cases(hidden):
+    cases = []
+    for i, (b, t, v, d, h, n, max_len, dt, t_past, t_new) in enumerate(_gpt_specs(hidden)):
+        g = gen(7300 + 41 * i + 5 * d + (900 if hidden else 0))
+        s = gpt_state(v, d, n, max_len, g, dt)
+        idx = torch.randint(0, v, (b, t), generator=g)
+        model = f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len})"
+        steps = [new("model", "GPT", v, d, h, n, max_len, state=s, dtype=dt)]
+        if t_past == 0:
+            steps += [let("idx", idx), call("full", ref("model"), ref("idx"))]
+            cases.append(
+                Case(
+                    msg(
+                        "{model} ({dtype}), idx {shape}, no cache",
+                        model=model,
+                        dtype=dt,
+                        shape=tuple(idx.shape),
+                    ),
+                    steps,
+                    ["full", "idx"],
+                    facts=dict(s=s, idx=idx, h=h, dt=dt),
+                    size=b * t * d * n,
+                )
+            )
+        else:
+            _, cache = ref_gpt(s, idx[:, :t_past], h)
+            cache = [(k.to(dt), vv.to(dt)) for k, vv in cache]
+            idx_new = idx[:, t_past : t_past + t_new]
+            steps += [let("idx_new", idx_new), let("cache", cache)]
+            steps.append(call("inc", ref("model"), ref("idx_new"), kv_cache=ref("cache")))
+            cases.append(
+                Case(
+                    msg(
+                        "{model} ({dtype}), idx {shape} (positions {first}..{last}) with kv_cache = one (k, v) "
+                        "per block for the first T_past={t_past} positions",
+                        model=model,
+                        dtype=dt,
+                        shape=tuple(idx_new.shape),
+                        first=t_past,
+                        last=t_past + t_new - 1,
+                        t_past=t_past,
+                    ),
+                    steps,
+                    ["inc"],
+                    facts=dict(s=s, idx_new=idx_new, cache=cache, h=h, dt=dt),
+                    size=CACHED + b * t * d * n,
+                )
+            )
+    # the tied weights: load two different matrices; a tied model keeps one of them in both places
+    g = gen(7390 + (900 if hidden else 0))
+    v, d, h, n, max_len = (9, 8, 2, 1, 6) if not hidden else (12, 16, 4, 2, 10)
+    s = gpt_state(v, d, n, max_len, g, torch.float32)
+    s["head.weight"] = rand(v, d, generator=g, mean=-0.2, std=0.7).float()
+    cases.append(
+        Case(
+            msg(
+                "{model} loaded with different matrices for {a} and {b}",
+                model=f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len})",
+                a="tok_emb.weight",
+                b="head.weight",
+            ),
+            [new("model", "GPT", v, d, h, n, max_len, state=s, shared_ok=True)],
+            ["model.tok_emb.weight", "model.head.weight"],
+            facts=dict(tie=True, s=s),
+            size=1,
+        )
+    )
+    return cases
+
+
+def _gpt_mistakes(s, idx, h, cache=None):
+    m = [
+        (
+            N_(
+                "the final LayerNorm ln_f is missing: a Pre-LN stack normalizes its residual stream once, "
+                "after the last block, before the output layer"
+            ),
+            lambda: ref_gpt(s, idx, h, cache, final_norm=False)[0],
+        ),
+        (
+            N_("the position embeddings are missing: x = tok_emb(idx) + pos_emb(positions)"),
+            lambda: ref_gpt(s, idx, h, cache, pos=False)[0],
+        ),
+        (
+            N_("your blocks are Post-LN: the GPT block is Pre-LN, x = x + attn(ln1(x)); x = x + mlp(ln2(x))"),
+            lambda: ref_gpt(s, idx, h, cache, pre_ln=False)[0],
+        ),
+        (
+            N_("the MLP uses ReLU: GPT's uses GELU, mlp = Linear(d, 4d) -> GELU -> Linear(4d, d)"),
+            lambda: ref_gpt(s, idx, h, cache, act="relu")[0],
+        ),
+    ]
+    if cache is not None:
+        m.insert(
+            0,
+            (
+                N_(
+                    "with a cache, your positions restart at 0: the new tokens are at positions T_past.."
+                    "T_past + T - 1 (T_past = kv_cache[0][0].shape[2]), both for pos_emb and for the causal mask"
+                ),
+                lambda: ref_gpt(s, idx, h, cache, offset=False)[0],
+            ),
+        )
+        m.insert(
+            1,
+            (
+                N_(
+                    "with a cache, the position embeddings restart at 0: the new tokens are at positions T_past.."
+                    "T_past + T - 1, with T_past = kv_cache[0][0].shape[2]"
+                ),
+                lambda: _pos_restart_only(s, idx, h, cache),
+            ),
+        )
+    return m
+
+
+def _pos_restart_only(s, idx, h, cache):
+    """Positions of pos_emb restarted at 0, while the attention itself handles the cache right."""
+    t_past, t = cache[0][0].shape[2], idx.shape[1]
+    shifted = dict(s)
+    pe = s["pos_emb.weight"].clone()
+    pe[t_past : t_past + t] = s["pos_emb.weight"][:t]
+    shifted["pos_emb.weight"] = pe
+    return ref_gpt(shifted, idx, h, cache)[0]
+
+
+def _reference_gpt(logits, dt, s, idx, h, cache=None):
+    """The reference GPT's (logits, cache): with the exact GELU (nn.GELU()), or with GPT-2's tanh
+    approximation (nn.GELU(approximate="tanh")) when the answer's logits match that one."""
+    exact = ref_gpt(s, idx, h, cache)
+    if isinstance(logits, torch.Tensor) and logits.shape == exact[0].shape and logits.is_floating_point():
+        tanh = ref_gpt(s, idx, h, cache, act="gelu_tanh")
+        if not _judge.close(logits.to(F64), exact[0], *_tol(dt)) and _judge.close(
+            logits.to(F64), tanh[0], *_tol(dt)
+        ):
+            return tanh
+    return exact
+
+
+GPT_GENERIC = N_(
+    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
+    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head"
+)
+GPT_GENERIC_CACHE = N_(
+    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
+    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head; with a cache, give "
+    "block i its kv_cache[i], and start the positions at T_past"
+)
+
+
+def _gpt_judge(case, out):
+    f = case.facts
+    if f.get("tie"):
+        e, w = out["model.tok_emb.weight"], out["model.head.weight"]
+        expect_tensor(e, "model.tok_emb.weight", shape=f["s"]["tok_emb.weight"].shape)
+        expect_tensor(w, "model.head.weight", shape=f["s"]["head.weight"].shape)
+        if not torch.equal(e, w):
+            raise CheckFailure(
+                msg(
+                    "the output weight is not tied to the token embedding: after loading two different "
+                    "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two "
+                    "separate matrices."
+                )
+                + hint_line(N_("make them one parameter: self.head.weight = self.tok_emb.weight"))
+            )
+        return
+    s, h, dt = f["s"], f["h"], f["dt"]
+    if "idx" in f:
+        idx = f["idx"]
+        logits, cache = _pair(out["full"], "GPT(idx)")
+        exp, exp_cache = _reference_gpt(logits, dt, s, idx, h)
+        _compare_y(
+            logits, exp, dt, msg("{module} logits", module="GPT"), _gpt_mistakes(s, idx, h), GPT_GENERIC
+        )
+        if not isinstance(cache, (list, tuple)) or len(cache) != len(exp_cache):
+            raise CheckFailure(
+                msg("GPT's new_cache should be a list with one (k, v) per block.")
+                + got_expected(f"{cache!r:.80}", msg("a list of {n} pairs", n=len(exp_cache)))
+            )
+        for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
+            _check_cache(c, ek, ev, dt, msg("new_cache[{i}] (block {i})", i=i))
+        if not torch.equal(out["idx"], idx):
+            raise CheckFailure(msg("{who} modified its input {name} in place", who="GPT", name="idx"))
+    else:
+        idx_new, past = f["idx_new"], f["cache"]
+        logits, cache = _pair(out["inc"], "GPT(idx, kv_cache)")
+        exp, exp_cache = _reference_gpt(logits, dt, s, idx_new, h, past)
+        _compare_y(
+            logits,
+            exp,
+            dt,
+            msg("{module} logits with a cache", module="GPT"),
+            _gpt_mistakes(s, idx_new, h, past),
+            GPT_GENERIC_CACHE,
+        )
+        if not isinstance(cache, (list, tuple)) or len(cache) != len(exp_cache):
+            raise CheckFailure(msg("GPT's new_cache should be a list with one (k, v) per block"))
+        for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
+            _check_cache(c, ek, ev, dt, msg("new_cache[{i}] (block {i})", i=i))

@@ -128,8 +128,18 @@ def test_make_grade_says_hand_grades_set_aside_in_this_run(tmp_path, monkeypatch
     from autograder import __main__ as cli
     from autograder.record import folders
 
-    earlier = {"student": "bo", "lesson": LESSON, "question": "causal_mask", "set_aside_at": "t0"}
-    now = {"student": "empty", "lesson": LESSON, "question": "written_sqrt_dk", "set_aside_at": "t1"}
+    def entry(student, question, when):  # as set_aside_stale writes one
+        return {
+            "student": student,
+            "lesson": LESSON,
+            "question": question,
+            "manual_score": 1.0,
+            "comments": {},
+            "set_aside_at": when,
+            "why": "the answer changed after it was graded by hand",
+        }
+
+    earlier, now = entry("bo", "causal_mask", "t0"), entry("empty", "written_sqrt_dk", "t1")
     out = tmp_path / "out"
     (out / ".state" / "hand").mkdir(parents=True)
     history = out / ".state" / "hand" / "history.json"

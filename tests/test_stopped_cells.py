@@ -105,3 +105,45 @@ def test_a_function_that_never_returns_costs_one_question_limit(tmp_path):
     assert graded.seconds < 2 * cell_limit, (
         f"got {graded.seconds:.1f} s for the notebook, expected under {2 * cell_limit} s"
     )
+
+
+def test_the_limits_are_make_variables_and_options(monkeypatch):
+    """`make grade CELL_TIMEOUT= NOTEBOOK_TIMEOUT= QUESTION_TIMEOUT=` reach `grade_class` as the
+    command line's limits (which win over the course config's)."""
+    import shutil
+    import subprocess
+
+    from autograder import __main__ as cli
+
+    if shutil.which("make"):
+        dry = subprocess.run(
+            ["make", "-n", "grade", "CELL_TIMEOUT=5", "NOTEBOOK_TIMEOUT=9", "QUESTION_TIMEOUT=7"],
+            cwd=course.ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout
+        for option in ("--cell-timeout 5", "--notebook-timeout 9", "--question-timeout 7"):
+            assert option in dry, f"expected {option!r} in make grade's command, got {dry[-400:]!r}"
+    got = {}
+
+    def grade_class_(source, out, limits=None, **kw):
+        got.update(
+            cell=limits.cell_timeout, notebook=limits.notebook_timeout, question=limits.question_timeout
+        )
+        raise ValueError("stop here")
+
+    import autograder.classroom
+
+    monkeypatch.setattr(autograder.classroom, "grade_class", grade_class_)
+    argv = [
+        "grade",
+        str(course.ROOT),
+        "--cell-timeout",
+        "5",
+        "--notebook-timeout",
+        "9",
+        "--question-timeout",
+        "7",
+    ]
+    assert cli.main(argv) == 2
+    assert got == {"cell": 5, "notebook": 9, "question": 7}, f"got {got}, expected the three limits given"

@@ -61,9 +61,10 @@ def test_an_endless_cell_is_said_everywhere(tmp_path):
 @pytest.mark.e2e
 def test_a_function_that_never_returns_costs_one_question_limit(tmp_path):
     """A graded function that never returns when the probe calls it (redefined after its test cell,
-    so no top-level cell runs it): on main it cost the cell limit twice (every question's probe cell,
-    then its own), 183 s of a default class; now the question is stopped after `question_timeout`
-    seconds, said in grades.csv and on the feedback page, and the other questions are graded."""
+    so no top-level cell runs it): on main it cost the cell limit three times (every question's probe
+    cell, then it alone, then MultiHeadAttention, which calls it, alone); now each of the two is
+    stopped after `question_timeout` seconds, said in grades.csv and on the feedback page, and the
+    other questions are graded."""
     nb = nbformat.read(course.NOTEBOOKS / f"{LESSON}.ipynb", as_version=4)
     sol = nbformat.read(course.SOLUTIONS / f"{LESSON}.ipynb", as_version=4)
     answers = {

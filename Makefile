@@ -112,7 +112,8 @@ grade: $(GRADE_STAMP) $(if $(SCHEDULER)$(DB_URL),$(CLUSTER_STAMP),)
 		$(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(if $(DB_URL),--db-url '$(DB_URL)',) \
 		$(if $(CONFIG),--config '$(CONFIG)',) $(if $(ONLY),--only $(ONLY),) $(foreach m,$(MAP),--map '$(m)') \
 		$(if $(LESSONS),--lessons $(LESSONS),) $(if $(CELL_TIMEOUT),--cell-timeout $(CELL_TIMEOUT),) \
-		$(if $(NOTEBOOK_TIMEOUT),--notebook-timeout $(NOTEBOOK_TIMEOUT),)
+		$(if $(NOTEBOOK_TIMEOUT),--notebook-timeout $(NOTEBOOK_TIMEOUT),) \
+		$(if $(QUESTION_TIMEOUT),--question-timeout $(QUESTION_TIMEOUT),)
 
 # nbval re-executes every solution notebook and compares its stored outputs
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300

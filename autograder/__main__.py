@@ -40,6 +40,7 @@ def _grade(args) -> int:
         cpu_seconds=args.cpu_seconds,
         cell_timeout=args.cell_timeout,
         notebook_timeout=args.notebook_timeout,
+        question_timeout=args.question_timeout,
         max_processes=args.max_processes,
         max_file_mb=args.max_file_mb,
         disk_mb=args.disk_mb,
@@ -78,6 +79,15 @@ def _grade(args) -> int:
     print(table(result["graded"], result.get("submissions")))
     print("\n" + done_line(result, Path(args.out)))
     print(f"class report: {Path(args.out) / 'report' / 'index.html'}")
+    aside = result.get("set_aside") or []
+    if aside:  # before, only the report and the CSV said it
+        who = ", ".join(
+            sorted({f"{h.get('student')}/{h.get('lesson')}" for h in aside if isinstance(h, dict)})
+        )
+        print(
+            f"{len(aside)} hand grade(s) set aside: the answer changed after it was graded by hand ({who}); "
+            f"they wait in formgrader again -> {Path(args.out) / 'hand_grades_set_aside.csv'}"
+        )
     return 0
 
 
@@ -176,6 +186,12 @@ def main(argv=None) -> int:
         type=int,
         default=None,
         help=f"seconds a whole notebook may run (default: the course config's [limits], else {sandbox.Limits.notebook_timeout})",
+    )
+    g.add_argument(
+        "--question-timeout",
+        type=int,
+        default=None,
+        help=f"seconds the grader's probe may spend calling one question's code before it is stopped (default: the course config's [limits], else {sandbox.Limits.question_timeout})",
     )
     g.add_argument("--max-processes", type=int, default=sandbox.Limits.max_processes)
     g.add_argument("--max-file-mb", type=int, default=sandbox.Limits.max_file_mb)

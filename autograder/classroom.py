@@ -185,11 +185,11 @@ def grade_class(
     nothing changed."""
     t0 = time.monotonic()
     # no limits given: the time limits are the course config's [limits], else the sandbox's
-    limits = limits or sandbox.Limits(cell_timeout=None, notebook_timeout=None)
+    limits = limits or sandbox.Limits(cell_timeout=None, notebook_timeout=None, question_timeout=None)
     users.become_subreaper()
     run = ClassRun(out, limits, quiet, resume, config)
     # the time limits: the command line's, else the course config's [limits], else the sandbox's
-    given = {k: getattr(limits, k) for k in ("cell_timeout", "notebook_timeout")}
+    given = {k: getattr(limits, k) for k in ("cell_timeout", "notebook_timeout", "question_timeout")}
     from_config = run.cfg.limits if run.cfg else {}
     limits = dataclasses.replace(
         limits,
@@ -236,7 +236,9 @@ def grade_class(
         run.gradebook.close()
         graded = [run.results[s.key] for s in subs]
         whole = state.whole_class(run.state, subs, run.results)
+        aside = len(folders.set_aside_history(run.out))
         everyone = folders.apply_manual_grades(run.out, [g for g, _ in whole], db_url, run.fresh)
+        aside = folders.set_aside_history(run.out)[aside:]  # this run's: `make grade` says them
         rows = export(run.out, everyone, [m for _, m in whole], run.cfg, report=report, db_url=db_url)
         return {
             "graded": everyone,
@@ -247,6 +249,7 @@ def grade_class(
             "db_url": db_url,
             "regraded_because": dict(run.reasons),
             "submissions": rows,  # submissions.csv's rows: the points after any penalty
+            "set_aside": aside,  # the hand grades this run set aside (their answer changed)
         }
 
 

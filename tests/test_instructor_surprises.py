@@ -120,3 +120,43 @@ def test_the_new_words_speak_chinese_in_a_chinese_class(tmp_path):
     ):
         zh = grade.localized_note(note, "zh_CN")
         assert zh != str(note) and latin_words(zh) == [], f"got {zh!r}, expected Chinese"
+
+
+def test_make_grade_says_hand_grades_set_aside_in_this_run(tmp_path, monkeypatch, capsys):
+    """`make grade` prints a line when the run set hand grades aside (before, only the report and
+    hand_grades_set_aside.csv said it), and no line for those set aside by an earlier run."""
+    from autograder import __main__ as cli
+    from autograder.record import folders
+
+    def entry(student, question, when):  # as set_aside_stale writes one
+        return {
+            "student": student,
+            "lesson": LESSON,
+            "question": question,
+            "manual_score": 1.0,
+            "comments": {},
+            "set_aside_at": when,
+            "why": "the answer changed after it was graded by hand",
+        }
+
+    earlier, now = entry("bo", "causal_mask", "t0"), entry("empty", "written_sqrt_dk", "t1")
+    out = tmp_path / "out"
+    (out / ".state" / "hand").mkdir(parents=True)
+    history = out / ".state" / "hand" / "history.json"
+    history.write_text(json.dumps([earlier]), encoding="utf-8")
+    apply = folders.apply_manual_grades
+
+    def setting_one_aside(out_, graded, db_url, fresh):  # what set_aside_stale does to the history
+        kept = apply(out_, graded, db_url, fresh)
+        history.write_text(json.dumps([*json.loads(history.read_text()), now]), encoding="utf-8")
+        return kept
+
+    monkeypatch.setattr(folders, "apply_manual_grades", setting_one_aside)
+    (tmp_path / "class" / "empty").mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "class" / "empty" / f"{LESSON}.ipynb")
+    assert cli.main(["grade", str(tmp_path / "class"), "--out", str(out), "--workers", "1", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    lines = [line for line in printed.splitlines() if "set aside" in line]
+    assert len(lines) == 1, f"got {lines}, expected one line about hand grades set aside"
+    assert lines[0].startswith("1 hand grade(s) set aside") and f"empty/{LESSON}" in lines[0], lines[0]
+    assert "bo/" not in lines[0] and "hand_grades_set_aside.csv" in lines[0], lines[0]

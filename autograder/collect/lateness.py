@@ -18,9 +18,10 @@
     times = "submission_times.csv"      # optional: student (label, LMS id or name),lesson,submitted_at
     [lms.columns]                       # optional: the LMS's own column name per lesson
     "01_attention" = "Lesson 1: Attention (12345)"
-    [limits]                            # seconds: a cell, the whole notebook (the command line wins)
-    cell_timeout = 60
+    [limits]                            # seconds: a cell, the whole notebook, one question's probe
+    cell_timeout = 60                   # (the command line wins)
     notebook_timeout = 300
+    question_timeout = 30
 
 Every key is checked before anything is graded (`parse`, `check_students`): a typo is an error that
 names the file, the line and the key, never a silent change of grades (docs/grading.md).
@@ -71,7 +72,7 @@ class Config:
     path: Path | None = None  # the file it was read from (named in errors)
     lines: dict = field(default_factory=dict)  # key path -> line, for errors
     lessons: list | None = None  # the lessons that count toward the totals; None: every lesson graded
-    limits: dict = field(default_factory=dict)  # cell_timeout, notebook_timeout (seconds)
+    limits: dict = field(default_factory=dict)  # cell_timeout, notebook_timeout, question_timeout (s)
 
     @property
     def has_policy(self) -> bool:
@@ -107,7 +108,7 @@ SCHEMA = {
     "extensions": None,
     "late_policy": {"percent_per_day": "", "max_percent": "", "grace_minutes": "", "trust_mtime": ""},
     "lms": {"roster": "", "times": "", "columns": None},
-    "limits": {"cell_timeout": "", "notebook_timeout": ""},
+    "limits": {"cell_timeout": "", "notebook_timeout": "", "question_timeout": ""},
 }
 _KEY_PART = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_\-]+)')
 

@@ -231,6 +231,16 @@ def _submitted_answers(out: Path, student: str, lesson: str) -> dict:
         return {}
 
 
+def set_aside_history(out: Path) -> list:
+    """Every hand grade set aside so far in `out` (`set_aside_stale`), oldest first."""
+    path = Path(out) / ".state" / "hand" / "history.json"
+    try:
+        history = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    except (OSError, ValueError):
+        return []
+    return history if isinstance(history, list) else []
+
+
 def set_aside_stale(out: Path, graded: list, entered: dict, db_url: str, fresh: set | None = None) -> dict:
     """`entered` without the hand grades (and comments) whose answer changed since they were given.
 

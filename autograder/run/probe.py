@@ -23,7 +23,10 @@ from autograder.run import outputs
 # The probe, in two steps that each print one line per question as soon as it is ready:
 # RECORDED asks for the results the lesson's test cells already computed (the cases named by their
 # digests: a few bytes), PROBE calls the student's code on the cases given in full (kilobytes to
-# megabytes of inputs), only for the cases RECORDED did not have.
+# megabytes of inputs), only for the cases RECORDED did not have. Each question of PROBE runs under
+# its own wall-clock alarm (`question_timeout`): a function that never returns is stopped there, its
+# line says {"stopped": seconds it ran}, and the next question is called in the same cell (nbclient's cell
+# limit, raised to cover every question, is only the backstop for code that swallows the alarm).
 _PRINT = """\
 import json as _j, sys as _s
 _w = getattr(type(_s.stdout).write, "__wrapped__", type(_s.stdout).write)
@@ -43,9 +46,30 @@ PROBE = (
     _PRINT
     + """\
 from byhand._core import run_case as _rc
+import signal as _sg, time as _t
+class _Stopped(BaseException):  # not an Exception: the runner's `except Exception` lets it through
+    pass
+def _stop(*_a):
+    raise _Stopped()
+_sg.signal(_sg.SIGALRM, _stop)
 for _q, _cs in _j.loads({payload!r}):
-    _say({marker!r} + _q + " [" + ",".join(_rc(_q, _c, globals()) for _c in _cs) + "]")
+    _t0 = _t.monotonic()
+    try:
+        try:
+            _sg.setitimer(_sg.ITIMER_REAL, {limit!r})
+            _r = "[" + ",".join(_rc(_q, _c, globals()) for _c in _cs) + "]"
+        finally:
+            _sg.setitimer(_sg.ITIMER_REAL, 0)
+    except _Stopped:
+        _r = _j.dumps({{"stopped": round(_t.monotonic() - _t0, 1)}})
+    _say({marker!r} + _q + " " + _r)
+_sg.signal(_sg.SIGALRM, _sg.SIG_DFL)
 """
+)
+
+
+STOPPED = N_(
+    "{name} was stopped after {s} s on the grader's inputs, the limit for one question (an infinite loop?)"
 )
 
 
@@ -110,11 +134,14 @@ def death_reason(km) -> str:
     return N_("the kernel died")
 
 
-def probe_all(client: NotebookClient, per_question: dict, result, names: dict) -> None:
+def probe_all(
+    client: NotebookClient, per_question: dict, result, names: dict, question_timeout: int = 30
+) -> None:
     """Every question's results into `result.probe` (name -> one wire result per case), or the
     reason into `result.probe_errors`. Normally one call: the results the test cells recorded.
     Then one call for every case not recorded, and each question alone only when that call left
-    it without results, so that one hanging or crashing function costs only its own question."""
+    it without results, so that one hanging or crashing function costs only its own question:
+    at most `question_timeout` seconds of calls, then "stopped after N s" in its message."""
     result.probe = {}
     got = {name: [None] * len(cases) for name, cases in per_question.items()}
     asks = [
@@ -130,7 +157,10 @@ def probe_all(client: NotebookClient, per_question: dict, result, names: dict) -
     }
     if todo and not answer.lost:
         left = _probe(
-            client, {name: [per_question[name][i] for i in idx] for name, idx in todo.items()}, result
+            client,
+            {name: [per_question[name][i] for i in idx] for name, idx in todo.items()},
+            result,
+            limit=question_timeout,
         )
         for name, idx in todo.items():
             if name in result.probe:
@@ -140,9 +170,9 @@ def probe_all(client: NotebookClient, per_question: dict, result, names: dict) -
             if result.kernel_lost:
                 break
             cases = {name: per_question[name]}
-            if _probe(client, cases, result, alone=True):  # silent once (seen under load): again
+            if _probe(client, cases, result, alone=True, limit=question_timeout):  # silent once: again
                 result.probe_errors.pop(name, None)
-                _probe(client, cases, result, alone=True)
+                _probe(client, cases, result, alone=True, limit=question_timeout)
             if name in result.probe:
                 got[name] = result.probe.pop(name)
     elif todo:
@@ -166,13 +196,17 @@ class _Answer:
     lost: bool = False  # the kernel died or stopped answering
 
 
-def _call(client: NotebookClient, code: str, payload) -> _Answer:
-    """Run one probe cell (`code` with `payload` and a fresh marker) and read its lines."""
+def _call(client: NotebookClient, code: str, payload, limit: int | None = None) -> _Answer:
+    """Run one probe cell (`code` with `payload` and a fresh marker) and read its lines. `limit`:
+    seconds per question (PROBE's alarm); the cell's own limit then covers every question."""
     marker = f"@@probe-{secrets.token_hex(16)}@@"
-    cell = nbformat.v4.new_code_cell(code.format(payload=json.dumps(payload), marker=marker))
+    cell = nbformat.v4.new_code_cell(code.format(payload=json.dumps(payload), marker=marker, limit=limit))
     cell.metadata[outputs.PROBE_META] = True
     client.nb.cells.append(cell)  # nbclient writes outputs back by index
     why, lost = "", False
+    cell_limit = client.timeout
+    if limit is not None:  # the backstop: never shorter than before, long enough for every question
+        client.timeout = max(cell_limit, len(payload) * limit + 10)
     try:
         execute(client, cell, len(client.nb.cells) - 1, store_history=False)
     except Unresponsive as exc:
@@ -200,6 +234,7 @@ def _call(client: NotebookClient, code: str, payload) -> _Answer:
         else:
             why = msg("the grader could not call {name}: {why}", name="{name}", why=str(exc))
     finally:
+        client.timeout = cell_limit
         client.nb.cells.pop()
     text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
     lines = {}
@@ -213,18 +248,23 @@ def _call(client: NotebookClient, code: str, payload) -> _Answer:
     return _Answer(lines, errors, why, lost)
 
 
-def _probe(client: NotebookClient, questions: dict, result, alone: bool = False):
+def _probe(client: NotebookClient, questions: dict, result, alone: bool = False, limit: int = 30):
     """Call the student's code on `questions` (name -> cases) in one cell; results into
     `result.probe`. Several questions: returns the names left without results, to be called alone
     (a dead or unresponsive kernel is recorded against the question it was on). One question
     (`alone`): its failure goes into `result.probe_errors`, and True means the kernel answered
-    nothing at all (no output, no error), worth one more call."""
-    answer = _call(client, PROBE, [[name, [c.wire() for c in cases]] for name, cases in questions.items()])
+    nothing at all (no output, no error), worth one more call. A question stopped by its `limit`
+    gets "stopped after N s" in `result.probe_errors` and is not called again."""
+    answer = _call(
+        client, PROBE, [[name, [c.wire() for c in cases]] for name, cases in questions.items()], limit
+    )
     unread = {}
     for name, data in answer.lines.items():
         if name not in questions:
             continue
-        if isinstance(data, list) and len(data) == len(questions[name]):
+        if isinstance(data, dict) and "stopped" in data:
+            result.probe_errors[name] = msg(STOPPED, name=name, s=limit)
+        elif isinstance(data, list) and len(data) == len(questions[name]):
             result.probe[name] = data
         else:
             why = data if isinstance(data, str) else N_("wrong number of results")
@@ -235,7 +275,7 @@ def _probe(client: NotebookClient, questions: dict, result, alone: bool = False)
             result.kernel_lost = True
             result.probe_errors[missing[0]] = _named(answer.why, missing[0])
             return []
-        return [n for n in questions if n not in result.probe]
+        return [n for n in questions if n not in result.probe and n not in result.probe_errors]
     (name,) = questions
     if answer.why:  # what went wrong with the call decides, whatever it printed before
         result.probe.pop(name, None)
@@ -244,6 +284,8 @@ def _probe(client: NotebookClient, questions: dict, result, alone: bool = False)
         return False
     if name in unread:
         result.probe_errors[name] = unread[name]
+        return False
+    if name in result.probe_errors:  # stopped by its limit
         return False
     if name in result.probe:
         return False

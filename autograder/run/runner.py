@@ -194,7 +194,9 @@ def run(
             if result.died_at is None:
                 # the probe talks to the kernel alone: whatever it forked is gone first
                 users.kill_user_processes(km.sandbox_uid, keep=getattr(km.provisioner, "pid", None))
-                probe.probe_all(client, per_question, result, check_names or {})
+                # a question's calls: never longer than a cell (before, a question alone had the cell limit)
+                per_q = min(limits.question_timeout, limits.cell_timeout)
+                probe.probe_all(client, per_question, result, check_names or {}, per_q)
                 clock.lap("probe")
     except Exception as exc:  # noqa: BLE001
         if result.died_at is None:

@@ -62,6 +62,7 @@ class Limits:
     cpu_seconds: int = 600  # CPU time of the kernel (RLIMIT_CPU)
     cell_timeout: int = 60  # wall clock per cell; the cell is interrupted, grading goes on
     notebook_timeout: int = 300  # wall clock for the whole notebook
+    question_timeout: int = 30  # wall clock per question of the probe (its cases; at most cell_timeout)
     max_processes: int = 256  # processes and threads of the sandbox user (RLIMIT_NPROC)
     max_file_mb: int = 64  # largest file it may write (RLIMIT_FSIZE)
     max_open_files: int = 256  # RLIMIT_NOFILE

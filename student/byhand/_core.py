@@ -80,7 +80,8 @@ class CheckFailure(AssertionError):
 
     def _short_traceback(self) -> list:
         head, _, rest = str(self).partition("\n")
-        lines = [f"{_RED}{i18n.localize(self.shown_as)}{_RESET}{i18n.localize(_NAME_SEPARATOR)}{head}"] + (rest.split("\n") if rest else [])
+        name = i18n.localize(self.shown_as) + _RESET + i18n.localize(_NAME_SEPARATOR)
+        lines = [f"{_RED}{name}{head}"] + (rest.split("\n") if rest else [])
         return lines + [_DIM + i18n.localize(FULL_TRACEBACK) + _RESET]
 
 

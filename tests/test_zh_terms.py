@@ -249,3 +249,31 @@ def test_the_lecture_notes_terms_are_named():
     assert ln.count("层规范化") == 1 and ln.count("规范化层") == 1, "lesson 2 names them once"
     residual = (ZH / "03_residual.md").read_text(encoding="utf-8")
     assert "子层连接" in residual and "SublayerConnection" in residual
+
+
+def _first_token(text: str):
+    """Where a lesson's prose first says "token" (code, math and cell markers left out), or None."""
+    prose = re.sub(
+        r"<!--.*?-->", lambda m: " " * len(m.group(0)), CODE.sub(lambda m: " " * len(m.group(0)), text)
+    )
+    return re.search(r"(?<![A-Za-z_])token(?![A-Za-z_])", prose)
+
+
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_token_is_glossed_at_its_first_use_in_every_lesson(lesson):
+    """token（词元） the first time each lesson says it (a reader may open any lesson first), then "token"."""
+    text = (ZH / f"{lesson}.md").read_text(encoding="utf-8")
+    first = _first_token(text)
+    if first is None:
+        return
+    line = text[: first.start()].count("\n") + 1
+    assert text[first.end() :].startswith("（词元）"), (
+        f"translations/zh_CN/{lesson}.md line {line}: got {text[first.start() : first.end() + 8]!r}, expected token（词元）"
+    )
+
+
+def test_the_token_gloss_check_can_fail():
+    assert _first_token("每个 `token` 和 $token$ 都是代码；每个 token（词元）").start() == len(
+        "每个 `token` 和 $token$ 都是代码；每个 "
+    )
+    assert _first_token("没有这个词") is None

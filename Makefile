@@ -78,7 +78,9 @@ examples: $(STAMP)
 grade: $(STAMP)
 	$(BIN)/python -m autograder grade $(SUBMISSIONS) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),) \
 		$(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(if $(DB_URL),--db-url '$(DB_URL)',) \
-		$(if $(CONFIG),--config '$(CONFIG)',) $(if $(ONLY),--only $(ONLY),) $(foreach m,$(MAP),--map '$(m)')
+		$(if $(CONFIG),--config '$(CONFIG)',) $(if $(ONLY),--only $(ONLY),) $(foreach m,$(MAP),--map '$(m)') \
+		$(if $(LESSONS),--lessons $(LESSONS),) $(if $(CELL_TIMEOUT),--cell-timeout $(CELL_TIMEOUT),) \
+		$(if $(NOTEBOOK_TIMEOUT),--notebook-timeout $(NOTEBOOK_TIMEOUT),)
 
 # nbval re-executes every solution notebook and compares its stored outputs
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300

@@ -66,6 +66,7 @@ def _grade(args) -> int:
             max_file_mb=args.max_submission_mb,
             max_zip_mb=args.max_zip_mb,
             lesson_map=args.map,
+            lessons=args.lessons,
         )
     except (CollectError, ConfigError, ValueError) as exc:  # unreadable submissions or course config: say so
         print(f"error: {exc}", file=sys.stderr)
@@ -73,7 +74,7 @@ def _grade(args) -> int:
     except GradingStopped as exc:  # a lost scheduler or mismatched workers: say so, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(table(result["graded"]))
+    print(table(result["graded"], result.get("submissions")))
     n = sum(1 for g in result.get("this_run", result["graded"]) if g.lesson)
     whole = len({g.student for g in result["graded"]})
     print(
@@ -117,6 +118,14 @@ def main(argv=None) -> int:
         help="course config: deadlines, extensions, late policy, LMS columns and roster (autograder/collect/lateness.py)",
     )
     g.add_argument(
+        "--lessons",
+        nargs="+",
+        default=None,
+        metavar="LESSON",
+        help="the lessons the totals count (max_total); others are graded and shown to their students "
+        "(default: the course config's `lessons`, else every lesson handed in)",
+    )
+    g.add_argument(
         "--map",
         action="append",
         default=None,
@@ -145,8 +154,18 @@ def main(argv=None) -> int:
     )
     g.add_argument("--memory-mb", type=int, default=sandbox.Limits.memory_mb)
     g.add_argument("--cpu-seconds", type=int, default=sandbox.Limits.cpu_seconds)
-    g.add_argument("--cell-timeout", type=int, default=sandbox.Limits.cell_timeout)
-    g.add_argument("--notebook-timeout", type=int, default=sandbox.Limits.notebook_timeout)
+    g.add_argument(
+        "--cell-timeout",
+        type=int,
+        default=None,
+        help=f"seconds a cell may run before it is stopped (default: the course config's [limits], else {sandbox.Limits.cell_timeout})",
+    )
+    g.add_argument(
+        "--notebook-timeout",
+        type=int,
+        default=None,
+        help=f"seconds a whole notebook may run (default: the course config's [limits], else {sandbox.Limits.notebook_timeout})",
+    )
     g.add_argument("--max-processes", type=int, default=sandbox.Limits.max_processes)
     g.add_argument("--max-file-mb", type=int, default=sandbox.Limits.max_file_mb)
     g.add_argument(

@@ -5,6 +5,7 @@ with the export step (the CSVs, the LMS files, the report)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -76,7 +77,8 @@ class ClassRun:
         self.state = self.out / ".state"
         self.state.mkdir(exist_ok=True)
         self.limits, self.quiet, self.resume = limits, quiet, resume
-        self.cfg = state.course_config(self.state, config)
+        self.config = config
+        self.cfg = state.course_config(self.state, config, save=False)  # saved once checked
         self.results: dict = {}
         self.fresh: set = set()  # (student, lesson) graded in this run
         self.parts: dict = {}  # submission key -> its fingerprint parts
@@ -96,7 +98,13 @@ class ClassRun:
             max_zip_mb=max_zip_mb,
             lesson_map=read_lesson_map(lesson_map, course.lessons()),
         )
-        subs = lms.apply_roster(subs, lms.read_roster(self.cfg))
+        roster = lms.read_roster(self.cfg)
+        subs = lms.apply_roster(subs, roster)
+        known = {str(v) for s in subs for v in (s.student, s.lms_id, s.name) if v}
+        known |= {v for row in roster for v in row.values() if v} | state.known_students(self.state)
+        lateness.check_students(self.cfg, known)  # before anything is graded or saved
+        if self.config:
+            state.save_config(self.state, self.config, self.cfg)
         subs = lateness.apply_times(subs, self.cfg)
         if only:
             wanted = set(only)
@@ -162,6 +170,7 @@ def grade_class(
     max_zip_mb: int = MAX_ZIP_MB,
     report: bool = True,
     lesson_map: list | None = None,
+    lessons: list | None = None,
 ) -> dict:
     """Grade every submission under `source` (or those of the students in `only`) into `out`.
 
@@ -171,9 +180,24 @@ def grade_class(
     `graded` always describe the whole class graded so far (from OUT/.state). Returns
     {"graded": [...whole class], "this_run": [...], "seconds": ..., "db_url": ...}."""
     t0 = time.monotonic()
-    limits = limits or sandbox.Limits()
+    # no limits given: the time limits are the course config's [limits], else the sandbox's
+    limits = limits or sandbox.Limits(cell_timeout=None, notebook_timeout=None)
     users.become_subreaper()
     run = ClassRun(out, limits, quiet, resume, config)
+    # the time limits: the command line's, else the course config's [limits], else the sandbox's
+    given = {k: getattr(limits, k) for k in ("cell_timeout", "notebook_timeout")}
+    from_config = run.cfg.limits if run.cfg else {}
+    limits = dataclasses.replace(
+        limits,
+        **{
+            k: v if v is not None else from_config.get(k, getattr(sandbox.Limits, k))
+            for k, v in given.items()
+        },
+    )
+    run.limits = limits
+    if lessons:  # `make grade LESSONS=...`: the lessons that count, for this run, over the config's
+        run.cfg = run.cfg or lateness.Config()
+        run.cfg.lessons = lateness.known_lessons(lessons, "--lessons")
     # the run's folder is removed at the end, also after Ctrl-C; a killed run's by the next run
     with workdirs.grading_dir() as tmp:
         subs = run.collect(Path(source), tmp, pattern, only, max_file_mb, max_zip_mb, lesson_map)
@@ -209,13 +233,14 @@ def grade_class(
         graded = [run.results[s.key] for s in subs]
         whole = state.whole_class(run.state, subs, run.results)
         everyone = folders.apply_manual_grades(run.out, [g for g, _ in whole], db_url, run.fresh)
-        export(run.out, everyone, [m for _, m in whole], run.cfg, report=report)
+        rows = export(run.out, everyone, [m for _, m in whole], run.cfg, report=report, db_url=db_url)
         return {
             "graded": everyone,
             "this_run": graded,
             "seconds": time.monotonic() - t0,
             "db_url": db_url,
             "regraded_because": dict(run.reasons),
+            "submissions": rows,  # submissions.csv's rows: the points after any penalty
         }
 
 

@@ -99,6 +99,9 @@ class Graded:
     notebook: str = ""  # the executed notebook (JSON), for nbgrader's autograded/ folder
     lang: str = ""  # the submitted notebook's language (its messages are in it); "" = read `notebook`
     steps: dict = field(default_factory=dict)  # step -> seconds (`make bench` prints their medians)
+    stopped: list = field(
+        default_factory=list
+    )  # [cell number, limit in s] of each cell its time limit stopped
 
     @property
     def language(self) -> str:

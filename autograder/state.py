@@ -47,20 +47,39 @@ def save(saved: Path, fp: str, g: Graded, sub, parts: dict | None = None) -> Non
     )
 
 
-def course_config(state: Path, config) -> lateness.Config | None:
+def course_config(state: Path, config, save: bool = True) -> lateness.Config | None:
     """The course config given now (saved in OUT/.state for later partial regrades), else the saved one."""
     saved = state / "course.toml"
     if config:
         cfg = lateness.load(Path(config))
-        saved.write_text(cfg.source, encoding="utf-8")
-        (state / "course.base").write_text(str(Path(config).resolve().parent), encoding="utf-8")
+        if save:
+            save_config(state, config, cfg)
         return cfg
     if saved.exists():
         base = state / "course.base"
         return lateness.parse(
-            saved.read_text(encoding="utf-8"), Path(base.read_text()) if base.exists() else None
+            saved.read_text(encoding="utf-8"), Path(base.read_text()) if base.exists() else None, saved
         )
     return None
+
+
+def save_config(state: Path, config, cfg: lateness.Config) -> None:
+    """Keep the config given now for later partial regrades (once it has been checked)."""
+    (state / "course.toml").write_text(cfg.source, encoding="utf-8")
+    (state / "course.base").write_text(str(Path(config).resolve().parent), encoding="utf-8")
+
+
+def known_students(state: Path) -> set:
+    """Every label, LMS id and name of a student graded into this OUT before."""
+    out: set = set()
+    for path in state.glob("*.json"):
+        try:
+            meta = json.loads(path.read_text()).get("submission", {})
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(meta, dict):
+            out |= {str(meta.get(k)) for k in ("student", "lms_id", "name") if meta.get(k)}
+    return out
 
 
 def whole_class(state: Path, subs: list, results: dict) -> list:
@@ -102,6 +121,7 @@ def to_json(g: Graded) -> dict:
         "rows": [asdict(r) for r in g.rows],
         "seconds": g.seconds,
         "hints": g.hints,
+        **({"stopped": g.stopped} if g.stopped else {}),
         # only when a notebook was read: a refused file's row counts in no language (the report's)
         **({"language": g.known_language} if g.known_language else {}),
     }
@@ -116,4 +136,5 @@ def from_json(d: dict) -> Graded:
         d.get("seconds", 0),
         [tuple(h) for h in d.get("hints", [])],
         lang=d.get("language", ""),
+        stopped=[list(x) for x in d.get("stopped", [])],
     )

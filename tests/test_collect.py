@@ -341,7 +341,7 @@ def test_a_term_as_the_trial_built_it(tmp_path):
     summary = {r["student"]: r for r in _rows(out / "summary.csv")}
     assert {s: (r["points"], r["max_points"]) for s, r in summary.items()} == {
         "doejohn_3333": ("10", "13"),  # the re-upload, not the blank first file
-        "leebo_4444": ("10", "13"),
+        "leebo_4444": ("8", "13"),  # 20% late: one total everywhere
         "Ann Wu_4502": ("10", "13"),
     }, summary
     # lateness is in submissions.csv (summary.csv keeps exactly the contract's five columns)

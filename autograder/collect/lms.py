@@ -41,6 +41,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
+from autograder import course
 from autograder.outcomes import number, safe_name
 
 ROSTER_COLUMNS = ("lms", "lms_id", "student", "email", "id_number", "sis_login_id", "section")
@@ -82,17 +83,22 @@ def write_exports(out: Path, rows: list, cfg) -> None:
     roster = read_roster(cfg)
     columns = dict(cfg.columns) if cfg else {}
     graded = [r for r in rows if r["lesson"]]
-    lessons = sorted({r["lesson"] for r in graded})
+    lessons = counted_lessons(cfg, rows)
     # every question of a lesson, autograded and written, the same for every student: a student's
     # points never exceed them (summary.csv's max_points, from course.max_points)
     maxes = {
-        lesson: number(max(float(r["max_points"] or 0) for r in graded if r["lesson"] == lesson))
+        lesson: number(
+            course.lesson_max(
+                lesson, max([float(r["max_points"] or 0) for r in graded if r["lesson"] == lesson] or [0])
+            )
+        )
         for lesson in lessons
     }
     max_total = number(sum(float(maxes[lesson]) for lesson in lessons))
     by_student: dict = {}
     for r in graded:
-        by_student.setdefault(r["student"], {})[r["lesson"]] = r
+        if r["lesson"] in maxes:  # a lesson outside `lessons` is graded, never counted
+            by_student.setdefault(r["student"], {})[r["lesson"]] = r
     people = {}
     for r in rows:
         people.setdefault(r["student"], r)
@@ -131,10 +137,25 @@ def write_exports(out: Path, rows: list, cfg) -> None:
     canvas = [w for w in wide if w["lms"] == "canvas"]
     if canvas:
         heads = [columns.get(lesson, lesson) for lesson in lessons]
-        head = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *heads, "Final Points"]
-        lines = [["Points Possible", "", "", "", "", *[maxes[lesson] for lesson in lessons], ""]]
+        # a status column per lesson: "final", or "pending" while written answers wait for a person;
+        # "(read only)" under it, as Canvas marks its own computed columns, so its import skips it
+        statuses = [f"{head} status" for head in heads]
+        head = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *heads, "Final Points", *statuses]
+        lines = [
+            [
+                "Points Possible",
+                "",
+                "",
+                "",
+                "",
+                *[maxes[lesson] for lesson in lessons],
+                "",
+                *["(read only)"] * len(lessons),
+            ]
+        ]
         for w in canvas:
             extra = _roster_row(roster, "canvas", w["lms_id"])
+            marks = by_student.get(w["student"], {})
             lines.append(
                 [
                     w["name"] or w["student"],
@@ -144,6 +165,7 @@ def write_exports(out: Path, rows: list, cfg) -> None:
                     extra.get("section", ""),
                     *[w[lesson] for lesson in lessons],
                     w["total"],
+                    *[_status(marks.get(lesson)) for lesson in lessons],
                 ]
             )
         _write_rows(folder / "canvas_gradebook.csv", head, lines)
@@ -161,6 +183,7 @@ def write_exports(out: Path, rows: list, cfg) -> None:
         lines = []
         for w in moodle:
             first, _, last = w["name"].partition(" ")
+            marks = by_student.get(w["student"], {})
             lines.append(
                 [
                     first,
@@ -168,7 +191,8 @@ def write_exports(out: Path, rows: list, cfg) -> None:
                     w["id_number"],
                     w["email"],
                     w["lms_id"],
-                    *[w[lesson] for lesson in lessons],
+                    # as in the worksheet: no grade Moodle would take as final while a person must grade
+                    *["" if _pending(marks.get(lesson, {})) else w[lesson] for lesson in lessons],
                     w["total"],
                 ]
             )
@@ -198,12 +222,17 @@ def write_exports(out: Path, rows: list, cfg) -> None:
                         f"Participant {r['lms_id']}",
                         r["name"],
                         r["status"],
-                        r["points_after_penalty"],
+                        # Moodle takes a grade in the worksheet as final: none while written answers wait
+                        "" if _pending(r) else r["points_after_penalty"],
                         maxes[lesson],
                         "Yes",
                         r.get("submitted_at", ""),
                         stamp,
-                        f"autograded: {r['points']}/{r['max_points']}"
+                        (
+                            f"written answers not graded yet; autograded so far: {r['points']}/{r['max_points']}"
+                            if _pending(r)
+                            else f"autograded: {r['points']}/{r['max_points']}"
+                        )
                         + (
                             f", late penalty {r['penalty_percent']}%"
                             if r.get("penalty_percent") not in ("", "0")
@@ -214,6 +243,25 @@ def write_exports(out: Path, rows: list, cfg) -> None:
                 ],
             )
     _feedback_zips(Path(out), folder, graded)
+
+
+def counted_lessons(cfg, rows: list) -> list:
+    """The lessons the totals count: the course config's `lessons` (`make grade LESSONS=...`), else
+    every lesson someone in the class handed in."""
+    if cfg is not None and cfg.lessons is not None:
+        return list(cfg.lessons)
+    return sorted({r["lesson"] for r in rows if r["lesson"]})
+
+
+def _pending(row) -> bool:
+    return row.get("status") == "needs grading"
+
+
+def _status(row) -> str:
+    """A lesson's state in Canvas's status column."""
+    if row is None:
+        return ""
+    return "pending: written answers not graded yet" if _pending(row) else "final"
 
 
 def _feedback_zips(out: Path, folder: Path, graded: list) -> None:

@@ -281,6 +281,8 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     if nb_student is None:
         return ungradable(problem, _language_of_file(sub.path))
     lang = language(nb_student)
+    if not nb_student.cells:  # nothing of the lesson: not "an older version" of it
+        return ungradable(msg(EMPTY_NOTEBOOK), lang)
     source = course.lesson_text(sub.lesson, lang)
     nb, skip, notes = restore.restore(nb_student, source)
     skip |= prune.skippable(nb, skip, source, _check_names(sub.lesson))
@@ -336,6 +338,10 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     }
     rows, hints = [], []
     older = older_version_questions(nb_student, sub.lesson)
+    limit = station.limits.cell_timeout
+    stopped = sorted(set(result.timed_out))
+    for i in stopped:  # said on the page: which cell, the limit, what did not run
+        notes.append(msg(STOPPED_CELL, cell=i + 1, s=limit))
     for name, max_points in maxes.items():
         probe_error = result.probe_errors.get(name, "")
         if result.probe is None:
@@ -386,6 +392,9 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
             hints.append((name, str(hint), localized(hint, lang)))
         if deaths and status != Status.PASSED:  # translated apart: a line's frame must match it whole
             message = f"{localized(message, lang)} ({localized(deaths[0], lang)})"
+        elif stopped and status != Status.PASSED and i is not None and i >= stopped[0]:
+            # a question at or after a stopped cell: what that cell did not define may be why
+            message = f"{localized(message, lang)} ({localized(msg(STOPPED_ROW, s=limit), lang)})"
         rows.append(
             Row(
                 sub.student,
@@ -411,8 +420,29 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
     clock.lap("feedback")
     notebook = nbformat.writes(result.nb)
     clock.lap("notebook")
-    return Graded(sub.student, sub.lesson, rows, html, time.monotonic() - t0, hints, notebook, lang, steps)
+    return Graded(
+        sub.student,
+        sub.lesson,
+        rows,
+        html,
+        time.monotonic() - t0,
+        hints,
+        notebook,
+        lang,
+        steps,
+        stopped=[[i + 1, limit] for i in stopped],
+    )
 
+
+STOPPED_CELL = N_(
+    "Cell {cell} ran past the {s} s limit for a cell and was stopped: the rest of that cell did not run, "
+    "so what it would have defined or changed after that point is missing for the cells below"
+)
+EMPTY_NOTEBOOK = N_(
+    "the notebook has no cells: none of the lesson and none of your answers. Submit the lesson's "
+    "notebook, saved with your answers in it"
+)
+STOPPED_ROW = N_("a cell ran past the {s} s limit and was stopped")
 
 OLDER_NOTEBOOK = N_(
     "your notebook is an older version of this lesson: it has no exercise {name}. Download the "

@@ -44,11 +44,13 @@ def export(
     metas: list | None = None,
     cfg: lateness.Config | None = None,
     report: bool = True,
-) -> None:
+    db_url: str | None = None,
+) -> list:
     """The contract's grades.csv and summary.csv (columns exactly as the contract says), plus
     students.csv (the LMS identity of every `student`), submissions.csv (file, time, lateness,
     penalty per student x lesson), the LMS exports under OUT/lms/ and, with `report`, the class
-    report (OUT/report/index.html)."""
+    report (OUT/report/index.html); with `db_url`, the late penalties and due dates in nbgrader's
+    gradebook. Returns submissions.csv's rows."""
     metas = metas if metas is not None else [{} for _ in graded]
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, CONTRACT_COLUMNS, lineterminator="\n")
@@ -61,8 +63,8 @@ def export(
     with open(out / "summary.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, SUMMARY_COLUMNS, lineterminator="\n", extrasaction="ignore")
         w.writeheader()
-        for row in summary:
-            w.writerow(row)
+        for row, late in zip(summary, lates):  # one total everywhere: the points after any penalty
+            w.writerow({**row, "points": number(lateness.penalised(row["points"], late["penalty_percent"]))})
     students: dict = {}
     for g, meta in zip(graded, metas):
         students.setdefault(
@@ -89,10 +91,20 @@ def export(
     _write(out / "submissions.csv", SUBMISSION_COLUMNS, rows)
     lms.write_exports(out, rows, cfg)
     _late_notices(out, graded, rows)
+    if db_url:  # formgrader's gradebook: the penalty and the due dates, as nbgrader keeps them
+        from autograder.record import gradebook
+
+        gradebook.set_lateness(db_url, rows, cfg)
     if report:
         from autograder.record.report import write_report
 
-        write_report(out, graded, rows)
+        write_report(out, graded, rows, counted=lms.counted_lessons(cfg, rows), chosen=_chosen(cfg))
+    return rows
+
+
+def _chosen(cfg) -> bool:
+    """Whether the course config (or `make grade LESSONS=...`) says which lessons count."""
+    return cfg is not None and cfg.lessons is not None
 
 
 def _late_notices(out: Path, graded: list, rows: list) -> None:
@@ -119,14 +131,17 @@ def _write(path: Path, columns: list, rows: list) -> None:
         w.writerows(rows)
 
 
-def table(graded: list) -> str:
-    """The short table `make grade` prints: one line per student, one column per lesson."""
+def table(graded: list, submissions: list | None = None) -> str:
+    """The short table `make grade` prints: one line per student, one column per lesson; the points
+    after any late penalty (`submissions`: submissions.csv's rows), as in every other file."""
     lessons = sorted({g.lesson for g in graded if g.lesson})
     students = sorted({g.student for g in graded})
+    after = {(r["student"], r["lesson"]): r["points_after_penalty"] for r in submissions or []}
     cell = {}
     for row in summary_rows(graded):
         mark = "!" if row["status"] == "ungradable" else ""
-        cell[(row["student"], row["lesson"])] = f"{row['points']}/{row['max_points']}{mark}"
+        points = after.get((row["student"], row["lesson"]), row["points"])
+        cell[(row["student"], row["lesson"])] = f"{points}/{row['max_points']}{mark}"
     # padded by display width: a Chinese student's name takes two columns a character
     w = max([width(s) for s in students] + [7])
     head = pad("student", w) + "  " + "  ".join(pad(les, 14) for les in lessons)

@@ -328,3 +328,37 @@ def overlay(graded: list, entered: dict) -> list:
 
 
 NEEDS_GRADING_MSG = N_("a written answer: your instructor grades it by hand")
+
+
+def set_lateness(db_url: str, rows: list, cfg) -> None:
+    """What nbgrader keeps of lateness, from submissions.csv's `rows`: each late notebook's
+    `late_submission_penalty` (the points the penalty takes off, so the gradebook's score less its
+    penalty, as `nbgrader export` and formgrader's feedback count it, is the points after the
+    penalty everywhere else), and each lesson's due date (the course config's, without extensions,
+    which nbgrader keeps per assignment only)."""
+    from nbgrader.api import Assignment, SubmittedAssignment, SubmittedNotebook
+
+    with open_gradebook(db_url) as gb:
+        due = {}
+        if cfg is not None:
+            for a in gb.db.query(Assignment):
+                when = cfg.deadlines.get(a.name, cfg.deadline)
+                a.duedate = when.astimezone(dt.timezone.utc).replace(tzinfo=None) if when else None
+                due[a.name] = a.duedate
+        for r in rows:
+            if not r.get("lesson"):
+                continue
+            try:
+                points, after = float(r["points"] or 0), float(r["points_after_penalty"] or 0)
+            except ValueError:
+                continue
+            notebooks = (
+                gb.db.query(SubmittedNotebook)
+                .join(SubmittedAssignment)
+                .join(Assignment)
+                .filter(Assignment.name == r["lesson"], SubmittedAssignment.student_id == r["student"])
+                .all()
+            )
+            for nb in notebooks:
+                nb.late_submission_penalty = round(points - after, 2) if points > after else None
+        gb.db.commit()

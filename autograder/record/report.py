@@ -198,12 +198,29 @@ def mistake_label(row, lang: str = i18n.DEFAULT, said: dict | None = None) -> st
     return "\n".join(lines + [line])
 
 
-def write_report(out: Path, graded: list, submissions: list | None = None) -> Path:
-    """`submissions`: OUT/submissions.csv's rows (lateness, penalty), when there are any."""
+def write_report(
+    out: Path,
+    graded: list,
+    submissions: list | None = None,
+    counted: list | None = None,
+    chosen: bool = False,
+) -> Path:
+    """`submissions`: OUT/submissions.csv's rows (lateness, penalty), when there are any; the points
+    are theirs after any penalty (one total everywhere). `counted`: the lessons the totals count
+    (default every lesson in the class), `chosen` when the course config named them."""
     folder = Path(out) / "report"
     folder.mkdir(parents=True, exist_ok=True)
     n = numbers(graded)
+    after = {
+        (r["student"], r["lesson"]): float(r["points_after_penalty"])
+        for r in submissions or []
+        if r.get("lesson") and str(r.get("points_after_penalty", "")) != ""
+    }
+    n["scores"] = {
+        le: [(s, after.get((s, le), p), m, st) for s, p, m, st in v] for le, v in n["scores"].items()
+    }
     lessons = sorted(n["scores"])
+    counted = sorted(lessons) if counted is None else list(counted)
     students = sorted({s for v in n["scores"].values() for s, *_ in v} | {s for s, _, _ in n["ungradable"]})
     stats = lesson_stats(n)
     # CSVs
@@ -301,25 +318,57 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
         (r["student"], r["lesson"]): r for r in submissions or [] if str(r.get("late", "")).startswith("yes")
     }
     cell = {(s, le): (p, m, st) for le in lessons for s, p, m, st in n["scores"][le]}
-    lesson_max_of = {le: max(m for _, _, m, _ in n["scores"][le]) for le in lessons}
+    lesson_max_of = {
+        le: lesson_max(le, max([m for _, _, m, _ in n["scores"].get(le, [])] or [0])) for le in counted
+    }
     points_why = N_("Points per lesson; each links to the student's feedback page.")
+    listed = ", ".join(counted)
+    if chosen:
+        count_why = i18n.page(
+            N_("The totals count {lessons} (the course config's lessons)."), lang, lessons=listed
+        )
+    else:
+        count_why = i18n.page(
+            N_(
+                "The totals count {lessons}: every lesson someone handed in, since the course config names "
+                "none; name the lessons that count with {key} in the course config (or {command})."
+            ),
+            lang,
+            lessons=listed,
+            key="\x01",
+            command="\x02",
+        )
+    outside = [le for le in lessons if le not in counted]
+    if outside:
+        count_why += " " + i18n.page(
+            N_("Graded and shown to their students, not counted: {lessons}."),
+            lang,
+            lessons=", ".join(outside),
+        )
     parts.append(
         f"<h2>{_t('Students')}</h2><p class='muted'>{_t(points_why)} "
         f"<i>{_t('needs grading')}</i>{colon.strip() if zh else ':'} {_t('written answers not graded yet.')}</p>"
+        f"<p class='counted'>{_with_code(count_why, '<code>lessons = [...]</code>', '<code>make grade LESSONS=...</code>')}</p>"
         f"<table><tr><th>{_t('student')}</th>"
-        + "".join(f"<th>{esc(le)}</th>" for le in lessons)
+        + "".join(
+            f"<th>{esc(le)}</th>"
+            if le in counted
+            else f"<th class='muted'>{esc(le)} ({_t('not counted')})</th>"
+            for le in lessons
+        )
         + f"<th>{_t('total')}</th></tr>"
     )
     for s in students:
         row = [f"<tr><td>{esc(s)}</td>"]
-        tp = tm = 0.0
+        tp = 0.0
+        # every counted lesson, submitted or not (0 of its points): totals compare across students
+        tm = sum(lesson_max_of.values())
         for le in lessons:
-            tm += lesson_max_of[le]  # a lesson not submitted counts 0 of its points: totals compare
             if (s, le) not in cell:
                 row.append("<td class='muted'>-</td>")
                 continue
             p, m, st = cell[(s, le)]
-            tp = tp + p
+            tp = tp + (p if le in counted else 0)
             href = esc(f"../feedback/{quote(safe_name(s))}/{quote(le)}.html", quote=True)
             mark = "" if st in ("passed", "failed") else f" <i>{_t(st)}</i>"
             if (s, le) in late:
@@ -378,6 +427,30 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
             for _, r in sorted(late.items())
         ]
         parts.append("</table>")
+    stopped = [(g.student, g.lesson, cell, limit) for g in graded for cell, limit in g.stopped]
+    if stopped:
+        stopped_why = i18n.page(
+            N_(
+                "Cells stopped by their time limit: the rest of the cell did not run, and the questions after "
+                "it may have failed for that reason (the limit: {command}, or {key} in the course config)."
+            ),
+            lang,
+            command="\x01",
+            key="\x02",
+        )
+        stopped_html = _with_code(
+            stopped_why, "<code>make grade CELL_TIMEOUT=...</code>", "<code>[limits]</code>"
+        )
+        parts.append(
+            f"<h2>{_t('Stopped cells')}</h2><p class='muted'>{stopped_html}</p><table><tr><th>{_t('student')}</th>"
+            f"<th>{_t('lesson')}</th><th>{_t('cell')}</th><th>{_t('limit (s)')}</th></tr>"
+        )
+        parts += [
+            f"<tr><td>{esc(s)}</td><td>{esc(le)}</td><td class='num'>{cell}</td><td class='num'>{limit}</td></tr>"
+            for s, le, cell, limit in sorted(stopped)
+        ]
+        parts.append("</table>")
+    parts += _set_aside_section(out, _t)
     parts += _similarity_section(out, folder, graded, _t)
     if n["ungradable"]:
         parts.append(
@@ -391,6 +464,43 @@ def write_report(out: Path, graded: list, submissions: list | None = None) -> Pa
     parts.append("</body></html>")
     (folder / "index.html").write_text("\n".join(parts), encoding="utf-8")
     return folder / "index.html"
+
+
+def _with_code(text: str, first: str, second: str) -> str:
+    """`text` escaped, its fields \\x01 and \\x02 (code: a config key, a command) as the HTML given."""
+    return html.escape(text).replace("\x01", first).replace("\x02", second)
+
+
+def _set_aside_section(out: Path, _t) -> list:
+    """Hand grades set aside because the answer they graded changed (folders.set_aside_stale): that
+    answer waits in formgrader again."""
+    import json
+
+    path = Path(out) / ".state" / "hand" / "history.json"
+    try:
+        history = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    except (OSError, ValueError):
+        history = []
+    if not history:
+        return []
+    esc = html.escape
+    why = N_(
+        "The answer a hand grade was given to changed (a resubmission): the grade and its comment were "
+        "set aside and the answer waits in formgrader again. All of them: hand_grades_set_aside.csv."
+    )
+    parts = [
+        f"<h2>{_t('Hand grades set aside')}</h2><p class='muted'>{_t(why)}</p><table><tr><th>{_t('student')}</th>"
+        f"<th>{_t('lesson')}</th><th>{_t('question')}</th><th>{_t('points')}</th><th>{_t('set aside at')}</th></tr>"
+    ]
+    parts += [
+        f"<tr><td>{esc(str(h.get('student', '')))}</td><td>{esc(str(h.get('lesson', '')))}</td>"
+        f"<td><code>{esc(str(h.get('question', '')))}</code></td><td class='num'>{esc(str(h.get('manual_score', '')))}</td>"
+        f"<td>{esc(str(h.get('set_aside_at', '')))}</td></tr>"
+        for h in history
+        if isinstance(h, dict)
+    ]
+    parts.append("</table>")
+    return parts
 
 
 def _similarity_section(out: Path, folder: Path, graded: list, _t) -> list:

@@ -166,6 +166,7 @@ def run(
                         msg("the notebook ran past its {s} s limit", s=limits.notebook_timeout),
                     )
                     break
+                began = time.monotonic()
                 try:
                     probe.execute(client, cell, index)
                 except CellTimeoutError:
@@ -181,7 +182,13 @@ def run(
                 for out in cell.get("outputs", []):
                     if out.get("output_type") == "error":
                         result.cell_errors[index] = (out.get("ename", ""), out.get("evalue", ""))
-                        if out.get("ename") in ("CellTimeoutError",) and index not in result.timed_out:
+                        # nbclient interrupts a cell past its limit (interrupt_on_timeout): the cell
+                        # then shows a bare KeyboardInterrupt, which the elapsed time tells apart
+                        stopped = out.get("ename") == "CellTimeoutError" or (
+                            out.get("ename") == "KeyboardInterrupt"
+                            and time.monotonic() - began >= limits.cell_timeout
+                        )
+                        if stopped and index not in result.timed_out:
                             result.timed_out.append(index)
             clock.lap("cells")
             if result.died_at is None:

@@ -420,3 +420,21 @@ def test_a_forged_language_is_english_and_a_known_one_is_kept():
     assert Graded("s", "01_attention", [], notebook=saved).language == "zh_CN"
     forged = nbformat.writes(nbformat.v4.new_notebook(metadata={"language": "../../etc"}))
     assert Graded("s", "01_attention", [], notebook=forged).language == "en"
+
+
+@pytest.mark.parametrize("failure", [_core.CheckFailure, _core.NotDone, _core.AnswerError])
+def test_a_failed_self_check_in_chinese_shows_no_english_exception_name(failure):
+    """The short traceback a notebook shows starts with the failure's name: the English class name
+    in English (as before), the catalogue's words in Chinese."""
+    exc = failure("x 的形状不对")
+    before = i18n.language()
+    try:
+        i18n.language("en")
+        assert exc._short_traceback()[0] == f"{_core._RED}{failure.__name__}{_core._RESET}: x 的形状不对"
+        i18n.language("zh_CN")
+        head = exc._short_traceback()[0]
+    finally:
+        i18n.language(before)
+    name = head.split(_core._RESET)[0].removeprefix(_core._RED)
+    assert not re.search(r"[A-Za-z]", name), f"got {name!r} before a Chinese failure, expected Chinese words"
+    assert head.endswith(f"{_core._RESET}：x 的形状不对"), head

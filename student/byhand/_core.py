@@ -49,6 +49,9 @@ class CheckFailure(AssertionError):
     # first failure names no such mistake, or when it is the first mistake and one more
     separates = False
     fact = False
+    # the name the short traceback shows before the message: a catalogue id, so a Chinese notebook
+    # reads its own words there, not the English class name
+    shown_as = N_("CheckFailure")
 
     def __init__(self, message: str = "", hint: str | None = None):
         super().__init__(message)
@@ -77,13 +80,15 @@ class CheckFailure(AssertionError):
 
     def _short_traceback(self) -> list:
         head, _, rest = str(self).partition("\n")
-        lines = [f"{_RED}{type(self).__name__}{_RESET}: {head}"] + (rest.split("\n") if rest else [])
+        name = i18n.localize(self.shown_as) + _RESET + i18n.localize(_NAME_SEPARATOR)
+        lines = [f"{_RED}{name}{head}"] + (rest.split("\n") if rest else [])
         return lines + [_DIM + i18n.localize(FULL_TRACEBACK) + _RESET]
 
 
 # How a check's failure is shown in a notebook: the message only, unless the whole traceback is asked for
 _VERBOSE = [os.environ.get("BYHAND_TRACEBACK", "").strip() not in ("", "0")]
 FULL_TRACEBACK = N_("(the whole traceback: check(..., traceback=True))")
+_NAME_SEPARATOR = N_(": ")  # between the failure's name and its message
 _RED, _DIM, _RESET = "\x1b[0;31m", "\x1b[2m", "\x1b[0m"  # the colours of IPython's own tracebacks
 
 
@@ -98,9 +103,13 @@ def verbose(on: bool | None = None) -> bool:
 class NotDone(CheckFailure):
     """The exercise is still the blank stub (raises NotImplementedError)."""
 
+    shown_as = N_("NotDone")
+
 
 class AnswerError(CheckFailure):
     """The answer raised an exception other than NotImplementedError."""
+
+    shown_as = N_("AnswerError")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -338,7 +338,7 @@ def test_the_grading_version_covers_every_check_and_lesson():
     from autograder.run import rootfs
 
     names = {name for name, _ in grade.grading_files()}
-    expected = {f"byhand/{f.name}" for f in rootfs.BYHAND.glob("*.py")}
+    expected = {f"byhand/{f.relative_to(rootfs.BYHAND).as_posix()}" for f in rootfs.BYHAND.rglob("*.py")}
     expected |= {f"solutions/{f.name}" for f in course.SOLUTIONS.glob("*.ipynb")}
     expected |= {f"autograder/{n}" for n in ("judge/grade.py", "run/restore.py", "record/feedback.py")}
     assert expected <= names, f"got no hash of {sorted(expected - names)}"

@@ -52,7 +52,9 @@ def grading_files() -> list:
     reference answers), the checks package and the grading modules."""
     root = course.ROOT
     files = [(f"solutions/{f.name}", f) for f in sorted(course.SOLUTIONS.glob("*.ipynb"))]
-    files += [(f"byhand/{f.name}", f) for f in sorted(rootfs.BYHAND.glob("*.py"))]
+    files += [
+        (f"byhand/{f.relative_to(rootfs.BYHAND).as_posix()}", f) for f in sorted(rootfs.BYHAND.rglob("*.py"))
+    ]
     # the released translations: what a translated submission's cells are compared with (course.lesson_text)
     files += [(f"notebooks/{f.parent.name}/{f.name}", f) for f in sorted(course.NOTEBOOKS.glob("*/*.ipynb"))]
     files += [(f"autograder/{n}", root / "autograder" / n) for n in GRADING_CODE]
@@ -90,23 +92,32 @@ def _sha(*parts: bytes) -> str:
 
 
 def _check_modules(lesson: str) -> list:
-    """The checks package's files a lesson's checks read: its own module, the other lessons'
-    modules it imports, and every shared module (the judge, the messages, ...)."""
+    """The checks package's files a lesson's checks read: its own module (every module of it, when
+    the lesson's checks are a package), the other lessons' modules it imports, and every shared
+    module (the judge, the messages, ...)."""
     import byhand
 
     topics = set(byhand.LESSONS.values())
+
+    def files_of(name: str) -> list:
+        package = rootfs.BYHAND / name
+        return sorted(package.rglob("*.py")) if package.is_dir() else [rootfs.BYHAND / f"{name}.py"]
+
     mine, todo = set(), [byhand.LESSONS[lesson]] if lesson in byhand.LESSONS else []
     while todo:
         name = todo.pop()
         if name in mine:
             continue
         mine.add(name)
-        text = (rootfs.BYHAND / f"{name}.py").read_text(encoding="utf-8")
-        used = set(re.findall(r"^from \.(\w+) import", text, re.M))
-        for group in re.findall(r"^from \. import ([\w, ]+)", text, re.M):
-            used |= {n.strip() for n in group.split(",")}
-        todo += [n for n in used if n in topics]
-    return [f for f in sorted(rootfs.BYHAND.glob("*.py")) if f.stem not in topics or f.stem in mine]
+        for f in files_of(name):
+            text = f.read_text(encoding="utf-8")
+            up = re.escape("." * len(f.parent.relative_to(rootfs.BYHAND).parts) + ".")  # byhand, from f
+            used = set(re.findall(rf"^from {up}(\w+) import", text, re.M))
+            for group in re.findall(rf"^from {up} import ([\w, ]+)", text, re.M):
+                used |= {n.strip() for n in group.split(",")}
+            todo += [n for n in used if n in topics]
+    shared = [f for f in rootfs.BYHAND.glob("*.py") if f.stem not in topics]
+    return sorted(shared + [f for name in mine for f in files_of(name)])
 
 
 def lesson_version(lesson: str) -> dict:
@@ -115,7 +126,10 @@ def lesson_version(lesson: str) -> dict:
     grader = [GRADER_VERSION.encode()] + [
         n.encode() + b"\0" + (course.ROOT / "autograder" / n).read_bytes() for n in GRADING_CODE
     ]
-    checks_ = [f.name.encode() + b"\0" + f.read_bytes() for f in _check_modules(lesson)]
+    checks_ = [
+        f.relative_to(rootfs.BYHAND).as_posix().encode() + b"\0" + f.read_bytes()
+        for f in _check_modules(lesson)
+    ]
     sources = [course.SOLUTIONS / f"{lesson}.ipynb", *sorted(course.NOTEBOOKS.glob(f"*/{lesson}.ipynb"))]
     notebooks = [
         str(p.relative_to(course.ROOT)).encode() + b"\0" + p.read_bytes() for p in sources if p.exists()

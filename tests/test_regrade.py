@@ -159,11 +159,11 @@ def checks_fingerprint() -> str:
     import hashlib
 
     root = course.ROOT / "student" / "byhand"
-    # what student/pyproject.toml packages: byhand/*.py, byhand/data/*.xz and byhand/data/README.md,
-    # the compiled catalogues byhand/locale/*/LC_MESSAGES/*.mo
+    # what student/pyproject.toml packages: byhand/**/*.py (the lessons' subpackages too), byhand/data/*.xz
+    # and byhand/data/README.md, the compiled catalogues byhand/locale/*/LC_MESSAGES/*.mo
     files = sorted(
         [
-            *root.glob("*.py"),
+            *root.rglob("*.py"),
             *root.glob("data/*.xz"),
             root / "data" / "README.md",
             *root.glob("locale/*/LC_MESSAGES/*.mo"),

@@ -1,0 +1,262 @@
+"""get_batch: the helper `batches` (windows drawn from a numpy array, an np.memmap or a tensor with
+seeded generators), the hints of its classic mistakes, its cases and its judge."""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+
+import numpy as np
+import torch
+
+from .._core import LINE, Case, call, got_expected, graded, helper, hint_line, let, ref
+from .._judge import CheckFailure, expect_tensor
+from ..i18n import N_, msg
+
+# ---------------------------------------------------------------------------------------------
+# get_batch
+
+
+def batches(fn, data, kind, batch_size, context_length, seed, coverage):
+    """get_batch on `data` held as `kind` ("numpy": uint16, "memmap": a uint16 np.memmap, "tensor":
+    int32): the batch of one seed twice, of another seed once, then `coverage` windows in one batch.
+    Returns the eight tensors, or the error one call raised (text) in place of a result."""
+    arr = np.asarray(data, dtype=np.uint16)  # a list: the data stays on the CPU, whatever the device
+    folder = None
+    if kind == "memmap":
+        folder = tempfile.mkdtemp()
+        path = os.path.join(folder, "tokens.bin")
+        mm = np.memmap(path, dtype=np.uint16, mode="w+", shape=arr.shape)
+        mm[:] = arr
+        mm.flush()
+        del mm
+        held = np.memmap(path, dtype=np.uint16, mode="r")
+    elif kind == "numpy":
+        held = arr
+    else:
+        held = torch.tensor(
+            data, dtype=torch.int32
+        )  # ids saved by torch at 32 bits: the batch is still int64
+    results = []
+    try:
+        for s, n in ((seed, batch_size), (seed, batch_size), (seed + 1, batch_size), (seed + 2, coverage)):
+            try:
+                kw = {"device": "cpu"} if n == coverage else {}
+                x, y = fn(held, n, context_length, generator=torch.Generator().manual_seed(s), **kw)
+            except NotImplementedError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a fact to judge (a window past the end, most often)
+                return f"{type(exc).__name__}: {exc}"[:300], n
+            results += [x, y]
+        return results
+    finally:
+        if folder is not None:
+            del held
+            for name in os.listdir(folder):
+                os.remove(os.path.join(folder, name))
+            os.rmdir(folder)
+
+
+_BATCH_HINTS = {
+    "overrun": N_(
+        "a window overruns the array: a start s needs s + context_length + 1 <= len(data) (y reaches one "
+        "token further than x), so draw s from 0 to len(data) - context_length - 1, "
+        "torch.randint(0, len(data) - context_length, ...)"
+    ),
+    "last_start": N_(
+        "the last valid start, len(data) - context_length - 1, is never drawn: torch.randint's high is "
+        "exclusive, high = len(data) - context_length"
+    ),
+    "first_start": N_(
+        "the first start, 0, is never drawn: starts go from 0 to len(data) - context_length - 1"
+    ),
+    "not_shifted": N_(
+        "the targets are not shifted: y = data[s + 1 : s + 1 + context_length], one token after x"
+    ),
+    "other_window": N_(
+        "x and y come from different windows: draw one start s per row, x = data[s : s + context_length], "
+        "y = data[s + 1 : s + 1 + context_length]"
+    ),
+    "generator": N_(
+        "the batch does not come from the generator: draw the starts with torch.randint(..., "
+        "generator=generator), so the same seed gives the same batch"
+    ),
+    "not_uniform": N_(
+        "the starts are not uniform over every valid start: torch.randint(0, len(data) - context_length, ...)"
+    ),
+}
+
+
+def _batch_cases(hidden):
+    # (len(data) - context_length: the number of valid starts, context_length, batch size, kind, offset)
+    specs = [(6, 5, 4, "numpy", 1000), (9, 8, 6, "memmap", 3), (5, 3, 3, "tensor", 60000)]
+    if hidden:
+        specs = [(8, 4, 5, "numpy", 200), (4, 16, 3, "memmap", 7), (11, 6, 7, "tensor", 40000)]
+    cases = []
+    for i, (n_starts, ctx, bsz, kind, offset) in enumerate(specs):
+        n = n_starts + ctx
+        data = torch.arange(offset, offset + 3 * n, 3, dtype=torch.int64)  # the value says the position
+        coverage = 300 * n_starts
+        seed = 12400 + 11 * i + (500 if hidden else 0)
+        label = msg(
+            "{call}, data = {data}, {n} tokens, {starts} valid starts; generator seeds {s1}, {s2}, {s3} "
+            "({windows} windows)",
+            call=f"get_batch(data, batch_size={bsz}, context_length={ctx})",
+            data="np.ndarray(uint16)"
+            if kind == "numpy"
+            else "np.memmap(uint16)"
+            if kind == "memmap"
+            else "torch.Tensor(int32)",
+            n=n,
+            starts=n_starts,
+            s1=seed,
+            s2=seed + 1,
+            s3=seed + 2,
+            windows=coverage,
+        )
+        steps = [
+            let("data", data.tolist()),
+            call(
+                "r",
+                helper("training.batches"),
+                graded("get_batch"),
+                ref("data"),
+                kind,
+                bsz,
+                ctx,
+                seed,
+                coverage,
+            ),
+        ]
+        facts = dict(data=data, n=n, ctx=ctx, bsz=bsz, coverage=coverage, offset=offset)
+        cases.append(Case(label, steps, ["r"], facts=facts, size=n))
+    return cases
+
+
+def _window_problem(x, y, f):
+    """Checks one batch (x, y); raises with the hint of what is wrong."""
+    ctx, n, offset = f["ctx"], f["n"], f["offset"]
+    for what, t in (("x", x), ("y", y)):
+        t = expect_tensor(t, what)
+        if t.dtype != torch.int64:
+            raise CheckFailure(
+                msg("{what} should be a LongTensor (int64) of token ids.", what=what)
+                + got_expected(t.dtype, "torch.int64")
+                + hint_line(msg("convert the window to torch.long (token files are often uint16)"))
+            )
+        if tuple(t.shape[1:]) != (ctx,) or t.dim() != 2:
+            raise CheckFailure(
+                msg("{what} has the wrong shape.", what=what)
+                + got_expected(tuple(t.shape), f"(batch_size, {ctx})")
+            )
+    pos_x = (x - offset) / 3
+    pos_y = (y - offset) / 3
+    steps = torch.arange(ctx)
+    starts = pos_x[:, 0]
+    if not torch.equal(pos_x, starts[:, None] + steps):
+        raise CheckFailure(
+            msg("a row of x is not a window of consecutive tokens of data.")
+            + got_expected(f"x[0] = {x[0].tolist()}", msg("data[s : s + context_length] for a start s"))
+            + hint_line(msg("slice one window per row, x[b] = data[s_b : s_b + context_length]"))
+        )
+    if torch.equal(pos_y, pos_x):
+        raise CheckFailure(
+            msg("y is the same as x.")
+            + got_expected(
+                f"y[0] = {y[0].tolist()}",
+                msg("{values} (the next token at each position)", values=str((x[0] + 3).tolist())),
+            )
+            + hint_line(_BATCH_HINTS["not_shifted"]),
+            hint=_BATCH_HINTS["not_shifted"],
+        )
+    if not torch.equal(pos_y, starts[:, None] + 1 + steps):
+        hint = (
+            _BATCH_HINTS["other_window"]
+            if torch.equal(pos_y, pos_y[:, :1] + steps)
+            else _BATCH_HINTS["not_shifted"]
+        )
+        raise CheckFailure(
+            msg("y is not x shifted by one token.")
+            + got_expected(f"x[0] = {x[0].tolist()}, y[0] = {y[0].tolist()}", f"y[0] = {(x[0] + 3).tolist()}")
+            + hint_line(hint),
+            hint=hint,
+        )
+    if starts.min() < 0 or starts.max() > n - ctx - 1:
+        raise CheckFailure(
+            msg("a window overruns the array.") + hint_line(_BATCH_HINTS["overrun"]),
+            hint=_BATCH_HINTS["overrun"],
+        )
+    return starts.long()
+
+
+def _batch_judge(case, out):
+    f = case.facts
+    r = out["r"]
+    if isinstance(r, (tuple, list)) and len(r) == 2 and isinstance(r[0], str):
+        error, n = r
+        overrun = ("out of bounds", "index", "stack expects", "same shape", "size")
+        hint = _BATCH_HINTS["overrun"] if any(w in error for w in overrun) else ""
+        default = msg("x = data[s : s + context_length], y = data[s + 1 : s + 1 + context_length]")
+        raise CheckFailure(
+            msg(
+                "get_batch raised {error} drawing {n} windows from {tokens} tokens.",
+                error=error,
+                n=n,
+                tokens=f["n"],
+            )
+            + hint_line(hint or default),
+            hint=hint or None,
+        )
+    if not isinstance(r, (tuple, list)) or len(r) != 8:
+        raise CheckFailure(msg("get_batch should return a pair (x, y)"))
+    x1, y1, x2, y2, x3, y3, xb, yb = r
+    for x, y in ((x1, y1), (xb, yb)):
+        _window_problem(x, y, f)
+    if x1.shape[0] != f["bsz"]:
+        raise CheckFailure(
+            msg("x has {rows} rows.", rows=x1.shape[0])
+            + got_expected(x1.shape[0], f"batch_size = {f['bsz']}")
+        )
+    if not (torch.equal(x1, x2) and torch.equal(y1, y2)) or torch.equal(x1, x3):
+        seen = msg(
+            "x[:, 0] = {first} and {second} (same seed), {third} (next seed)",
+            first=str(x1[:, 0].tolist()),
+            second=str(x2[:, 0].tolist()),
+            third=str(x3[:, 0].tolist()),
+        )
+        raise CheckFailure(
+            msg(
+                "two generators seeded alike give different batches, or differently seeded ones the same batch."
+            )
+            + LINE
+            + msg("got:      {got}", got=seen)
+            + hint_line(_BATCH_HINTS["generator"]),
+            hint=_BATCH_HINTS["generator"],
+        )
+    starts = _window_problem(xb, yb, f)
+    n_starts = f["n"] - f["ctx"]
+    counts = torch.bincount(starts, minlength=n_starts)
+    expected = f["coverage"] / n_starts
+    sd = math.sqrt(f["coverage"] * (1 / n_starts) * (1 - 1 / n_starts))
+    if counts[-1] == 0 or counts[0] == 0 or (counts - expected).abs().max() > 6 * sd:
+        hint = (
+            _BATCH_HINTS["last_start"]
+            if counts[-1] == 0
+            else _BATCH_HINTS["first_start"]
+            if counts[0] == 0
+            else _BATCH_HINTS["not_uniform"]
+        )
+        raise CheckFailure(
+            msg(
+                "the starts of {windows} windows are not spread evenly over the {starts} valid starts.",
+                windows=f["coverage"],
+                starts=n_starts,
+            )
+            + got_expected(
+                msg("counts {counts}", counts=str(counts.tolist())),
+                msg("about {each} each (starts 0 to {last})", each=f"{expected:.0f}", last=n_starts - 1),
+            )
+            + hint_line(hint),
+            hint=hint,
+        )

@@ -69,7 +69,7 @@ EDITIONS = {
             "在 Jupyter 或 Colab 里自己做。"
         ),
         "install": (
-            "自检需要课程的小包 `byhand`（它会装上 torch、numpy、regex 和 matplotlib）：下载 {wheel} 并运行 "
+            "自检需要课程的小包 `byhand`（它会一并安装 torch、numpy、regex 和 matplotlib）：下载 {wheel} 并运行 "
             "`pip install {name}`（没有 NVIDIA 显卡的电脑先运行 `pip install torch --index-url {cpu}`，"
             "就不会下载 CUDA）。没有它，每个单元格照样能运行，只是自检会说明它们已关闭。"
         ),

@@ -49,7 +49,7 @@ exercise, and submit the .ipynb file with its name unchanged.
 ------------------------------------------------------------------------------------------------
 手撕 Transformer：学生版 notebook（中文版在 zh_CN/ 文件夹里）
 
-在 Jupyter、JupyterLab 或 Colab 里打开 notebook。自检需要课程的小包 `byhand`（它会装上 torch、
+在 Jupyter、JupyterLab 或 Colab 里打开 notebook。自检需要课程的小包 `byhand`（它会一并安装 torch、
 numpy、regex 和 matplotlib），在运行 notebook 的环境里安装一次：
 
     pip install "{source}"

@@ -1,4 +1,5 @@
-"""One check module per lesson; `LESSONS` maps a lesson id to its module name."""
+"""One check package per lesson, one module per exercise in it (byhand/<topic>/<exercise>.py);
+`LESSONS` maps a lesson id to its package name."""
 
 import importlib
 
@@ -17,11 +18,11 @@ LESSONS = {
     "12_training": "training",
 }
 
-__version__ = "0.2.3"  # byhand: the self-checks of the course; torch and numpy only
+__version__ = "0.3.0"  # byhand: the self-checks of the course; torch and numpy only
 
 
 def for_lesson(lesson: str):
-    """The check module of a lesson (e.g. "01_attention" -> byhand.attention)."""
+    """The check package of a lesson (e.g. "01_attention" -> byhand.attention)."""
     return importlib.import_module(f"{__name__}.{LESSONS[lesson]}")
 
 

@@ -26,7 +26,7 @@ help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
 	@echo "make test                                    the gate CI runs (< 10 min): lint, in-process, nbval, one graded class"
 	@echo "make test-full                               everything: every layer, clean venvs, cluster, browser, claims"
-	@echo "make test-fast                               the in-process tests (under a minute)"
+	@echo "make test-fast                               lint and a sample of the in-process tests (under a minute)"
 	@echo "make test-oldest-torch                       the student notebooks in a clean venv with torch 2.4.1"
 	@echo "make test-catalogue                          every catalogued mistake graded in sandboxed kernels"
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
@@ -164,10 +164,13 @@ test-full: $(STAMP) browser postgres lint
 	grep -E "^(FAILED|ERROR)|passed|failed|error" build/nbval-other-cpu.log | tail -n 20; \
 	[ $$first -eq 0 ] && [ $$second -eq 0 ])
 
-# the in-process layer, two processes at a time: the checks on every catalogued mistake, the wire
-# format, verdicts, collection, translations, the package's shape (none of the layers in tests/conftest.py)
+# the loop after a change to a check or the grader, under a minute on 2 cores (docs/testing.md): the
+# in-process layer, two processes, without what the gate runs besides (`slow`: seconds of real work;
+# `breadth`: the catalogue past the first mistake of each question, tests/tiers.py) or only
+# test-full has (`full`); no nbval plugin (it compiles jsonschema's IRI grammars in every process)
+FAST := -m "not (e2e or browser or cluster or claims or nbval or slow or breadth or full)"
 test-fast: $(STAMP) lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 -m "not (e2e or browser or cluster or claims or slow or nbval)" tests
+	@$(BIN)/python -m pytest -q -p no:cacheprovider -p no:nbval -n 2 $(FAST) tests; rc=$$?; $(ELAPSED); exit $$rc
 
 # ruff check: the package, tests, site code and the lesson notebooks (solutions/; the generated
 # notebooks/ and the example class's deliberately broken notebooks are excluded in pyproject.toml).

@@ -1,8 +1,15 @@
+import itertools
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
+
+try:  # pytest's own parser of `-m` (private; pinned with pytest): without it every file is collected
+    from _pytest.mark.expression import Expression
+except ImportError:  # pragma: no cover
+    Expression = None
 from shared_class import SHARED_GROUP, shared_class  # noqa: F401 - the one graded class, a session fixture
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -10,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 
 # The layers of the suite, by what they cost: a whole file here, single tests by their own marker.
-# `make test-fast` runs everything that is none of these (the checks, the wire format, verdicts,
-# collection, translations, the package's shape).
+# `make test-fast` runs everything that is none of these, nor `slow`, `breadth` or `full` (the checks,
+# the wire format, verdicts, collection, translations, the package's shape): docs/testing.md.
 LAYERS = {
     "test_grading.py": "e2e",
     "test_class_grading.py": "e2e",
@@ -38,19 +45,46 @@ def pytest_configure(config):
         ("nbval", "re-executes a solution notebook and compares its stored outputs"),
         ("claims", "trains the lessons' models to measure what a lesson claims (test_claims_*.py)"),
         ("slow", "seconds of real work: regenerating the release, nbgrader's exchange, a zip bomb"),
+        (
+            "breadth",
+            "the rest of a sweep whose sample `make test-fast` runs (tests/tiers.py): `make test` runs it",
+        ),
         ("full", "only in `make test-full`: coverage the gate (`make test`) holds elsewhere or can wait"),
         ("gate", "in `make test` although its layer is `full`"),
     ]:
         config.addinivalue_line("markers", f"{name}: {why}")
 
 
+def _layer_of(path: Path):
+    return LAYERS.get(path.name) or ("claims" if path.name.startswith("test_claims_") else None)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """A whole layer's file that `-m` deselects whatever else its tests are marked is not imported
+    (`make test-fast`: the end-to-end and claims files cost seconds of imports in each process)."""
+    layer = _layer_of(collection_path)
+    expression = config.getoption("markexpr", "")
+    if not layer or not expression or Expression is None:
+        return None
+    try:
+        compiled = Expression.compile(expression)
+    except Exception:  # noqa: BLE001 - pytest reports a bad expression itself, at selection
+        return None
+    names = sorted(set(re.findall(r"[\w.:+-]+", expression)) - {"and", "or", "not", "True", "False", layer})
+    if len(names) > 12:
+        return None
+    for bits in itertools.product((False, True), repeat=len(names)):
+        marked = {layer} | {name for name, bit in zip(names, bits) if bit}
+        if compiled.evaluate(lambda name, *args, marked=marked, **kwargs: name in marked):
+            return None  # some test of this file could be selected
+    return True
+
+
 # tryfirst: the markers must be on the items before pytest-xdist reads `xdist_group`
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        layer = LAYERS.get(item.path.name) or (
-            "claims" if item.path.name.startswith("test_claims_") else None
-        )
+        layer = _layer_of(item.path)
         if layer:
             item.add_marker(getattr(pytest.mark, layer))
         elif item.path.suffix == ".ipynb":

@@ -40,6 +40,7 @@ def test_unknown_names_are_refused(bad):
         corpus.load_text(*bad)
 
 
+@pytest.mark.slow  # builds the wheel
 def test_the_wheel_carries_the_texts(tmp_path):
     from autograder.tooling import student
 

@@ -72,6 +72,7 @@ def test_reference_answers_pass_every_check_on_cuda(lesson):
         module.check(name, ns, hidden=True, device="cuda")
 
 
+@pytest.mark.slow  # every hidden case again (test_lessons.py runs them on the CPU in make test-fast)
 @pytest.mark.parametrize("lesson", lessons())
 def test_reference_answers_run_on_another_device(lesson):
     """On any machine: does every case's code (the reference answers, the modules the checks build)

@@ -88,6 +88,7 @@ def _flags(db_url, student, lesson):
         return {g.name for g in nb.grades if g.needs_manual_grade}
 
 
+@pytest.mark.slow  # a gradebook written by three grading runs
 def test_a_hand_grade_is_set_aside_when_the_answer_it_graded_changes(tmp_path):
     """The trial: two students' written answers graded by hand in formgrader, then one student's
     first answer changed and the class regraded. Does only that grade (and its comment) go aside

@@ -24,6 +24,7 @@ def _byhand_line(notebook: bytes) -> str:
     return re.search(r'^BYHAND = "([^"]*)"', "".join(setup["source"]), re.M).group(1)
 
 
+@pytest.mark.slow  # builds the handout twice and installs its wheel
 def test_handout_zip_works_as_handed_out(tmp_path, monkeypatch):
     """Without BYHAND_SOURCE: does `make handout` zip every student notebook in both languages, the
     checks' wheel, and a README whose install line is the notebooks' own (the wheel in the zip, never
@@ -76,6 +77,7 @@ def test_handout_zip_works_as_handed_out(tmp_path, monkeypatch):
     assert str(target) in got.stdout, got.stdout + got.stderr
 
 
+@pytest.mark.slow  # builds the handout twice
 def test_handout_installs_from_the_given_source_and_refuses_the_placeholder(tmp_path, monkeypatch):
     monkeypatch.setenv("BYHAND_SOURCE", "https://course.example.edu/transformer_by_hand.whl")
     with zipfile.ZipFile(handout(tmp_path / "a.zip")) as zf:

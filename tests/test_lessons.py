@@ -5,6 +5,7 @@ import byhand as checks
 import pytest
 from byhand._core import CheckFailure, NotDone
 from byhand.i18n import message_of
+from tiers import tiered
 from zh_messages import localization_problems, untranslated
 
 from autograder.course import answer_namespace, lessons, questions
@@ -52,7 +53,9 @@ def _graded_names(module, name):
     return (name,) + tuple(module.QUESTIONS[name].needs)
 
 
-@pytest.mark.parametrize("lesson,mistake", catalogued("MISTAKES"))
+# the first mistake of each question in `make test-fast`, every one in `make test` (the others are
+# marked `breadth`: tests/tiers.py)
+@pytest.mark.parametrize("lesson,mistake", tiered("MISTAKES"))
 def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     """Does the self-check fail on this classic mistake, with a hint that names it, in Chinese too?"""
     spec = answers_for(lesson).MISTAKES[mistake]
@@ -81,7 +84,7 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     assert len(shown) <= 12 and not any("byhand" + "/" in line for line in shown), "\n".join(shown)
 
 
-@pytest.mark.parametrize("lesson,mistake", catalogued("MISTAKES"))
+@pytest.mark.parametrize("lesson,mistake", tiered("MISTAKES"))
 def test_classic_mistake_fails_the_visible_check(lesson, mistake):
     """Does the visible self-check alone fail this classic mistake (so no student sees "all visible
     cases pass" and then loses the points at grading)?"""
@@ -91,6 +94,7 @@ def test_classic_mistake_fails_the_visible_check(lesson, mistake):
         checks.for_lesson(lesson).check(spec["question"], ns)
 
 
+@pytest.mark.breadth  # every check of the lesson again, for each alternative: `make test` runs them
 @pytest.mark.parametrize("lesson,alternative", catalogued("ALTERNATIVES"))
 def test_correct_alternative_passes(lesson, alternative):
     """Does a correct answer written another way pass every check?"""

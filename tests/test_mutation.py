@@ -105,6 +105,7 @@ def test_unlisted_survivors_and_hidden_only_kills_fail():
     assert "| L | 4 | 1 | 1 | 1 | 1 |" in mutation.table([s])
 
 
+@pytest.mark.slow  # makes every mutant of each listed lesson
 def test_every_listed_equivalent_has_a_reason():
     """Does every entry of the reviewed list name a lesson, an answer cell and a mutant the mutator
     makes today, with a reason?"""

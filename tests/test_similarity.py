@@ -66,6 +66,7 @@ def test_the_class_s_answers_are_right(seed):
         _same(mha(query, memory, memory, cross), ref_mha(query, memory, memory, cross), f"{name}: MHA")
 
 
+@pytest.mark.slow  # 20 classes of 30 answers compared pairwise
 def test_a_copy_is_found_among_30_independent_right_answers_and_nobody_else():
     """On 20 classes of 30 independent right answers plus one copy of one of them: is the copy
     (renamed, reordered) the one pair listed, and no independent pair listed? The measured figures

@@ -403,6 +403,7 @@ def _python(code: str, arg: str, tmp_path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # a fresh interpreter, every lesson's setup cell with the package absent
 def test_the_package_needs_only_torch_and_numpy(tmp_path):
     """Does importing byhand and every lesson's checks load nothing but the standard library, torch
     and numpy (what `pip install` of the wheel brings), and does every lesson's setup cell run with

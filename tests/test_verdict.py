@@ -5,10 +5,11 @@ import json
 import byhand as checks
 import pytest
 from byhand._core import run_steps
+from tiers import tiered
 
 from autograder import course
 from autograder.judge import grade
-from examples import answers_for, catalogued, feedback_problems
+from examples import answers_for, feedback_problems
 
 LESSON, QUESTION = "01_attention", "scaled_dot_product_attention"
 
@@ -81,9 +82,10 @@ def test_a_probe_error_is_reported_as_such(setting):
 # the answer (run_steps, as the probe does), the results through JSON, the trusted verdict on them.
 # tests/test_grading.py grades, in sandboxed kernels, the alternatives that print, warn or write to
 # stderr (make test), and the first mistake of each question and every alternative (make test-full).
+# `make test-fast` takes the first mistake of each question, `make test` every one (tests/tiers.py).
 
 
-@pytest.mark.parametrize("lesson,name", catalogued("MISTAKES"))
+@pytest.mark.parametrize("lesson,name", tiered("MISTAKES"))
 def test_every_catalogued_mistake_fails_its_verdict_with_its_hint(lesson, name):
     """Does the grader's verdict on this mistake's results fail its question and name the mistake?"""
     spec = answers_for(lesson).MISTAKES[name]

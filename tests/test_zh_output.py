@@ -12,13 +12,14 @@ import re
 import byhand
 import pytest
 from byhand import _core, i18n
+from tiers import tiered
 from zh_latin import code_prose as _prose_of
 from zh_latin import latin_words, text_roots
 
 from autograder import course
 from autograder.judge import grade
 from autograder.outcomes import Graded
-from examples import answers_for, catalogue, catalogued
+from examples import answers_for, catalogue
 
 LANGS = ("en", "zh_CN")
 HINT_LINE = re.compile(r"^\s*(hint: |also, on |提示：|另外，输入为)")
@@ -52,19 +53,12 @@ def _hint_lines(text: str) -> list:
     ]
 
 
-def _gate_and_full():
-    """Every catalogued mistake; in `make test` the first of each question (about 1.5 s a mistake:
-    the answer runs three times), the rest in `make test-full`."""
-    seen, params = set(), []
-    for lesson, mistake in catalogued("MISTAKES"):
-        question = (lesson, answers_for(lesson).MISTAKES[mistake]["question"])
-        marks = () if question not in seen else (pytest.mark.full,)
-        seen.add(question)
-        params.append(pytest.param(lesson, mistake, marks=marks, id=f"{lesson}-{mistake}"))
-    return params
-
-
-@pytest.mark.parametrize("lesson,mistake", _gate_and_full())
+# Every catalogued mistake (about 1.5 s a mistake: the answer runs three times): the first of each
+# lesson in `make test-fast`, the first of each question in `make test` (the others of those are
+# marked `breadth`), the rest in `make test-full` (marked `full`): tests/tiers.py.
+@pytest.mark.parametrize(
+    "lesson,mistake", tiered("MISTAKES", first_of="lesson", beyond_question=pytest.mark.full)
+)
 def test_self_check_and_grade_say_the_same_in_both_languages(lesson, mistake):
     both = _both(lesson, mistake)
     status = both.pop("status")

@@ -42,8 +42,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from zoneinfo import ZoneInfo
 
 try:
@@ -100,16 +102,20 @@ def _time(value, tz: ZoneInfo, where: str) -> dt.datetime:
 
 # every key the config knows: a table's keys, or None where the keys are the instructor's (lessons,
 # students); anything else is a typo that would change grades silently (`percent_per_dya`)
-SCHEMA = {
-    "timezone": "",
-    "deadline": "",
-    "lessons": "",
-    "deadlines": None,
-    "extensions": None,
-    "late_policy": {"percent_per_day": "", "max_percent": "", "grace_minutes": "", "trust_mtime": ""},
-    "lms": {"roster": "", "times": "", "columns": None},
-    "limits": {"cell_timeout": "", "notebook_timeout": "", "question_timeout": ""},
-}
+SCHEMA = MappingProxyType(
+    {
+        "timezone": "",
+        "deadline": "",
+        "lessons": "",
+        "deadlines": None,
+        "extensions": None,
+        "late_policy": MappingProxyType(
+            {"percent_per_day": "", "max_percent": "", "grace_minutes": "", "trust_mtime": ""}
+        ),
+        "lms": MappingProxyType({"roster": "", "times": "", "columns": None}),
+        "limits": MappingProxyType({"cell_timeout": "", "notebook_timeout": "", "question_timeout": ""}),
+    }
+)
 _KEY_PART = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_\-]+)')
 
 
@@ -153,13 +159,13 @@ class _Where:
         return f"{place}, line {line}: {dotted}" if line else f"{place}: {dotted}"
 
 
-def _check_keys(data: dict, schema: dict, where: _Where, prefix: tuple = ()) -> None:
+def _check_keys(data: dict, schema: Mapping, where: _Where, prefix: tuple = ()) -> None:
     for key, value in data.items():
         if key not in schema:
             known = ", ".join(schema)
             raise ConfigError(f"{where(*prefix, key)}: unknown key (the keys here: {known})")
         sub = schema[key]
-        if isinstance(sub, dict):
+        if isinstance(sub, Mapping):
             if not isinstance(value, dict):
                 raise ConfigError(f"{where(*prefix, key)}: expected a table [{'.'.join((*prefix, key))}]")
             _check_keys(value, sub, where, (*prefix, key))

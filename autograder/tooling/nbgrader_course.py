@@ -91,9 +91,9 @@ def release_to_exchange(selected: list[str] | None = None, course: Path | None =
                 raise RuntimeError(f"nbgrader {' '.join(step)} failed:\n{proc.stdout}\n{proc.stderr}")
             if step[0] == "generate_assignment":  # the first cell installs from BYHAND_SOURCE, if set
                 released = course / "release" / lesson / f"{lesson}.ipynb"
-                from autograder.tooling.release import _translated
+                from autograder.tooling.translations import translated_notebooks
 
-                for path in [released, *_translated(lesson, released, released.parent)]:
+                for path in [released, *translated_notebooks(lesson, released, released.parent)]:
                     path.write_text(with_install_source(path.read_text(encoding="utf-8")), encoding="utf-8")
         langs = sorted(p.parent.name for p in (course / "release" / lesson).glob(f"*/{lesson}.ipynb"))
         done.append(

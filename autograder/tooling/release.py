@@ -9,8 +9,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import nbformat
-
 from autograder import course as _course
 from autograder.tooling import nbgrader_course, student, translations
 
@@ -34,18 +32,7 @@ def release(
     return written
 
 
-def _translated(lesson: str, student: Path, dest: Path) -> list[Path]:
-    """The student notebook in every language that has a translation of this lesson."""
-    written = []
-    for lang in translations.LANGUAGES:
-        if translations.path_for(lesson, lang).exists():
-            # a translation behind the English is released with its stale note, never blocks
-            nb = translations.translate(nbformat.read(student, as_version=4), lesson, lang, stale_ok=True)
-            out = dest / lang / student.name
-            out.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, out)
-            written.append(out)
-    return written
+_translated = translations.translated_notebooks  # the student notebook in every language
 
 
 def student_version_in_sync(lesson: str, course: Path = nbgrader_course.COURSE) -> bool:

@@ -379,3 +379,17 @@ def report(lang: str) -> str:
             )
         )
     return "\n".join(lines)
+
+
+def translated_notebooks(lesson: str, notebook: Path, dest: Path) -> list[Path]:
+    """The student notebook in every language that has a translation of this lesson."""
+    written = []
+    for lang in LANGUAGES:
+        if path_for(lesson, lang).exists():
+            # a translation behind the English is released with its stale note, never blocks
+            nb = translate(nbformat.read(notebook, as_version=4), lesson, lang, stale_ok=True)
+            out = dest / lang / notebook.name
+            out.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, out)
+            written.append(out)
+    return written

@@ -8,7 +8,7 @@ import random
 
 from .._core import LINE, Case, call, got_expected, graded, helper, hint_line
 from .._judge import CheckFailure
-from ..i18n import N_, Msg, msg
+from ..i18n import N_, Msg, join, msg
 from ._shared import EOT, EOT2, _b2s, _random_words, _s2b, _slice, _with_eot, train
 
 # ---------------------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ def _chinese(n: int, *specials) -> Msg:
 
 def _random_label(letters: str, *specials) -> Msg:
     """The words of a case label: random words of `letters` (with two special tokens between them)."""
-    shown = ", ".join(letters)  # data: the letters
+    shown = join(N_(", "), letters)  # the letters are data; the comma is the language's
     if specials:
         return msg(
             "random words of {letters} with {a} and {b} between them",

@@ -71,3 +71,30 @@ def test_the_checks_speak_the_language_that_is_set():
     assert i18n.language() == "en"
     with pytest.raises(ModuleNotFoundError):
         i18n.language("xx_XX")
+
+
+@pytest.mark.parametrize(
+    ("student", "title"),
+    [
+        ("王芳", "01_attention：王芳的反馈"),  # CJK beside CJK: no space
+        ("Alice", "01_attention：Alice 的反馈"),  # a Latin name: one half-width space before 的
+        ("bob_02", "01_attention：bob_02 的反馈"),  # a digit at the edge too
+        ("Émile", "01_attention：Émile 的反馈"),
+    ],
+)
+def test_a_page_puts_a_space_between_a_latin_value_and_chinese_text(student, title):
+    """The feedback page's title is 「{student}的反馈」 in the catalogue; the space the Chinese
+    typography asks for beside a Latin name depends on the name, so the renderer adds it."""
+    got = i18n.page("{lesson}: feedback for {student}", LANG, lesson="01_attention", student=student)
+    assert got == title, f"got {got!r}, expected {title!r}"
+    # the English template has no CJK character: formatted as it is
+    assert i18n.page("{lesson}: feedback for {student}", "en", lesson="01_attention", student=student) == (
+        f"01_attention: feedback for {student}"
+    )
+
+
+def test_the_page_spacing_keeps_format_specs_and_spares_punctuation():
+    assert i18n._format_spaced("{n:>3}分", {"n": 7}) == "  7 分"  # the value as its spec pads it
+    assert i18n._format_spaced("共{n}分", {"n": 7}) == "共 7 分"
+    assert i18n._format_spaced("{a}：{b}。", {"a": "x", "b": "y"}) == "x：y。"  # full-width punctuation: none
+    assert i18n._format_spaced("{a}的{b}", {"a": "", "b": "值"}) == "的值"  # an empty value adds nothing

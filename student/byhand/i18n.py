@@ -290,7 +290,41 @@ def page(english: str, lang: str | None = None, **values) -> str:
     catalogue's translation of `english` (a template with {named} values), else the English."""
     lang = lang or _current[0]
     template = english if lang == DEFAULT else translations(lang).gettext(english)
-    return template.format(**values) if values else template
+    return _format_spaced(template, values) if values else template
+
+
+# Chinese typography: one half-width space between a CJK character and a Latin letter or digit
+_LATIN_EDGE = re.compile(r"[0-9A-Za-z\u00c0-\u024f]")
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _format_spaced(template: str, values: dict) -> str:
+    """`template.format(**values)`, with one half-width space where a value that begins or ends with
+    a Latin letter or digit meets a CJK character of the template: 「{student}的反馈」 gives 「王芳的反馈」
+    and 「Alice 的反馈」. The template cannot say it, since the space depends on the value; a template
+    with no CJK character (the English one) is formatted as it is."""
+    import string
+
+    formatter = string.Formatter()
+    pieces = []  # (text, is_value)
+    for literal, field, spec, conversion in formatter.parse(template):
+        if literal:
+            pieces.append((literal, False))
+        if field is not None:
+            obj = formatter.get_field(field, (), values)[0]
+            spec = formatter.vformat(spec, (), values) if spec and "{" in spec else spec or ""
+            text = formatter.format_field(formatter.convert_field(obj, conversion), spec)
+            if text:
+                pieces.append((text, True))
+    out = ""
+    for i, (text, is_value) in enumerate(pieces):
+        if i and pieces[i - 1][1] != is_value and out:
+            left, right = out[-1], text[0]
+            value_edge, template_edge = (right, left) if is_value else (left, right)
+            if _LATIN_EDGE.match(value_edge) and _CJK_CHAR.match(template_edge):
+                out += " "
+        out += text
+    return out
 
 
 def plural(count: int, singular: str, plural: str, lang: str | None = None, **values) -> str:

@@ -225,9 +225,11 @@ assert (fast - slow).abs().max() < 1e-12, "your moe_forward should equal the per
 # ## Exercise 3: `expert_capacity` and `capacity_keep`
 #
 # Write `expert_capacity(n_tokens, n_experts, k, capacity_factor) -> int`, the formula above, and
-# `capacity_keep(experts, n_experts, capacity)`: `experts (T, k)` long, as `route` returns it;
-# return a bool tensor `(T, k)`, True where the assignment is kept, that is, where fewer than
-# `capacity` earlier tokens were sent to the same expert.
+# `capacity_keep(weights, experts, n_experts, capacity)`: `weights` and `experts (T, k)` as `route`
+# returns them; return a bool tensor `(T, k)`, True where the assignment is kept, that is, where
+# fewer than `capacity` earlier tokens were sent to the same expert. The weights do not decide who
+# is dropped here (Switch and GShard keep token order); V-MoE's batch-prioritised routing
+# (Riquelme et al., 2021) keeps the largest weights instead, which is why the argument is there.
 
 
 # %% [answer] id=expert_capacity_answer
@@ -238,8 +240,8 @@ def expert_capacity(n_tokens, n_experts, k, capacity_factor):
     ### END SOLUTION
 
 
-def capacity_keep(experts, n_experts, capacity):
-    """experts (T, k) long -> kept (T, k) bool: each expert keeps its first `capacity` tokens."""
+def capacity_keep(weights, experts, n_experts, capacity):
+    """weights, experts (T, k) -> kept (T, k) bool: each expert keeps its first `capacity` tokens."""
     ### BEGIN SOLUTION
     one_hot = F.one_hot(experts.reshape(-1), n_experts)  # (T*k, E), token order
     seen_before = one_hot.cumsum(dim=0) - one_hot  # assignments to each expert before this one
@@ -267,11 +269,20 @@ checks.check("capacity_keep", globals(), hidden=True)
 chosen_hand = torch.tensor([[1], [0], [1], [1], [2], [1], [3], [1]])
 for factor in (1.0, 1.25):
     cap = expert_capacity(8, 4, 1, factor)
-    kept = capacity_keep(chosen_hand, 4, cap)
+    kept = capacity_keep(torch.ones(8, 1), chosen_hand, 4, cap)
     print(
         f"capacity factor {factor}: C = {cap}, dropped tokens {torch.nonzero(~kept[:, 0]).flatten().tolist()}"
     )
-assert capacity_keep(chosen_hand, 4, 2)[:, 0].tolist() == [True, True, True, False, True, False, True, False]
+assert capacity_keep(torch.ones(8, 1), chosen_hand, 4, 2)[:, 0].tolist() == [
+    True,
+    True,
+    True,
+    False,
+    True,
+    False,
+    True,
+    False,
+]
 
 # %% [markdown]
 # ## 4. Keeping experts busy
@@ -397,7 +408,7 @@ class MoEFeedForward(nn.Module):
         if self.capacity_factor is not None:
             cap = expert_capacity(u.shape[0], n_experts, self.k, self.capacity_factor)
             chosen = chosen.masked_fill(
-                ~capacity_keep(chosen, n_experts, cap), n_experts
+                ~capacity_keep(weights, chosen, n_experts, cap), n_experts
             )  # n_experts: dropped
         flat = chosen.reshape(-1)
         order = torch.argsort(flat, stable=True)

@@ -45,16 +45,11 @@ def _capacity_judge(case, out):
     if got == exp:
         return
     value = f"{f['cf']} * {f['k']} * {f['t']} / {f['e']} = {f['cf'] * f['k'] * f['t'] / f['e']:g}"
-    mistakes = [
-        (
-            N_("your capacity is rounded down: it is the ceiling, math.ceil, so the slots cover the average"),
-            "floor",
-        ),
-        (N_("your capacity is rounded to the nearest integer: it is the ceiling, math.ceil"), "round"),
-    ]
-    hint = next(
-        (h for h, r in mistakes if got == ref_capacity(f["t"], f["e"], f["k"], f["cf"], rounding=r)), ""
+    down = N_(
+        "your capacity is rounded down (math.floor, int() or round() give this here): it is the ceiling, "
+        "math.ceil, so the slots cover the average"
     )
+    hint = down if got == ref_capacity(f["t"], f["e"], f["k"], f["cf"], rounding="floor") else ""
     if not hint and got == ref_capacity(f["t"], f["e"], f["k"], f["cf"], with_k=False):
         hint = N_(
             "k is missing: T tokens with k choices each make k * T assignments to share among E experts"

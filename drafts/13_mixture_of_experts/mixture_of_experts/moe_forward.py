@@ -52,7 +52,7 @@ def _specs(hidden):
     if not hidden:
         return [
             (24, 8, 6, 2, True, False, torch.float32),
-            (30, 6, 5, 1, False, False, F64),
+            (30, 6, 5, 2, False, False, F64),
             (20, 7, 4, 3, True, True, F64),
             (40, 8, 8, 2, None, False, torch.float32),
         ]

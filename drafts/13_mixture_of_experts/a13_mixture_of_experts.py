@@ -375,6 +375,6 @@ EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},
     "carol_dense_dispatch": {**MAX, "moe_forward": 0},
-    # moe_forward takes the student's route when it passes its own check, the reference otherwise
+    # dave's route breaks ties toward the higher index; moe_forward's real-valued inputs have no ties
     "dave_floor": {**MAX, "route": 0, "expert_capacity": 0},
 }

@@ -120,6 +120,12 @@ MISTAKES = {
         "route",
         "higher expert index",
     ),
+    "route_topk_any_order_of_ties": _mistake(
+        ROUTE,
+        _route(pick_line="top = torch.topk(probs, k, dim=-1)", experts_line="experts = top.indices"),
+        "route",
+        "right up to ties",
+    ),
     "route_softmax_after_topk": _mistake(
         ROUTE,
         _route(

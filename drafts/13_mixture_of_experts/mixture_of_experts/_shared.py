@@ -10,9 +10,9 @@ import torch
 import torch.nn.functional as F
 
 from .. import _judge
-from .._core import rand
-from .._judge import assert_close, diagnose, expect_tensor
-from ..i18n import msg
+from .._core import got_expected, hint_line, rand
+from .._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from ..i18n import N_, msg
 
 F64 = torch.float64
 
@@ -24,6 +24,16 @@ def tols(dtype, expected):
 
 def compare(got, exp, dtype, what, mistakes, generic):
     """Shape, dtype, then the numbers; the hint names the mistake the answer equals, else `generic`."""
+    if exp.dim() == 0 and isinstance(got, torch.Tensor) and got.numel() == 1 and got.dim() > 0:
+        raise CheckFailure(
+            msg("{what} has the wrong shape.", what=what)
+            + got_expected(tuple(got.shape), "()")
+            + hint_line(
+                N_(
+                    "return a scalar, a 0-dim tensor: .mean() or .sum() over everything gives one (no keepdim, no reshape)"
+                )
+            )
+        )
     got = expect_tensor(got, what, shape=exp.shape)
     _judge.expect_dtype(got, dtype, what)
     rtol, atol = tols(dtype, exp)

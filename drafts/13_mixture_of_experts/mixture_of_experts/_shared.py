@@ -193,12 +193,3 @@ def ref_z(logits, square=True, reduce="mean", dim=-1, outer=False):
         return lse.mean() ** 2
     val = lse**2 if square else lse
     return val.mean() if reduce == "mean" else val.sum()
-
-
-def z_label(logits, shift):
-    return msg(
-        "logits {shape} {dtype}, shifted by {shift}",
-        shape=tuple(logits.shape),
-        dtype=str(logits.dtype)[6:],
-        shift=shift,
-    )

@@ -17,9 +17,13 @@
 # 5. **the MoE block**: routed and shared SwiGLU experts in lesson 9's pre-RMSNorm block, and its
 #    active against its total parameters.
 #
-# **Before you start**: lesson 9 (SwiGLU, RMSNorm, the pre-norm block) and lesson 1's softmax. The
+# **Time:** about 90 minutes; running the whole notebook takes under a minute on a 2-core CPU.
+# **Prerequisites:** lesson 1 (the softmax) and lesson 9 (SwiGLU, RMSNorm, the pre-norm block); the
 # SwiGLU expert is given as code here, so this notebook does not depend on lesson 9's answers.
-# **Time**: about 90 minutes to work; running the whole notebook takes under a minute on 2 CPU cores.
+#
+# **How this notebook works.** Cells that say `# YOUR CODE HERE` are yours. Right after each one, a
+# self-check cell runs your code on random inputs and tells you what is wrong, with a hint. Run the
+# notebook top to bottom (Run > Run All Cells).
 
 # %% [setup]
 import math

@@ -401,18 +401,16 @@ class MoEFeedForward(nn.Module):
         weights, chosen = route(u, self.w_gate, self.k, self.normalize)  # (B*T, k) each
         if self.capacity_factor is not None:
             cap = expert_capacity(u.shape[0], n_experts, self.k, self.capacity_factor)
-            chosen = chosen.masked_fill(
-                ~capacity_keep(weights, chosen, n_experts, cap), n_experts
-            )  # n_experts: dropped
+            dropped = ~capacity_keep(weights, chosen, n_experts, cap)
+            chosen = chosen.masked_fill(dropped, n_experts)  # expert "n_experts": dropped
         flat = chosen.reshape(-1)
         order = torch.argsort(flat, stable=True)
         counts = torch.bincount(flat, minlength=n_experts + 1).tolist()
         y = sum(f(u) for f in self.shared) if len(self.shared) else torch.zeros_like(u)
         for e, idx in enumerate(order.split(counts)[:n_experts]):  # the last group: dropped
             if len(idx):
-                y = y.index_add(
-                    0, idx // self.k, self.experts[e](u[idx // self.k]) * weights.reshape(-1)[idx, None]
-                )
+                tokens = idx // self.k
+                y = y.index_add(0, tokens, self.experts[e](u[tokens]) * weights.reshape(-1)[idx, None])
         self.aux = {
             "logits": logits,
             "probs": torch.softmax(logits, -1),
@@ -523,9 +521,9 @@ print(f"a small layer (d=64, d_ff=96, 8 routed, 1 shared): active {small_active:
 ### BEGIN SOLUTION
 # **Model answer.** The MoE layer adds its output to the residual stream, so a dropped token leaves
 # the block as $h$, its value after attention: it is carried on, not lost, and later layers still
-# process it. The cost is that this layer's feed-forward did nothing for that token (less capacity
-# for those tokens, a slightly worse loss), which is why the capacity factor is set above 1 and the
-# balancing loss keeps the counts even.
+# process it. The cost is that this layer's feed-forward did nothing for that token: the computation
+# it would have had is skipped, which is why the capacity factor is set above 1 and the balancing
+# loss keeps the counts even.
 #
 # **Rubric (2 points).** 1 point: the residual connection carries the token unchanged (shared experts,
 # when present, still apply). 1 point: the cost is the skipped computation for that token in that

@@ -353,6 +353,35 @@ print(f"collapsed, peaked probabilities: {load_balancing_loss(peaked, collapsed,
 assert abs(load_balancing_loss(uniform, balanced, E_).item() - 1.0) < 1e-12
 
 # %% [markdown]
+# What each loss pushes on, measured by autograd on the router logits of 8 tokens and 4 experts
+# (top-1): six tokens prefer expert 0, two prefer expert 1, experts 2 and 3 get none. A gradient
+# step moves each logit against its gradient, so a positive sum lowers that expert's logits. The
+# balancing loss lowers the busy expert's logits and raises the others', the idle ones included.
+# The z-loss's gradient is
+#
+# $$\frac{\partial \mathcal{L}_z}{\partial \ell_{t,i}} = \frac{2}{T}\, \operatorname{logsumexp}(\ell_t)\, p_{t,i} ,$$
+#
+# positive wherever $\operatorname{logsumexp}(\ell_t) > 0$, as here: it lowers every logit, the most
+# probable ones hardest, whichever expert is busy.
+
+# %%
+logits = torch.tensor([[4.0, 1.0, 0.0, 0.0]] * 6 + [[0.0, 2.0, 1.0, 0.5]] * 2, dtype=torch.float64)
+logits.requires_grad_(True)
+probs = torch.softmax(logits, dim=-1)
+top1 = probs.argmax(dim=-1, keepdim=True)  # (T, 1)
+load_balancing_loss(probs, top1, 4).backward()
+push = logits.grad.sum(dim=0)  # (E,) summed over the tokens
+print("tokens per expert:", torch.bincount(top1.flatten(), minlength=4).tolist())
+print("balancing loss, gradient per expert:", [f"{g:+.4f}" for g in push.tolist()])
+assert push[0] > 0 and (push[1:] < 0).all(), "the busy expert's logits go down, the others' up"
+logits.grad = None
+router_z_loss(logits).backward()
+lse = torch.logsumexp(logits.detach(), dim=-1, keepdim=True)
+formula = 2 * lse * torch.softmax(logits.detach(), dim=-1) / logits.shape[0]
+print("z-loss, gradient of token 0:", [f"{g:+.4f}" for g in logits.grad[0].tolist()])
+assert torch.allclose(logits.grad, formula) and (logits.grad > 0).all()
+
+# %% [markdown]
 # ## 5. The MoE block
 #
 # DeepSeekMoE (Dai et al., 2024) splits the experts in two: a few **shared experts** that every

@@ -121,6 +121,17 @@ ZH = {
         ('f"collapsed, peaked probabilities: {', 'f"坍缩的路由、集中的概率：{'),
     ],
     "cell-026": [
+        ("# (T, 1)", "# (T, 1)"),
+        ("# (E,) summed over the tokens", "# (E,) 对各 token 求和"),
+        ('"tokens per expert:"', '"每个专家的 token 数："'),
+        ('"balancing loss, gradient per expert:"', '"负载均衡损失，每个专家的梯度："'),
+        (
+            "\"the busy expert's logits go down, the others' up\"",
+            '"繁忙专家的 logits 应被压低，其余的应被抬高"',
+        ),
+        ('"z-loss, gradient of token 0:"', '"z 损失，token 0 的梯度："'),
+    ],
+    "cell-028": [
         (
             '"""Lesson 9\'s expert: w2(silu(w1(x)) * w3(x))."""',
             '"""第 9 课的专家：w2(silu(w1(x)) * w3(x))。"""',
@@ -139,14 +150,14 @@ ZH = {
         ),
         ("# True = may not attend", "# True 表示不可关注"),
     ],
-    "cell-028": [
+    "cell-030": [
         (
             "f\"dropped assignments: {ffn.aux['dropped']} of 24; capacity {cap} per expert\"",
             "f\"被丢弃的分配：24 个中的 {ffn.aux['dropped']} 个；每个专家的容量为 {cap} 个\"",
         ),
         ('"rows of the dropped tokens are all zero:"', '"被丢弃的 token 所在的行全为零："'),
     ],
-    "cell-030": [
+    "cell-032": [
         (
             '"""(active, total) parameters of one MoE feed-forward: router, shared and routed SwiGLU experts."""',
             '"""一个 MoE 前馈全连接层的 (激活参数, 总参数)：路由器、共享专家和路由专家（都是 SwiGLU）。"""',
@@ -180,7 +191,7 @@ def released_cells():
         if (
             c.cell_type == "code"
             and "setup" not in c.metadata.get("tags", ["x"])[:1]
-            or c["id"] == "cell-026"
+            or c["id"] == "cell-028"
         ):
             yield c["id"], c.source if course.nbgrader_meta(solution[c["id"]]) else solution[c["id"]].source
 

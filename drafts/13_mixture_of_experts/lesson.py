@@ -292,7 +292,10 @@ assert capacity_keep(torch.ones(8, 1), chosen_hand, 4, 2)[:, 0].tolist() == expe
 # P_i = \frac{1}{T} \sum_t p_{t,i}.$$
 #
 # $f$ comes from a top-k, which has no gradient; $P$ carries it. The loss is 1 when both are
-# uniform, and larger when the experts that get many tokens also get high probabilities. (Hugging
+# uniform, and larger when the experts that get many tokens also get high probabilities. By hand,
+# with $E = 2$, $k = 1$ and two tokens that both go to expert 0 with mean probabilities
+# $P = (0.75, 0.25)$: $f = (1, 0)$ and the loss is $2\,(1 \cdot 0.75 + 0 \cdot 0.25) = 1.5$; one token
+# to each expert with $P = (0.5, 0.5)$ gives $2\,(0.5 \cdot 0.5 + 0.5 \cdot 0.5) = 1$. (Hugging
 # Face's Mixtral code sums $f$ over the $k$ slots, which is $k$ times this.)
 #
 # ST-MoE (Zoph et al., 2022) adds the **router z-loss**, which keeps the logits small, where the

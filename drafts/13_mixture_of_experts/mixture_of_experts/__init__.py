@@ -18,6 +18,7 @@ from .._core import Question
 from ._shared import ref_moe as ref_moe
 from ._shared import ref_route as ref_route
 from .capacity_keep import _keep_cases, _keep_judge
+from .capacity_keep import run_keep as run_keep
 from .expert_capacity import _capacity_cases, _capacity_judge
 from .load_balancing_loss import _balance_cases, _balance_judge
 from .load_balancing_loss import run_balance as run_balance
@@ -27,7 +28,7 @@ from .route import _route_cases, _route_judge
 from .router_z_loss import _z_cases, _z_judge
 
 LESSON = "13_mixture_of_experts"
-HELPERS = ("run_moe", "run_balance")
+HELPERS = ("run_moe", "run_balance", "run_keep")
 
 QUESTIONS = _core.by_name(
     Question("route", _route_cases, _route_judge),
@@ -40,4 +41,14 @@ QUESTIONS = _core.by_name(
 
 check = _core.lesson_check(QUESTIONS, "route")
 
-__all__ = ["HELPERS", "LESSON", "QUESTIONS", "check", "ref_moe", "ref_route", "run_balance", "run_moe"]
+__all__ = [
+    "HELPERS",
+    "LESSON",
+    "QUESTIONS",
+    "check",
+    "ref_moe",
+    "ref_route",
+    "run_balance",
+    "run_keep",
+    "run_moe",
+]

@@ -11,16 +11,19 @@ from .._core import Case, calling, gen, got_expected, graded, helper, hint_line,
 from .._judge import CheckFailure, assert_close, inputs_unchanged
 from ..i18n import N_, msg
 from ._shared import F64, balance_grad, compare, ref_balance
+from .capacity_keep import sliced
 
 
 def run_balance(fn, n_experts, router_probs, experts):
-    """The answer's loss and its gradient in router_probs (None when it has none)."""
+    """The answer's loss, its gradient in router_probs (None when it has none) and the experts it was
+    given (to see that it left them unchanged)."""
     p = router_probs.detach().clone().requires_grad_(True)
-    loss = fn(p, experts, n_experts)
+    e = sliced(experts)  # a non-contiguous view, as route's top.indices[:, :k] is
+    loss = fn(p, e, n_experts)
     grad = None
     if isinstance(loss, torch.Tensor) and loss.requires_grad:
         (grad,) = torch.autograd.grad(loss.sum(), p, allow_unused=True)
-    return loss, grad
+    return loss, grad, e
 
 
 def _specs(hidden):
@@ -80,11 +83,11 @@ def _balance_judge(case, out):
     f = case.facts
     p, ex, e, dt = f["router_probs"], f["experts"], f["e"], f["dt"]
     r = out["r"]
-    if not isinstance(r, (tuple, list)) or len(r) != 2:
+    if not isinstance(r, (tuple, list)) or len(r) != 3:
         raise CheckFailure(
             msg("the grader could not run {who} (no results came back)", who="load_balancing_loss")
         )
-    loss, grad = r
+    loss, grad, given = r
     mistakes = [
         (
             N_(
@@ -134,4 +137,4 @@ def _balance_judge(case, out):
         rtol=1e-4 if dt != F64 else 1e-7,
         atol=1e-6,
     )
-    inputs_unchanged(out, f, ("router_probs", "experts"), "load_balancing_loss")
+    inputs_unchanged({**out, "experts": given}, f, ("router_probs", "experts"), "load_balancing_loss")

@@ -48,10 +48,11 @@ def run_moe(fn, k, x, w_gate, states, **kwargs):
 
 
 def _specs(hidden):
-    # (T, d, E, k, normalize (None: not passed), an expert with no token, dtype); hidden = d + 1
+    # (T, d, E, k, normalize (None: not passed), the last expert gets no token (True) or one ("one"),
+    # dtype); the experts' hidden width is d + 1
     if not hidden:
         return [
-            (24, 8, 6, 2, True, False, torch.float32),
+            (24, 8, 6, 2, True, "one", torch.float32),
             (30, 6, 5, 2, False, False, F64),
             (20, 7, 4, 3, True, True, F64),
             (40, 8, 8, 2, None, False, torch.float32),
@@ -78,6 +79,8 @@ def _moe_cases(hidden):
         if idle:  # the last expert gets no token: positive x, a very negative column
             x = x.abs() + 0.1
             w[:, -1] = -10.0
+        if idle == "one":  # ... but token 0, turned negative, prefers it above all
+            x[0] = -x[0]
         states = expert_state(d, h, e, g, dt)
         kwargs = {} if normalize is None else {"normalize": normalize}
         inputs = dict(x=x, w_gate=w, states=states)
@@ -94,7 +97,9 @@ def _moe_cases(hidden):
             if normalize is None
             else f"normalize={normalize}",
         )
-        if idle:
+        if idle == "one":
+            label = msg("{label}, expert {n} gets one token", label=label, n=e - 1)
+        elif idle:
             label = msg("{label}, expert {n} gets no token", label=label, n=e - 1)
         facts = dict(
             x=x,

@@ -48,6 +48,7 @@ ZH = {
     "keep every tensor to the size of the assignments (T * k rows) or of x": "每个张量都不要超过分配的规模（T * k 行）或 x 的规模",
     "y[t] = sum over token t's k experts of weight * expert(x[t]), weights and experts from route": "y[t] = 对 token t 的 k 个专家求 weight * expert(x[t]) 之和，权重和专家来自 route",
     "{label}, expert {n} gets no token": "{label}，专家 {n} 没有分到 token",
+    "{label}, expert {n} gets one token": "{label}，专家 {n} 只分到一个 token",
     "each output is not weighted: multiply each expert's output by its token's router weight before adding it back": "输出没有加权：每个专家的输出要先乘以该 token 的路由权重，再加回去",
     "the weight multiplies the expert's input: y = w * expert(x), the weight scales the expert's output (an expert is not linear)": "权重乘在了专家的输入上：应为 y = w * expert(x)，权重缩放的是专家的输出（专家不是线性的）",
     "your weights are not renormalised: pass normalize on to route": "你的权重没有重新归一化：要把 normalize 传给 route",

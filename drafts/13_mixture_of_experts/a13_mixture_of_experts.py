@@ -136,6 +136,9 @@ MISTAKES = {
         "route",
         "after the top-k",
     ),
+    "route_returns_experts_first": _mistake(
+        ROUTE, ROUTE_OK.replace("return weights, experts", "return experts, weights"), "route", "other order"
+    ),
     "route_experts_by_index": _mistake(
         ROUTE,
         _route(experts_line="experts = top.indices[:, :k].sort(dim=-1).values"),

@@ -78,6 +78,7 @@ ZH = {
     "route should return a pair (weights, experts), got {got}": "route 应返回一对 (weights, experts)，得到的是 {got}",
     "the signature is {signature}": "签名是 {signature}",
     "experts should be a long tensor (torch.int64) of expert indices.": "experts 应是存放专家编号的 long 张量（torch.int64）。",
+    "the pair is in the other order: return (weights, experts), the weights first": "这一对的顺序反了：应返回 (weights, experts)，权重在前",
     "the indices torch.sort or torch.topk return are long already": "torch.sort 或 torch.topk 返回的下标本来就是 long",
     "logits {shape} {dtype}, mean {shift}": "logits {shape} {dtype}，均值 {shift}",
     "mean over the tokens of torch.logsumexp(logits, dim=-1) ** 2": "对各 token 的 torch.logsumexp(logits, dim=-1) ** 2 取均值",

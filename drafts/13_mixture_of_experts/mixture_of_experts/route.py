@@ -146,10 +146,15 @@ def _route_judge(case, out):
     exp_w, exp_e = ref_route(x, w, k, normalize)
     experts = expect_tensor(experts, msg("{name} of route", name="experts"), shape=exp_e.shape)
     if experts.dtype != torch.int64:
+        swapped = isinstance(weights, torch.Tensor) and weights.dtype == torch.int64
         raise CheckFailure(
             msg("experts should be a long tensor (torch.int64) of expert indices.")
             + got_expected(experts.dtype, torch.int64)
-            + hint_line(msg("the indices torch.sort or torch.topk return are long already"))
+            + hint_line(
+                msg("the pair is in the other order: return (weights, experts), the weights first")
+                if swapped
+                else msg("the indices torch.sort or torch.topk return are long already")
+            )
         )
     generic = msg(
         "experts[t] are the indices of token t's k most probable experts, most probable first, ties toward the "

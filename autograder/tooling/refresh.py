@@ -148,12 +148,19 @@ def digest(paths: list[Path], extra: bytes = b"") -> str:
 
 
 def unchanged_since_commit(paths: list[Path]) -> bool:
+    """Whether every one of `paths` is what the last commit has (byhand's version line aside)."""
     if not paths:
         return True
-    done = _git(
-        "status", "--porcelain", "--untracked-files=all", "--", *(str(p.relative_to(ROOT)) for p in paths)
-    )
-    return done.returncode == 0 and not done.stdout.strip()
+    rel = [p.relative_to(ROOT).as_posix() for p in paths]
+    done = _git("status", "--porcelain", "--untracked-files=all", "--", *rel)
+    if done.returncode != 0:
+        return False
+    for line in done.stdout.splitlines():
+        path = ROOT / line[3:].strip()
+        before = committed(path) if path == STUDENT / "__init__.py" and path.exists() else None
+        if before is None or VERSION_LINE.sub("", before) != _content(path).decode("utf-8"):
+            return False
+    return True
 
 
 @dataclass
@@ -268,30 +275,47 @@ def steps(lessons: list[str]) -> list[Step]:
         from examples.build import build
 
         build()
-        return ["wrote examples/class/ and examples/expected_grades.csv"]
+        return []  # build() says what it wrote
 
-    def mistakes_run():
-        from autograder.tooling.checkout import examples
-
-        examples()
-        from examples import catalogue
-
-        return [f"wrote {catalogue.write().relative_to(ROOT)}"]
+    def mistakes_of(lesson):
+        return Step(
+            f"mistakes-{lesson}",
+            lambda: [
+                ROOT / "examples" / "answers" / f"a{lesson}.py",
+                ROOT / "examples" / "catalogue.py",
+                *_checks_of(lesson),
+            ],
+            lambda: [f"wrote docs/mistakes.md ({lesson})"],
+        )
 
     return [
         *(execute(lesson) for lesson in lessons),
         *(release_one(lesson) for lesson in lessons),
         Step("examples", examples_inputs, examples_run),
-        Step(
-            "mistakes",
-            lambda: [
-                *sorted((ROOT / "examples" / "answers").glob("*.py")),
-                ROOT / "examples" / "catalogue.py",
-                *sorted(STUDENT.rglob("*.py")),
-            ],
-            mistakes_run,
-        ),
+        *(mistakes_of(lesson) for lesson in lessons),
     ]
+
+
+def mistakes_page(stale: list[str]) -> None:
+    """docs/mistakes.md (`python -m autograder mistakes`) with the hints of the `stale` lessons
+    recomputed (each runs the lesson's self-check on every catalogued mistake) and the other
+    lessons' rows kept from the page."""
+    from autograder.tooling.checkout import examples
+
+    examples()
+    from examples import answers_for, catalogue, lessons_with_answers
+
+    shown = catalogue.documented_hints() if catalogue.DOC.exists() else {}
+    parts = [catalogue.HEADER]
+    for lesson in lessons_with_answers():
+        parts.append(f"\n## {lesson}\n\n| mistake | question | hint the student reads |\n| --- | --- | --- |")
+        for name, spec in answers_for(lesson).MISTAKES.items():
+            if lesson in stale or (lesson, name) not in shown:
+                hint = catalogue.hint_for(lesson, name).replace("|", "\\|").replace("\n", " ")
+            else:
+                hint = shown[(lesson, name)].replace("|", "\\|")
+            parts.append(f"| `{name}` | `{spec['question']}` | {hint} |")
+    catalogue.DOC.write_text("\n".join(parts) + "\n", encoding="utf-8")
 
 
 def refresh(everything: bool = False, allow_bump: bool = True, say: Callable = print) -> list[str]:
@@ -307,11 +331,20 @@ def refresh(everything: bool = False, allow_bump: bool = True, say: Callable = p
 
     pot = messages.template()
     tell([f"wrote {p.relative_to(ROOT)}" for p in messages.update(pot=pot)])
+    stale_mistakes = []
     for step in steps(course.lessons()):
         if not everything and step.fresh():
             continue
+        if step.name.startswith("mistakes-"):
+            stale_mistakes.append(step)
+            continue
         tell(step.run())
         step.done()
+    if stale_mistakes:
+        mistakes_page([s.name.removeprefix("mistakes-") for s in stale_mistakes])
+        for step in stale_mistakes:
+            tell(step.run())
+            step.done()
     tell(version_and_fingerprint(allow_bump))
     if not did:
         say("nothing to redo: every derived file is up to date")

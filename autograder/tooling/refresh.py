@@ -291,7 +291,7 @@ def steps(lessons: list[str]) -> list[Step]:
     return [
         *(execute(lesson) for lesson in lessons),
         *(release_one(lesson) for lesson in lessons),
-        Step("examples", examples_inputs, examples_run),
+        Step("examples", examples_inputs, examples_run, (ROOT / "examples" / "expected_grades.csv",)),
         *(mistakes_of(lesson) for lesson in lessons),
     ]
 

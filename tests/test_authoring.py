@@ -204,3 +204,52 @@ def test_a_right_name_is_not_refused():
     from autograder.tooling.scaffold import refusal
 
     assert refusal("05_init", "rms", 1) is None
+
+
+def test_refresh_bumps_the_version_once_and_records_the_fingerprint_after_the_bump(tmp_path, monkeypatch):
+    """In a repository whose checks changed: one refresh bumps 0.3.0 to 0.3.1 and records the
+    fingerprint the bumped package has (one round, not two); another change before the commit
+    updates 0.3.1's line without bumping again; BUMP=0 records the current version."""
+    from autograder.tooling import refresh
+
+    pkg = tmp_path / "student" / "byhand"
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "data" / "README.md").write_text("data\n")
+    (pkg / "__init__.py").write_text('__version__ = "0.3.0"  # byhand\n')
+    (tmp_path / "student" / "pyproject.toml").write_text('[project]\nversion = "0.3.0"\n')
+    regrade = tmp_path / "tests" / "test_regrade.py"
+    regrade.parent.mkdir()
+    monkeypatch.setattr(refresh, "ROOT", tmp_path)
+    monkeypatch.setattr(refresh, "STUDENT", pkg)
+    monkeypatch.setattr(refresh, "REGRADE", regrade)
+    regrade.write_text(f'CHECKS_FINGERPRINTS = {{\n    "0.3.0": "{refresh.checks_fingerprint(pkg)}",\n}}\n')
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "0.3.0"], check=True)
+    assert refresh.version_and_fingerprint() == []  # nothing changed: nothing said, nothing written
+
+    (pkg / "new.py").write_text("X = 1\n")
+    said = refresh.version_and_fingerprint()
+    recorded = refresh.recorded_fingerprints()
+    assert '__version__ = "0.3.1"' in (pkg / "__init__.py").read_text(), said
+    assert 'version = "0.3.1"' in (tmp_path / "student" / "pyproject.toml").read_text()
+    assert recorded.get("0.3.1") == refresh.checks_fingerprint(pkg) and "0.3.0" in recorded, (
+        f"got {recorded}, expected 0.3.1 recorded as {refresh.checks_fingerprint(pkg)} beside 0.3.0"
+    )
+
+    (pkg / "new.py").write_text("X = 2\n")  # 0.3.1 is not committed: its line is updated, no 0.3.2
+    refresh.version_and_fingerprint()
+    recorded = refresh.recorded_fingerprints()
+    assert sorted(recorded) == ["0.3.0", "0.3.1"] and recorded["0.3.1"] == refresh.checks_fingerprint(pkg), (
+        f"got {recorded}, expected 0.3.1's line updated"
+    )
+
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "0.3.1"], check=True)
+    (pkg / "new.py").write_text("X = 3\n")
+    refresh.version_and_fingerprint(allow_bump=False)  # BUMP=0
+    recorded = refresh.recorded_fingerprints()
+    assert sorted(recorded) == ["0.3.0", "0.3.1"] and recorded["0.3.1"] == refresh.checks_fingerprint(pkg), (
+        f"got {recorded}, expected 0.3.1 re-recorded without a bump"
+    )

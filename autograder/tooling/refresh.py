@@ -37,8 +37,9 @@ REGRADE = ROOT / "tests" / "test_regrade.py"
 VERSION_LINE = re.compile(r'^__version__ = "([^"]+)"', re.M)
 
 
-def checks_fingerprint(root: Path = STUDENT) -> str:
+def checks_fingerprint(root: Path | None = None) -> str:
     """A hash of every file the student wheel ships: the package's modules and its data."""
+    root = root or STUDENT
     # what student/pyproject.toml packages: byhand/**/*.py (the lessons' subpackages too), byhand/data/*.xz
     # and byhand/data/README.md, the compiled catalogues byhand/locale/*/LC_MESSAGES/*.mo
     files = sorted(

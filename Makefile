@@ -20,7 +20,7 @@ export BYHAND_SOURCE
 LESSONS ?=
 PUBLISH_FLAGS = $(if $(filter 1,$(FORCE)),--force,) $(if $(CONFIG),--config '$(CONFIG)',)
 
-.PHONY: messages review-zh mutation postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
+.PHONY: refresh messages review-zh mutation postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -37,6 +37,7 @@ help:
 	@echo "    (publishing: BYHAND_SOURCE=<the wheel's URL>, FORCE=1, CONFIG=course.toml; docs/grading.md)"
 	@echo "make formgrader [OUT=dir]                    nbgrader's formgrader on a grading output folder"
 	@echo "make review-zh [LESSON=09_modern_block]      build/review/NN.html: English and Chinese side by side, stale cells flagged"
+	@echo "make refresh [ALL=1] [BUMP=0]               redo what is derived from the sources: catalogues, stored outputs, release, example class, version"
 	@echo "make messages                                the pages' words into student/byhand/locale/*.po, compiled to .mo"
 	@echo "make wheel                                   the student package (byhand) as a wheel in build/wheel/"
 	@echo "make bench                                   grading benchmark table"
@@ -83,6 +84,13 @@ review-zh: $(STAMP)
 
 release: $(STAMP)
 	$(BIN)/python -m autograder release
+
+# everything derived from the sources, what changed only (autograder/tooling/refresh.py):
+# catalogues, solutions' stored outputs, student notebooks (English and translated), the example
+# class and docs/mistakes.md, the checks' version and fingerprint. ALL=1 redoes every step; BUMP=0
+# records the current version's fingerprint without a new version
+refresh: $(STAMP)
+	$(BIN)/python -m autograder refresh $(if $(filter 1,$(ALL)),--all,) $(if $(filter 0,$(BUMP)),--no-bump,)
 
 # the grader pages' words into each language's gettext catalogue (student/byhand/locale), compiled
 messages: $(STAMP)

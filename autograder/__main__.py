@@ -11,6 +11,8 @@ wheel [--out DIR]                 the student package (byhand) as a wheel (defau
 setup-cells [LESSON ...]          put the canonical checks import into the lessons' setup cells
 bench                             the grading benchmark table
 mutation [LESSON ...]             mutate the reference answers, run the checks on each mutant, print the table
+new-exercise LESSON NAME --points N  a new graded exercise in every file it lives in (docs/authoring-lessons.md)
+refresh [--all] [--no-bump]       redo everything derived from the sources (make refresh)
 """
 
 from __future__ import annotations
@@ -251,7 +253,33 @@ def main(argv=None) -> int:
     m = sub.add_parser("mutation", help="mutation testing of the lessons' checks (docs/mutation.md)")
     m.add_argument("lessons", nargs="*")
     m.add_argument("--quiet", action="store_true", help="only the table and the problems")
+    n = sub.add_parser("new-exercise", help="scaffold a graded exercise (docs/authoring-lessons.md)")
+    n.add_argument("lesson", help="the lesson id, e.g. 05_init")
+    n.add_argument("name", help="the graded name: a function's, in snake_case")
+    n.add_argument("--points", type=int, required=True, help="what the exercise is worth (at least 1)")
+    rf = sub.add_parser("refresh", help="redo everything derived from the sources, what changed only")
+    rf.add_argument("--all", action="store_true", help="redo every step, changed or not")
+    rf.add_argument(
+        "--no-bump", action="store_true", help="record the current version's fingerprint, never bump it"
+    )
     args = p.parse_args(argv)
+    if args.cmd == "new-exercise":
+        from autograder.tooling import scaffold
+
+        try:
+            written = scaffold.new_exercise(args.lesson, args.name, args.points)
+        except scaffold.Refused as exc:
+            print(f"error: {exc}; nothing written", file=sys.stderr)
+            return 2
+        for path in written:
+            print(f"wrote {path.relative_to(course.ROOT)}")
+        print(scaffold.NEXT.format(lesson=args.lesson, name=args.name, NAME=args.name.upper()))
+        return 0
+    if args.cmd == "refresh":
+        from autograder.tooling.refresh import refresh
+
+        refresh(everything=args.all, allow_bump=not args.no_bump)
+        return 0
     if args.cmd == "grade":
         from autograder.collect.submissions import DEFAULT_LMS_PATTERN
 

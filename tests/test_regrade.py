@@ -159,8 +159,8 @@ def test_the_checks_package_says_one_version():
 # The wheel's contents at each released version of the checks package: a student's `pip install -U`
 # only upgrades when the version changes, so a change to what the wheel ships without a new version
 # leaves every student who installed it before on checks that no longer match the grader's.
-# A new version: bump student/pyproject.toml and byhand/__init__.py, then add the line the failure
-# prints (the older lines stay, a record of what each version shipped).
+# A new version: `make refresh` bumps student/pyproject.toml and byhand/__init__.py and adds the
+# line (autograder/tooling/refresh.py; the older lines stay, a record of what each version shipped).
 CHECKS_FINGERPRINTS = {
     "0.2.0": "1c826af23e963c87",
     "0.2.1": "2d4bc85f71fcbcdd",  # the grader pages' words in a gettext catalogue (byhand/locale)
@@ -172,24 +172,10 @@ CHECKS_FINGERPRINTS = {
 
 
 def checks_fingerprint() -> str:
-    """A hash of every file the student wheel ships: the package's modules and its data."""
-    import hashlib
+    """A hash of every file the student wheel ships (`make refresh` records it)."""
+    from autograder.tooling.refresh import checks_fingerprint
 
-    root = course.ROOT / "student" / "byhand"
-    # what student/pyproject.toml packages: byhand/**/*.py (the lessons' subpackages too), byhand/data/*.xz
-    # and byhand/data/README.md, the compiled catalogues byhand/locale/*/LC_MESSAGES/*.mo
-    files = sorted(
-        [
-            *root.rglob("*.py"),
-            *root.glob("data/*.xz"),
-            root / "data" / "README.md",
-            *root.glob("locale/*/LC_MESSAGES/*.mo"),
-        ]
-    )
-    digest = hashlib.sha256()
-    for p in files:
-        digest.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    return checks_fingerprint()
 
 
 def test_changed_checks_come_with_a_new_version():
@@ -200,9 +186,9 @@ def test_changed_checks_come_with_a_new_version():
     recorded = CHECKS_FINGERPRINTS.get(byhand.__version__)
     assert recorded == now, (
         f"the checks package changed but its version did not.\n  got:      version {byhand.__version__} "
-        f"ships {now}\n  expected: version {byhand.__version__} ships {recorded}\n  hint: bump the version "
-        f'in student/pyproject.toml and byhand/__init__.py, then add "NEW": "{now}" to CHECKS_FINGERPRINTS '
-        "in tests/test_regrade.py (if this version was never released, update its line instead)"
+        f"ships {now}\n  expected: version {byhand.__version__} ships {recorded}\n  hint: make refresh bumps "
+        "the version and records the new version's fingerprint in one step (make refresh BUMP=0: this "
+        "version was never released, record its fingerprint instead)"
     )
 
 

@@ -3,6 +3,7 @@ re-creates. `python -m autograder execute [LESSON ...]`."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -19,7 +20,10 @@ def execute_solution(path: Path, timeout: int = 600) -> float:
     client = NotebookClient(
         nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
-    client.execute(env={"PYTHONHASHSEED": "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline"})
+    env = {"PYTHONHASHSEED": "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    if os.environ.get("PYTHONPATH"):  # a checkout run beside the venv's (a clone): its own packages
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    client.execute(env=env)
     elapsed = time.perf_counter() - start
     # execution counts and timing metadata change on every run: drop them for stable diffs
     for cell in nb.cells:

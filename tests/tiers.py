@@ -9,7 +9,8 @@ and the others carry a marker: `breadth` (the gate, `make test`, still runs them
 A question whose every case set costs seconds of CPU whatever the answer (`HIDDEN_COSTS`: an
 optimizer run for hundreds of steps, a trainer timed against another) keeps in `make test-fast` only
 the tests that run its visible cases; a test that runs the hidden cases too says so
-(`tiered(..., hidden=True)`) and its sample of such a question is `breadth`.
+(`tiered(..., hidden=True)`): its sample of such a question is `breadth` (the gate) and its other
+mistakes `full` (every mistake's visible check stays in the gate, marked `breadth`).
 
 How the costs were measured: `python tests/mistake_costs.py LESSON...` (CPU seconds of each mistake's
 visible and hidden checks, and of each question's reference): docs/testing.md.
@@ -48,7 +49,7 @@ def tiered(
     no question of its own, so its lesson) has no mark: the one `CHEAPEST` (or `CHEAPEST_OF_LESSON`)
     names, else the first. The others are marked `rest`, and those that are not the sample of their
     question `beyond_question` instead, when it is given. `hidden`: the test runs the hidden cases,
-    so the sample of a question in `HIDDEN_COSTS` is marked `rest` too."""
+    so the sample of a question in `HIDDEN_COSTS` is marked `rest` too, and its others `full`."""
     entries = catalogued(attr)
     question_of = {
         (lesson, name): (lesson, answers_for(lesson).MISTAKES[name]["question"])
@@ -81,8 +82,11 @@ def tiered(
             sampled = sample_of_question[question] == name
         else:
             sampled = sample_of_lesson[lesson] == name
-        if sampled and not (hidden and question in HIDDEN_COSTS):
+        costly = hidden and question in HIDDEN_COSTS
+        if sampled and not costly:
             marks = ()
+        elif costly and sample_of_question[question] != name:
+            marks = (pytest.mark.full,)
         elif beyond_question is not None and question is not None and sample_of_question[question] != name:
             marks = (beyond_question,)
         else:

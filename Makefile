@@ -24,9 +24,9 @@ PUBLISH_FLAGS = $(if $(filter 1,$(FORCE)),--force,) $(if $(CONFIG),--config '$(C
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
-	@echo "make test                                    the gate CI runs (about 21 min on 2 cores; target 10): lint, in-process, nbval, one graded class"
+	@echo "make test                                    the gate CI runs (target 8 min on 2 cores; docs/testing.md): lint, the loop first, then the rest"
 	@echo "make test-full                               everything: every layer, clean venvs, cluster, browser, claims"
-	@echo "make test-fast                               lint and a sample of the in-process tests (about 3 min on 2 cores; target 1)"
+	@echo "make test-fast                               lint and a sample of the in-process tests (target 1 min on 2 cores; docs/testing.md)"
 	@echo "make test-oldest-torch                       the student notebooks in a clean venv with torch 2.4.1"
 	@echo "make test-catalogue                          every catalogued mistake graded in sandboxed kernels"
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"

@@ -24,9 +24,9 @@ PUBLISH_FLAGS = $(if $(filter 1,$(FORCE)),--force,) $(if $(CONFIG),--config '$(C
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
-	@echo "make test                                    the gate CI runs (about 21 min on 2 cores; target 10): lint, in-process, nbval, one graded class"
+	@echo "make test                                    the gate CI runs (target 8 min on 2 cores; docs/testing.md): lint, the loop first, then the rest"
 	@echo "make test-full                               everything: every layer, clean venvs, cluster, browser, claims"
-	@echo "make test-fast                               lint and a sample of the in-process tests (about 3 min on 2 cores; target 1)"
+	@echo "make test-fast                               lint and a sample of the in-process tests (target 1 min on 2 cores; docs/testing.md)"
 	@echo "make test-oldest-torch                       the student notebooks in a clean venv with torch 2.4.1"
 	@echo "make test-catalogue                          every catalogued mistake graded in sandboxed kernels"
 	@echo "make lab                                     JupyterLab on notebooks/ (students)"
@@ -151,14 +151,19 @@ define UNCHANGED_TREE
 	$(ELAPSED); exit $$rc
 endef
 
-# The gate, what CI runs (.ci/run), meant to take under 10 minutes on 2 cores (21 now: docs/testing.md): lint, the in-process layer, nbval of
-# solutions/, the shared graded class and every end-to-end test that reads it (tests/shared_class.py),
-# the process-level tests (Ctrl-C, SIGKILL, resume, a killed pool worker, descriptors), one browser
-# check, the student package in seconds. Two pytest processes; tests/conftest.py keeps a notebook's
-# nbval cells in one and every reader of the shared class in one. What it leaves out is marked `full`.
-GATE := -n 2 --dist loadgroup -m "not full"
+# The gate, what CI runs (.ci/run), meant to take under 8 minutes on 2 cores (docs/testing.md): lint, then
+# the loop first (`make test-fast`'s selection, $(FAST): a grader whose verdicts always pass, or a check
+# that passes its mistakes, fails here within two minutes, before anything slow starts), then the rest
+# (marked `slow` or `breadth`, or a layer's: nbval of solutions/, the shared graded class and every
+# end-to-end test that reads it (tests/shared_class.py), the process-level tests (Ctrl-C, SIGKILL,
+# resume, a killed pool worker, descriptors), one browser check). Two pytest processes each time;
+# tests/conftest.py keeps a notebook's nbval cells in one and every reader of the shared class in one.
+# What it leaves out is marked `full`; `fast` marks a stand-in only the loop runs.
+REST := -m "not (full or fast) and (e2e or browser or cluster or claims or nbval or slow or breadth)"
+GATE := -n 2 --dist loadgroup
 test: $(STAMP) browser lint
-	$(call UNCHANGED_TREE,$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(GATE) $(NBVAL) tests solutions)
+	$(call UNCHANGED_TREE,$(BIN)/python -m pytest -q -p no:cacheprovider -p no:nbval -rs --durations=10 -n 2 $(FAST) tests \
+		&& $(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(GATE) $(REST) $(NBVAL) tests solutions)
 
 # Everything: every test of every layer (the catalogue graded in kernels, the student notebooks in a
 # clean venv, the claims sweeps, the cluster, formgrader, JupyterLab and the whole site in Chromium)
@@ -172,10 +177,11 @@ test-full: $(STAMP) browser postgres lint
 	grep -E "^(FAILED|ERROR)|passed|failed|error" build/nbval-other-cpu.log | tail -n 20; \
 	[ $$first -eq 0 ] && [ $$second -eq 0 ])
 
-# the loop after a change to a check or the grader, meant to take under a minute on 2 cores (about 3 now: docs/testing.md): the
-# in-process layer, two processes, without what the gate runs besides (`slow`: seconds of real work;
-# `breadth`: the catalogue past the first mistake of each question, tests/tiers.py) or only
-# test-full has (`full`); no nbval plugin (it compiles jsonschema's IRI grammars in every process)
+# the loop after a change to a check or the grader, meant to take under a minute on 2 cores
+# (docs/testing.md): the in-process layer, two processes, without what the gate runs besides
+# (`slow`: seconds of real work; `breadth`: the catalogue past the cheapest mistake of each question,
+# tests/tiers.py) or only test-full has (`full`); no nbval plugin (it compiles jsonschema's IRI
+# grammars in every process). The gate runs the same selection first.
 FAST := -m "not (e2e or browser or cluster or claims or nbval or slow or breadth or full)"
 test-fast: $(STAMP) lint
 	@$(BIN)/python -m pytest -q -p no:cacheprovider -p no:nbval -n 2 $(FAST) tests; rc=$$?; $(ELAPSED); exit $$rc

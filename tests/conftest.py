@@ -50,6 +50,10 @@ def pytest_configure(config):
             "the rest of a sweep whose sample `make test-fast` runs (tests/tiers.py): `make test` runs it",
         ),
         ("full", "only in `make test-full`: coverage the gate (`make test`) holds elsewhere or can wait"),
+        (
+            "fast",
+            "only in `make test-fast` (and test-full): a cheaper stand-in for a test the gate runs whole",
+        ),
         ("gate", "in `make test` although its layer is `full`"),
     ]:
         config.addinivalue_line("markers", f"{name}: {why}")

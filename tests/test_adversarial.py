@@ -711,6 +711,7 @@ def test_ctrl_c_leaves_nothing(tmp_path, request):
     assert _host_files_with(f"tbb-slow-{TOKEN}") == []
 
 
+@pytest.mark.full  # SIGKILL of the grader is rare: Ctrl-C, the usual stop, stays in the gate (above)
 @needs_isolation
 def test_a_killed_grader_leaves_nothing_the_next_run_does_not_clean(tmp_path, request):
     """After SIGKILL of the grader mid-run: its kernels and what they started die with it, what they

@@ -4,12 +4,14 @@ with the wheel runs a lesson), and nothing a lesson does not need."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import json
 import re
 import sys
 from pathlib import Path
 
+import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +35,7 @@ def _guarded(node, parents) -> bool:
     return False
 
 
+@functools.cache  # two tests read it: every notebook parsed once
 def lesson_imports() -> dict:
     """{top-level module: [lessons]} every student notebook (both languages) imports unconditionally."""
     found: dict = {}
@@ -170,6 +173,7 @@ except SystemExit as exc:
 """
 
 
+@pytest.mark.slow  # a fresh interpreter imports the whole grader: about 6 s of CPU
 def test_grading_imports_nothing_the_grading_install_leaves_out(tmp_path):
     import subprocess
 

@@ -122,6 +122,7 @@ def test_the_students_own_error_shows_their_line_and_what_it_means(shell):
     ), zh
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch: about 3 s of CPU
 def test_plain_python_still_prints_the_whole_traceback(tmp_path):
     """Without IPython nothing renders the short form: the exception propagates as any other."""
     script = tmp_path / "student.py"
@@ -136,6 +137,7 @@ def test_plain_python_still_prints_the_whole_traceback(tmp_path):
     assert re.search(r"byhand\._core\.\w+: scaled_dot_product_attention", run.stderr), run.stderr
 
 
+@pytest.mark.slow  # starts an ipykernel: about 4.5 s of CPU
 def test_a_real_kernel_sends_the_message_as_the_traceback():
     """Through ipykernel (nbclient), as JupyterLab, Notebook, VS Code and Colab receive it: the error
     output's traceback is the message, nothing on stderr (nbgrader zeroes a test cell that writes

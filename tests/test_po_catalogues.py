@@ -101,6 +101,7 @@ def test_a_language_with_no_catalogue_is_english(lang):
     assert i18n.page("Class report", lang or "en") == "Class report"
 
 
+@pytest.mark.slow  # builds the wheel
 def test_the_wheel_carries_the_compiled_catalogues(tmp_path):
     names = zipfile.ZipFile(student.build_wheel(tmp_path)).namelist()
     for lang in LANGS:

@@ -61,6 +61,7 @@ def test_a_lesson_whose_deadline_has_not_passed_is_not_handed_out_by_a_later_one
     assert publish.check_release(["12_training"], config=config, now=later) == []
 
 
+@pytest.mark.slow  # builds a handout zip and its wheel: about 3 s of CPU
 def test_make_handout_refuses_a_leaking_release_and_hands_out_chosen_lessons(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("BYHAND_SOURCE", raising=False)
     with pytest.raises(HandoutError, match="09_modern_block"):

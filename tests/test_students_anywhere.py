@@ -361,6 +361,7 @@ def test_setup_cell_is_the_canonical_one(lesson):
     assert cell.source.index("torch.manual_seed(") < block, f"{lesson}: seed before the checks import"
 
 
+@pytest.mark.slow  # builds the wheel: about 2 s of CPU
 def test_the_site_serves_the_wheel_it_names(tmp_path):
     """Is the wheel the site links to the one `make wheel` builds, with the name the pages give?"""
     site = _site_build()

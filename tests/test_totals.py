@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pytest
+
 from autograder import course
 from autograder.collect import lateness
 from autograder.outcomes import Graded, Row
@@ -82,6 +84,7 @@ def _report_cell(page: str, student: str, column: int) -> str:
     return re.sub(r"<[^>]+>", "", cells[column]).strip()
 
 
+@pytest.mark.slow  # writes nbgrader's gradebook and every output file: about 2 s of CPU
 def test_a_late_student_has_one_total_everywhere(tmp_path):
     """summary.csv, submissions.csv, the report, nbgrader's gradebook (as formgrader and `nbgrader
     export` read it) and every LMS file say the same points for a late student: after the penalty."""
@@ -122,6 +125,7 @@ def test_a_late_student_has_one_total_everywhere(tmp_path):
     assert not wrong, f"got {wrong}, expected {expected} in each"
 
 
+@pytest.mark.slow  # writes nbgrader's gradebook and every output file: about 2 s of CPU
 def test_the_config_says_which_lessons_count(tmp_path):
     """With `lessons = [...]`, a lesson outside it (bo's lesson 11) is graded and shown to its student,
     and enters nobody's max_total; without it the report says which lessons the totals count."""
@@ -172,6 +176,7 @@ def test_the_lms_files_tell_pending_from_final(tmp_path):
     assert said["3333"].startswith("pending") and said["1111"] == "final", said
 
 
+@pytest.mark.slow  # writes nbgrader's gradebook: about 2 s of CPU
 def test_formgrader_shows_the_due_dates(tmp_path):
     """nbgrader's gradebook (formgrader's) has each lesson's due date from the course config."""
     from nbgrader.api import Assignment

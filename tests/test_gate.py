@@ -1,0 +1,91 @@
+"""Does the gate fail fast on the breakage it must catch? A grader whose verdicts always pass fails
+the loop (`make test-fast`'s selection), which `make test` runs before anything slow: in a copy of
+the checkout with `judge/grade.py::verdict` planted to pass everything, the loop's verdict tests fail."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PLANT = '    return "passed", "", ""  # planted by tests/test_gate.py: every verdict passes\n'
+
+
+def _make_variable(name: str) -> str:
+    """The value of a `NAME := ...` line of the Makefile."""
+    for line in (ROOT / "Makefile").read_text().splitlines():
+        if line.startswith(f"{name} :="):
+            return line.split(":=", 1)[1].strip()
+    raise AssertionError(f"no {name} := in the Makefile")
+
+
+def _marker_expression(name: str) -> str:
+    found = re.fullmatch(r'-m "(.*)"', _make_variable(name))
+    assert found, f"the Makefile's {name} is not one -m expression: {_make_variable(name)}"
+    return found.group(1)
+
+
+def test_the_gate_runs_the_loop_first_and_stops_when_it_fails():
+    """`make test`: the loop's selection ($(FAST)) first, the rest only after it passed (`&&`)."""
+    text = (ROOT / "Makefile").read_text()
+    recipe = text[text.index("\ntest:") :].split("\n\n", 1)[0]
+    first, _, after = recipe.partition("&&")
+    assert "$(FAST)" in first and "$(REST)" in after, (
+        f"got the recipe\n{recipe}\nexpected $(FAST) && ... $(REST)"
+    )
+    # together they select what the gate used to (everything not `full`), each test once
+    rest = _marker_expression("REST")
+    assert rest.startswith("not (full or fast) and ("), rest
+    layers = set(rest.split(" and (", 1)[1].rstrip(")").split(" or "))
+    fast_left_out = set(_marker_expression("FAST").removeprefix("not (").rstrip(")").split(" or "))
+    assert layers == fast_left_out - {"full"}, (
+        f"got {sorted(layers)}, expected {sorted(fast_left_out - {'full'})}"
+    )
+
+
+@pytest.mark.slow  # a copy of the checkout and a pytest process (about 15 s)
+def test_a_grader_whose_verdicts_always_pass_fails_the_loop(tmp_path):
+    """The planted grader, in a copy of the checkout: the loop's verdict tests fail, and fast."""
+    copy = tmp_path / "checkout"
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, files):
+        source = ROOT / name.decode()
+        if source.is_file():
+            (copy / name.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copy / name.decode())
+    grade = copy / "autograder" / "judge" / "grade.py"
+    text = grade.read_text()
+    head = re.search(r"\ndef verdict\(.*\n(    \"\"\".*\"\"\"\n)", text)
+    assert head, "autograder/judge/grade.py has no `def verdict(...)` with a one-line docstring"
+    grade.write_text(text[: head.end()] + PLANT + text[head.end() :])
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:nbval", "-n", "0"]
+        + ["-m", _marker_expression("FAST"), "tests/test_verdict.py"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = run.stdout + run.stderr
+    assert str(copy) in _imported_grader(copy), "the copy's grader was not the one imported"
+    assert run.returncode == 1 and re.search(r"\b1 failed\b", out), (
+        f"got exit {run.returncode}, expected a failure:\n{out}"
+    )
+
+
+def _imported_grader(copy: Path) -> str:
+    return subprocess.run(
+        [sys.executable, "-c", "import autograder.judge.grade as g; print(g.__file__)"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout

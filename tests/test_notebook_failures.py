@@ -92,7 +92,7 @@ def test_a_failed_check_shows_its_message_only(shell, lesson, spec):
     words = (spec["hint"],) if isinstance(spec["hint"], str) else tuple(spec["hint"])
     assert all(w in short for w in words) and "traceback=True" in lines[-1], short
     full = _shown(shell, call.replace("hidden=True", "hidden=True, traceback=True"))
-    assert PACKAGE + "_core.py" in full and "Traceback" in full, f"expected the whole traceback:\n{full}"
+    assert PACKAGE + "_core/" in full and "Traceback" in full, f"expected the whole traceback:\n{full}"
     assert len(full.splitlines()) > len(lines)
 
 
@@ -109,7 +109,7 @@ def test_the_students_own_error_shows_their_line_and_what_it_means(shell):
     assert "---> 10 h = h.expand(3, 5, 9)" in full and "direct cause" in full, full
     byhand.verbose(True)
     try:
-        assert PACKAGE + "_core.py" in _shown(shell, 'checks.check("PositionwiseFeedForward", globals())')
+        assert PACKAGE + "_core/" in _shown(shell, 'checks.check("PositionwiseFeedForward", globals())')
     finally:
         byhand.verbose(False)
     i18n.language("zh_CN")
@@ -134,7 +134,7 @@ def test_plain_python_still_prints_the_whole_traceback(tmp_path):
     )
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "Traceback (most recent call last)" in run.stderr, run.stderr
-    assert re.search(r"byhand\._core\.\w+: scaled_dot_product_attention", run.stderr), run.stderr
+    assert re.search(r"byhand\._core\.failures\.\w+: scaled_dot_product_attention", run.stderr), run.stderr
 
 
 @pytest.mark.slow  # starts an ipykernel: about 4.5 s of CPU

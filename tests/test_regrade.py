@@ -67,6 +67,12 @@ def test_a_change_to_one_lesson_s_checks_regrades_that_lesson_and_says_so(tmp_pa
     # a shared module (the judge) is read by every lesson
     (byhand / "_judge.py").write_text((byhand / "_judge.py").read_text() + "\n# shared\n")
     assert all(grade.lesson_version(lesson) != after[lesson] for lesson in course.lessons())
+    # and so is a module of the shared package byhand/_core/ (the verdict)
+    shared = {lesson: grade.lesson_version(lesson) for lesson in course.lessons()}
+    judging = byhand / "_core" / "judging.py"
+    judging.write_text(judging.read_text() + "\n# shared\n")
+    unchanged = [lesson for lesson in course.lessons() if grade.lesson_version(lesson) == shared[lesson]]
+    assert unchanged == [], f"got {unchanged} unchanged by an edit of _core/judging.py, expected none"
 
 
 def test_an_edit_of_a_lesson_package_s_module_changes_that_lesson_s_version_only(tmp_path, monkeypatch):

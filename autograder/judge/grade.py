@@ -116,7 +116,10 @@ def _check_modules(lesson: str) -> list:
             for group in re.findall(rf"^from {up} import ([\w, ]+)", text, re.M):
                 used |= {n.strip() for n in group.split(",")}
             todo += [n for n in used if n in topics]
+    # shared: the top-level modules that are no lesson's (_judge.py, i18n.py, ...) and the shared
+    # packages (_core/: the wire, the steps, the verdict, the failures)
     shared = [f for f in rootfs.BYHAND.glob("*.py") if f.stem not in topics]
+    shared += [f for d in rootfs.BYHAND.glob("_*") if d.is_dir() for f in d.rglob("*.py")]
     return sorted(shared + [f for name in mine for f in files_of(name)])
 
 

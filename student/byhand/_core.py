@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import i18n
+from . import _limits, i18n
 from .i18n import N_, msg
 
 # ---------------------------------------------------------------------------------------------
@@ -797,6 +797,8 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
     """Turn one wire result into a verdict (raises CheckFailure/NotDone/AnswerError). In English:
     `judge_all` reads the hints of later failures from this text, and translates only its verdict."""
     if "error" in result:
+        if "stopped" in result:
+            raise AnswerError(_limits.stopped_message(question.name, result["stopped"]))
         if isinstance(result.get("no_forward"), dict):
             failure = CheckFailure(no_forward_message(question.name, result["no_forward"]))
             failure.fact = True
@@ -1065,7 +1067,12 @@ def run_case(name: str, wire: dict, namespace: dict, device=None, reuse: bool = 
         entry = _RECORDED.get(digest)
         if reuse and isinstance(entry, tuple) and entry[1] == _identities(namespace):
             return entry[0]
-    text = json.dumps(run_steps(wire["steps"], wire["outputs"], namespace, device))
+    seconds = _limits.limit()
+    try:  # a case that never returns stops here, not at the cell's limit
+        with _limits.case_limit(seconds):
+            text = json.dumps(run_steps(wire["steps"], wire["outputs"], namespace, device))
+    except _limits.Stopped:
+        text = json.dumps(_limits.stopped_result(seconds))
     if digest is not None:
         _RECORDED[digest] = (text, _identities(namespace))
     return text
@@ -1113,7 +1120,10 @@ def check(
 
     def results():
         for case in cases:
-            yield case, json.loads(run_case(name, case.wire(), namespace, device, reuse=True))
+            result = json.loads(run_case(name, case.wire(), namespace, device, reuse=True))
+            yield case, result
+            if "stopped" in result:  # one stopped case is the verdict: the next would hang too
+                return
 
     _RAISED[0] = None
     try:

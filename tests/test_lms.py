@@ -115,6 +115,16 @@ def meta(**kw):
             "",
         ),  # a file's time: noted, neither late nor penalised
         (meta(lms_late=True), "01_attention", "yes (LMS)", "10", ""),
+        # Canvas marks late against its own due date; the time and the extension say on time (issue 52)
+        (
+            meta(
+                student="smithjane_1111", lms_late=True, submitted_at="2026-03-03T12:00:00", time_source="lms"
+            ),
+            "01_attention",
+            "no",
+            "0",
+            "0.00",
+        ),
     ],
 )
 def test_lateness_from_the_course_config(cfg, m, lesson, late, penalty, hours):

@@ -115,6 +115,16 @@ def meta(**kw):
             "",
         ),  # a file's time: noted, neither late nor penalised
         (meta(lms_late=True), "01_attention", "yes (LMS)", "10", ""),
+        # Canvas marks late against its own due date; the time and the extension say on time (issue 52)
+        (
+            meta(
+                student="smithjane_1111", lms_late=True, submitted_at="2026-03-03T12:00:00", time_source="lms"
+            ),
+            "01_attention",
+            "no",
+            "0",
+            "0.00",
+        ),
     ],
 )
 def test_lateness_from_the_course_config(cfg, m, lesson, late, penalty, hours):
@@ -472,3 +482,27 @@ def test_a_chinese_class_gets_its_charts_in_chinese(tmp_path):
         warnings.simplefilter("error")  # a missing glyph is a UserWarning from matplotlib
         report._plots(tmp_path, n, ["01_attention"], [["01_attention", "q", 0, 1, "0.5"]], [row], "zh_CN")
     assert (tmp_path / "mistakes.png").exists() and (tmp_path / "scores.png").exists()
+
+
+def test_formgrader_s_submission_time_is_the_lms_s(tmp_path):
+    """The time `[lms] times` (or Blackboard) gives is the one formgrader shows (timestamp.txt and
+    the gradebook's timestamp), not the file's mtime: the submission's time is an ISO string, which
+    `nbgrader_folders` took for missing and so always wrote the mtime (found in issue 52's term run)."""
+    from autograder.collect.submissions import Submission
+    from autograder.outcomes import Graded
+    from autograder.record import folders
+
+    path = tmp_path / "hana.ipynb"
+    path.write_text("{}", encoding="utf-8")
+    sub = Submission(
+        student="hana_1008",
+        lesson="01_attention",
+        path=path,
+        submitted_at="2027-01-26T12:00:00+01:00",
+        time_source="lms",
+    )
+    stamp = folders.nbgrader_folders(tmp_path / "out", sub, Graded("hana_1008", "01_attention", rows=[]))
+    expected = "2027-01-26 11:00:00"
+    assert stamp is not None and stamp.startswith(expected), f"got {stamp!r}, expected {expected}... (UTC)"
+    written = (tmp_path / "out" / "submitted" / "hana_1008" / "01_attention" / "timestamp.txt").read_text()
+    assert written.startswith(expected), f"got {written!r} in timestamp.txt, expected {expected}..."

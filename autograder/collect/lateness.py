@@ -339,8 +339,10 @@ def assess(cfg: Config | None, meta: dict, lesson: str) -> dict:
             out["late_by_hours"] = hours
             if days:
                 out["late"] = "yes" + (" (LMS)" if marker else "")
-            elif not marker:
+            else:  # the LMS's marker is against its own due date: the time and any extension decide
                 out["late"] = "no"
+                if marker:
+                    notes.append("marked late by the LMS; on time by the course's deadline")
         elif days:  # a copy's time is no submission time: noted, never "late" on its own
             notes.append(f"the {source} is {hours} h after the deadline; not a submission time (trust_mtime)")
         else:

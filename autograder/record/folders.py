@@ -108,6 +108,11 @@ def nbgrader_folders(out: Path, sub, g: Graded) -> str | None:
     if not g.lesson or sub.path is None or not _nbgrader_id_ok(g.student):
         return None
     when = getattr(sub, "submitted_at", None)
+    if isinstance(when, str) and when:  # the submission's ISO time (the LMS's, or the file's)
+        try:
+            when = dt.datetime.fromisoformat(when)
+        except ValueError:
+            when = None
     if not isinstance(when, dt.datetime):
         when = dt.datetime.fromtimestamp(sub.path.stat().st_mtime, dt.timezone.utc)
     if when.tzinfo is None:

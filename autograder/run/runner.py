@@ -155,7 +155,9 @@ def run(
     try:
         with client.setup_kernel(cwd=str(workdir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
             users.seal(workdir, uid)  # its sockets are bound: from now on it writes to its tmpfs only
-            probe.silently(client, probe.RECORD)  # the checks keep each case's result for the probe
+            # the checks keep each case's result for the probe, and stop a case at a question's limit
+            per_q = min(limits.question_timeout, limits.cell_timeout)  # a question: never over a cell
+            probe.silently(client, probe.RECORD + probe.CASE_LIMIT.format(seconds=per_q))
             clock.lap("kernel start")
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or index in skip:
@@ -195,7 +197,6 @@ def run(
                 # the probe talks to the kernel alone: whatever it forked is gone first
                 users.kill_user_processes(km.sandbox_uid, keep=getattr(km.provisioner, "pid", None))
                 # a question's calls: never longer than a cell (before, a question alone had the cell limit)
-                per_q = min(limits.question_timeout, limits.cell_timeout)
                 probe.probe_all(client, per_question, result, check_names or {}, per_q)
                 clock.lap("probe")
     except Exception as exc:  # noqa: BLE001

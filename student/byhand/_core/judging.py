@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .. import i18n
+from .. import _limits, i18n
 from ..i18n import msg
 from .failures import AnswerError, CheckFailure, NotDone
 from .known_errors import answer_error_message
@@ -54,6 +54,8 @@ def judge_result(question: Question, case: Case, result: dict) -> None:
     """Turn one wire result into a verdict (raises CheckFailure/NotDone/AnswerError). In English:
     `judge_all` reads the hints of later failures from this text, and translates only its verdict."""
     if "error" in result:
+        if "stopped" in result:
+            raise AnswerError(_limits.stopped_message(question.name, result["stopped"]))
         if isinstance(result.get("no_forward"), dict):
             failure = CheckFailure(no_forward_message(question.name, result["no_forward"]))
             failure.fact = True

@@ -209,10 +209,10 @@ def _release_words() -> bytes:
     return "\n".join(sorted(map(str, out))).encode()
 
 
-RELEASE_CODE = [
+RELEASE_CODE = tuple(
     ROOT / "autograder" / "tooling" / f
     for f in ("release.py", "translations.py", "student.py", "nbgrader_course.py")
-]
+)
 
 
 def _translation_files(lesson: str) -> list[Path]:

@@ -65,6 +65,37 @@ def test_the_docs_name_every_dependency_of_the_checks_and_no_only_torch_and_nump
         assert missing == [], f"got {page} not naming {missing} where it says what byhand depends on"
 
 
+def test_every_lesson_s_setup_cell_names_every_dependency_of_the_checks():
+    """The first cell of every lesson, both languages, as authored and as handed out, says what the
+    checks' package needs (it said "only torch and numpy" while the wheel brought regex and
+    matplotlib too)."""
+    import json
+
+    deps = _dependencies()
+    notebooks = [
+        *(ROOT / "solutions").glob("*.ipynb"),
+        *(ROOT / "notebooks").glob("*.ipynb"),
+        *(ROOT / "notebooks").glob("*/*.ipynb"),
+    ]
+    assert len(notebooks) >= 3 * len(LESSONS), (
+        f"got {len(notebooks)} notebooks, expected solutions/, notebooks/ and zh_CN"
+    )
+    wrong = {}
+    for path in notebooks:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        setup = next(c for c in cells if "setup" in c.get("metadata", {}).get("tags", []))
+        line = next(
+            ln for ln in "".join(setup["source"]).splitlines() if ln.startswith("#") and "`byhand`" in ln
+        )
+        missing = [d for d in deps if d not in line]
+        if missing or "only" in line or "只" in line:
+            wrong[str(path.relative_to(ROOT))] = line
+    assert wrong == {}, (
+        f"got setup cells not naming every dependency of the checks ({deps}): {wrong}; expected each "
+        "to name them all (autograder/tooling/student.py SETUP_BLOCK, then setup-cells, make messages, make release)"
+    )
+
+
 def test_the_student_page_asks_for_nothing_from_this_repository_first():
     text = (ROOT / "docs" / "students.md").read_text(encoding="utf-8")
     assert "make lab" not in text, (

@@ -166,7 +166,7 @@ CHECKS_FINGERPRINTS = {
     "0.2.1": "2d4bc85f71fcbcdd",  # the grader pages' words in a gettext catalogue (byhand/locale)
     "0.2.2": "5bf1c5c331b57965",  # the checks' messages from catalogue ids (byhand.i18n.msg)
     "0.2.3": "7f19d04c21185175",  # case labels, notes and the last lines from ids; no regular expressions
-    "0.3.0": "48486ffd0379104f",  # a package per lesson, a module per exercise; matplotlib a dependency; CheckFailure shown in the notebook's language
+    "0.3.0": "b99da1215202ae9a",  # a package per lesson, a module per exercise; matplotlib a dependency; CheckFailure shown in the notebook's language; the setup line names every dependency
 }
 
 

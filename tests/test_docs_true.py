@@ -109,3 +109,20 @@ def test_the_benchmark_page_gives_the_example_class_s_notebook_count_today():
     assert f"now has {n} notebooks" in text, (
         f"expected docs/benchmark.md to say the class now has {n} notebooks"
     )
+
+
+def test_the_handout_readme_s_install_figures_are_the_measured_ones():
+    """The handout's README gives the CPU-only install's size and time; docs/students.md holds the
+    measurement (its command and its table), in seconds."""
+    from autograder.tooling.handout import HANDOUT_README
+
+    text = (ROOT / "docs" / "students.md").read_text(encoding="utf-8")
+    size = re.search(r"about ([\d.]+ GB)", HANDOUT_README).group(1)
+    assert f"{size} on disk" in text, f"got the README saying {size}, which docs/students.md does not measure"
+    low, high = map(int, re.search(r"took (\d+) to (\d+) minutes", HANDOUT_README).groups())
+    zh = re.search(r"用了 (\d+)～(\d+) 分钟", HANDOUT_README).groups()
+    assert tuple(map(int, zh)) == (low, high), f"got 用了 {zh} 分钟, expected the English {low} to {high}"
+    totals = [int(s) for s in re.findall(r"\| (\d+) s \| [\d.]+ / [\d.]+ \|", text)]
+    assert totals and all(low * 60 <= t <= high * 60 for t in totals), (
+        f"got the README saying {low} to {high} minutes, expected it to cover the measured {totals} s"
+    )

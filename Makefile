@@ -115,13 +115,16 @@ execute: $(STAMP)
 examples: $(STAMP)
 	$(BIN)/python -m autograder examples
 
+# the options given, as one line (a recipe continued over lines echoes a bare `\` for each one left out)
+GRADE_FLAGS = $(strip $(if $(WORKERS),--workers $(WORKERS),) \
+	$(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(if $(DB_URL),--db-url '$(DB_URL)',) \
+	$(if $(CONFIG),--config '$(CONFIG)',) $(if $(ONLY),--only $(ONLY),) $(foreach m,$(MAP),--map '$(m)') \
+	$(if $(LESSONS),--lessons $(LESSONS),) $(if $(CELL_TIMEOUT),--cell-timeout $(CELL_TIMEOUT),) \
+	$(if $(NOTEBOOK_TIMEOUT),--notebook-timeout $(NOTEBOOK_TIMEOUT),) \
+	$(if $(QUESTION_TIMEOUT),--question-timeout $(QUESTION_TIMEOUT),))
+
 grade: $(GRADE_STAMP) $(if $(SCHEDULER)$(DB_URL),$(CLUSTER_STAMP),)
-	$(BIN)/python -m autograder grade $(SUBMISSIONS) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),) \
-		$(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(if $(DB_URL),--db-url '$(DB_URL)',) \
-		$(if $(CONFIG),--config '$(CONFIG)',) $(if $(ONLY),--only $(ONLY),) $(foreach m,$(MAP),--map '$(m)') \
-		$(if $(LESSONS),--lessons $(LESSONS),) $(if $(CELL_TIMEOUT),--cell-timeout $(CELL_TIMEOUT),) \
-		$(if $(NOTEBOOK_TIMEOUT),--notebook-timeout $(NOTEBOOK_TIMEOUT),) \
-		$(if $(QUESTION_TIMEOUT),--question-timeout $(QUESTION_TIMEOUT),)
+	$(BIN)/python -m autograder grade $(SUBMISSIONS) --out $(OUT) $(GRADE_FLAGS)
 
 # nbval re-executes every solution notebook and compares its stored outputs
 NBVAL := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300

@@ -65,6 +65,37 @@ def test_the_docs_name_every_dependency_of_the_checks_and_no_only_torch_and_nump
         assert missing == [], f"got {page} not naming {missing} where it says what byhand depends on"
 
 
+def test_every_lesson_s_setup_cell_names_every_dependency_of_the_checks():
+    """The first cell of every lesson, both languages, as authored and as handed out, says what the
+    checks' package needs (it said "only torch and numpy" while the wheel brought regex and
+    matplotlib too)."""
+    import json
+
+    deps = _dependencies()
+    notebooks = [
+        *(ROOT / "solutions").glob("*.ipynb"),
+        *(ROOT / "notebooks").glob("*.ipynb"),
+        *(ROOT / "notebooks").glob("*/*.ipynb"),
+    ]
+    assert len(notebooks) >= 3 * len(LESSONS), (
+        f"got {len(notebooks)} notebooks, expected solutions/, notebooks/ and zh_CN"
+    )
+    wrong = {}
+    for path in notebooks:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        setup = next(c for c in cells if "setup" in c.get("metadata", {}).get("tags", []))
+        line = next(
+            ln for ln in "".join(setup["source"]).splitlines() if ln.startswith("#") and "`byhand`" in ln
+        )
+        missing = [d for d in deps if d not in line]
+        if missing or "only" in line or "只" in line:
+            wrong[str(path.relative_to(ROOT))] = line
+    assert wrong == {}, (
+        f"got setup cells not naming every dependency of the checks ({deps}): {wrong}; expected each "
+        "to name them all (autograder/tooling/student.py SETUP_BLOCK, then setup-cells, make messages, make release)"
+    )
+
+
 def test_the_student_page_asks_for_nothing_from_this_repository_first():
     text = (ROOT / "docs" / "students.md").read_text(encoding="utf-8")
     assert "make lab" not in text, (
@@ -77,4 +108,21 @@ def test_the_benchmark_page_gives_the_example_class_s_notebook_count_today():
     text = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
     assert f"now has {n} notebooks" in text, (
         f"expected docs/benchmark.md to say the class now has {n} notebooks"
+    )
+
+
+def test_the_handout_readme_s_install_figures_are_the_measured_ones():
+    """The handout's README gives the CPU-only install's size and time; docs/students.md holds the
+    measurement (its command and its table), in seconds."""
+    from autograder.tooling.handout import HANDOUT_README
+
+    text = (ROOT / "docs" / "students.md").read_text(encoding="utf-8")
+    size = re.search(r"about ([\d.]+ GB)", HANDOUT_README).group(1)
+    assert f"{size} on disk" in text, f"got the README saying {size}, which docs/students.md does not measure"
+    low, high = map(int, re.search(r"took (\d+) to (\d+) minutes", HANDOUT_README).groups())
+    zh = re.search(r"用了 (\d+)～(\d+) 分钟", HANDOUT_README).groups()
+    assert tuple(map(int, zh)) == (low, high), f"got 用了 {zh} 分钟, expected the English {low} to {high}"
+    totals = [int(s) for s in re.findall(r"\| (\d+) s \| [\d.]+ / [\d.]+ \|", text)]
+    assert totals and all(low * 60 <= t <= high * 60 for t in totals), (
+        f"got the README saying {low} to {high} minutes, expected it to cover the measured {totals} s"
     )

@@ -185,3 +185,29 @@ def test_grading_imports_nothing_the_grading_install_leaves_out(tmp_path):
         timeout=300,
     )
     assert done.returncode == 0, f"got grading importing a package of another role:\n{done.stderr[-3000:]}"
+
+
+def test_make_grade_echoes_its_command_on_one_line():
+    """A fresh clone's `make grade` printed its command followed by five lines of bare backslashes
+    (each option left out leaves `\\` behind); the command is one line, whatever options are given."""
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        import pytest
+
+        pytest.skip("no make")
+    for options in ([], ["WORKERS=2", "LESSONS=01", "CELL_TIMEOUT=60"]):
+        done = subprocess.run(
+            ["make", "-n", "grade", *options],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        lines = [
+            ln for ln in done.stdout.splitlines() if "autograder grade" in ln or ln.strip() in ("\\", "")
+        ]
+        assert len(lines) == 1 and not lines[0].rstrip().endswith("\\"), (
+            f"got make grade {' '.join(options)} echoing {lines}, expected its command on one line"
+        )

@@ -168,3 +168,65 @@ def test_the_exchange_releases_the_chinese_notebook_beside_the_english(tmp_path,
         assert _byhand_line(nbformat.read(path, as_version=4)) == URL, path
     assert json.loads(zh.read_text())["metadata"].get("language") == "zh_CN"
     assert "zh_CN/01_attention.ipynb" in said[0] and not any("WARNING" in s for s in said), said
+
+
+def test_the_site_checker_finds_a_page_or_download_left_on_the_placeholder(tmp_path):
+    """tests/site_sources.py on a planted site: a served notebook and a page that install from the
+    placeholder are each reported; the same site installing from URL is clean."""
+    from site_sources import wrong_sources
+
+    def plant(source: str):
+        nb = {
+            "cells": [
+                {"cell_type": "code", "metadata": {"tags": ["setup"]}, "source": [f'BYHAND = "{source}"\n']}
+            ]
+        }
+        (tmp_path / "_downloads" / "ab12").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "_downloads" / "ab12" / "01_attention.ipynb").write_text(json.dumps(nb))
+        (tmp_path / "zh_CN" / "lessons").mkdir(parents=True, exist_ok=True)
+        shown = source.replace("<", "&lt;").replace(">", "&gt;")
+        page = (
+            '<div class="cell_input docutils container"><div class="highlight"><pre>'
+            f'<span class="n">BYHAND</span> <span class="o">=</span> <span class="s2">&quot;{shown}&quot;</span>'
+            "</pre></div></div>"
+        )
+        (tmp_path / "zh_CN" / "lessons" / "01_attention.html").write_text(page)
+
+    plant(URL)
+    assert wrong_sources(tmp_path, URL) == [], "got a site installing from URL reported"
+    plant(GIT_URL)
+    wrong = wrong_sources(tmp_path, URL)
+    assert any("_downloads" in w for w in wrong) and any("zh_CN/lessons" in w for w in wrong), (
+        f"got {wrong}, expected the download and the page reported"
+    )
+
+
+@pytest.mark.slow  # the whole site, both languages, through Sphinx
+def test_make_book_without_answers_installs_from_byhand_source_everywhere(tmp_path):
+    """`make book ANSWERS=0 BYHAND_SOURCE=URL` as a graded class runs it: every notebook the site
+    serves (both languages) and every lesson page's first code cell install from URL, and no page or
+    download shows the placeholder."""
+    import os
+    import subprocess
+    import sys
+
+    from site_sources import lesson_pages, served_notebooks, wrong_sources
+
+    out = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, str(course.ROOT / "site" / "build.py"), "--no-answers", "--out", str(out)],
+        cwd=course.ROOT,
+        env={**os.environ, "BYHAND_SOURCE": URL},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, f"site/build.py failed:\n{done.stdout}\n{done.stderr}"
+    lessons = len(list(course.SOLUTIONS.glob("*.ipynb")))
+    translated = len(list((course.NOTEBOOKS / "zh_CN").glob("*.ipynb")))
+    assert len(served_notebooks(out)) == lessons + translated, (
+        f"got {len(served_notebooks(out))} served notebooks, expected {lessons} + {translated}"
+    )
+    assert len(lesson_pages(out)) == lessons + translated, f"got {len(lesson_pages(out))} lesson pages"
+    wrong = wrong_sources(out, URL)
+    assert wrong == [], f"got {wrong}, expected every served notebook and page to install from URL"

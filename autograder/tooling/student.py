@@ -34,7 +34,7 @@ SOLUTIONS = ROOT / "solutions"
 GIT_URL = "git+https://github.com/<org>/<repo>#subdirectory=student"
 
 SETUP_BLOCK = """\
-# The self-checks come from the course's package `byhand` (it needs only torch and numpy).
+# The self-checks come from the course's package `byhand` (it needs torch, numpy, regex and matplotlib).
 BYHAND = "{url}"  # or the .whl from the course site
 if "google.colab" in sys.modules and importlib.util.find_spec("byhand") is None:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", BYHAND])  # Colab: install it here

@@ -38,7 +38,9 @@ LANGUAGES = MappingProxyType({"zh_CN": "简体中文"})
 # the lessons' own setup lines (why one thread, what a helper of an earlier lesson does): catalogue
 # ids, each replaced by its translation in a translated notebook's setup cell (`setup_text`)
 SETUP = (
-    N_("# The self-checks come from the course's package `byhand` (it needs only torch and numpy)."),
+    N_(
+        "# The self-checks come from the course's package `byhand` (it needs torch, numpy, regex and matplotlib)."
+    ),
     N_("  # or the .whl from the course site"),
     N_("  # Colab: install it here"),
     N_("print(f'Self-checks are off. To turn them on: pip install \"{BYHAND}\", then restart the kernel.')"),

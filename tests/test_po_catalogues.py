@@ -38,6 +38,19 @@ def test_the_extractor_reads_marks_inside_f_strings_and_constants():
         assert expected in ids, f"got no {expected!r} among the {len(ids)} ids"
 
 
+def test_the_extractor_reads_every_package_of_the_checks_private_ones_too():
+    """Babel skips folders named `_*` unless told: the ids of `byhand/_core/` must be found there."""
+    where = {
+        loc[0].split("/")[2]
+        for m in messages.template()
+        if m.id
+        for loc in m.locations
+        if loc[0].startswith("student/byhand/")
+    }
+    assert "_core" in where, f"got ids from {sorted(where)}, expected byhand/_core among them"
+    assert "on input: {label}" in {m.id for m in messages.template()}, "got no 'on input: {label}' id"
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_id_the_code_uses_is_translated(lang):
     missing = messages.untranslated(lang)

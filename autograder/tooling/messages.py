@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import datetime
 import io
+import os
 from pathlib import Path
 from types import MappingProxyType
 
@@ -65,7 +66,13 @@ def template() -> Catalog:
     cat = Catalog(project="transformer-by-hand", domain=DOMAIN, header_comment=f"# {HEADER}", fuzzy=False)
     for source in SOURCES:
         where = source.relative_to(course.ROOT).as_posix()
-        found = extract_from_dir(str(source), method_map=[("**.py", extract_ast)], keywords=dict(KEYWORDS))
+        found = extract_from_dir(
+            str(source),
+            method_map=[("**.py", extract_ast)],
+            keywords=dict(KEYWORDS),
+            # Babel skips folders whose names start with "_" by default; `byhand/_core/` holds messages
+            directory_filter=lambda folder: os.path.basename(folder) not in ("__pycache__", ".git"),
+        )
         for filename, lineno, message, comments, _context in found:
             cat.add(message, locations=[(f"{where}/{filename}", lineno)], auto_comments=comments)
     return cat

@@ -38,7 +38,22 @@ def compare(got, exp, dtype, what, mistakes, generic):
     _judge.expect_dtype(got, dtype, what)
     rtol, atol = tols(dtype, exp)
     g = got.to(F64)
-    assert_close(g, exp, what, diagnose(g, mistakes) or generic, rtol=rtol, atol=atol)
+    assert_close(g, exp, what, diagnose(g, telling(mistakes, exp)) or generic, rtol=rtol, atol=atol)
+
+
+def telling(mistakes, exp):
+    """The mistakes whose output differs from `exp` on this case (at `diagnose`'s tolerance): one
+    that gives the expected output here (renormalising when normalize=True) is not what an answer
+    that fails did, so it must not be named."""
+    out = []
+    for hint, compute in mistakes:
+        try:
+            if _judge.mismatch(compute().to(F64), exp, 1e-3, 1e-4) <= 1.0:
+                continue
+        except Exception:
+            pass
+        out.append((hint, compute))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,11 @@
+"""exercise: expert_capacity
+kind: wrong
+k left out"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+def expert_capacity(n_tokens, n_experts, k, capacity_factor):
+    return math.ceil(capacity_factor * n_tokens / n_experts)

@@ -1,0 +1,11 @@
+"""exercise: expert_capacity
+kind: wrong
+ceil by negative floor division: returns a float, not an int"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+def expert_capacity(n_tokens, n_experts, k, capacity_factor):
+    return -(-(capacity_factor * k * n_tokens) // n_experts)

@@ -1,0 +1,11 @@
+"""exercise: expert_capacity
+kind: wrong
+torch.ceil: returns a tensor, not a Python int"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+def expert_capacity(n_tokens, n_experts, k, capacity_factor):
+    return torch.ceil(torch.tensor(capacity_factor * k * n_tokens / n_experts)).long()

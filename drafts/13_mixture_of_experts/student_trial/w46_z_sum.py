@@ -1,0 +1,11 @@
+"""exercise: router_z_loss
+kind: wrong
+sum instead of mean"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+def router_z_loss(logits):
+    return (torch.logsumexp(logits, dim=-1) ** 2).sum()

@@ -1,0 +1,11 @@
+"""exercise: router_z_loss
+kind: wrong
+z-loss variant: square of the largest logit, not logsumexp"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+def router_z_loss(logits):
+    return (logits.max(dim=-1).values ** 2).mean()

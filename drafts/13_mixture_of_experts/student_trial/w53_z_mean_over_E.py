@@ -1,0 +1,11 @@
+"""exercise: router_z_loss
+kind: wrong
+z-loss variant: mean of squared logits"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+def router_z_loss(logits):
+    return (logits ** 2).mean()

@@ -1,0 +1,12 @@
+"""exercise: capacity_keep
+kind: wrong
+counts earlier assignments to any expert, not the same expert"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+def capacity_keep(weights, experts, n_experts, capacity):
+    pos = torch.arange(experts.numel()).reshape(experts.shape)
+    return pos < capacity

@@ -1,11 +1,14 @@
 """exercise: moe_forward
 kind: wrong
-flattens the choices slot-major (chosen.t()) but still maps assignment j to token j // k
+flattens the choices slot-major (chosen.t()) but still maps assignment j to token j // k"""
+
+# ruff: noqa  (an answer cell: route and the notebook imports come from the lesson)
 
 import math
 
 import torch
 import torch.nn.functional as F
+
 
 def moe_forward(x, w_gate, experts, k, normalize=True):
     weights, chosen = route(x, w_gate, k, normalize)

@@ -2,10 +2,13 @@
 kind: wrong
 keeps the last tokens (reverse order)"""
 
+# ruff: noqa  (an answer cell: route and the notebook imports come from the lesson)
+
 import math
 
 import torch
 import torch.nn.functional as F
+
 
 def capacity_keep(weights, experts, n_experts, capacity):
     flat = experts.reshape(-1).flip(0)

@@ -2,10 +2,13 @@
 kind: wrong
 counts slot 0 of every token before slot 1 (column-major), not token order"""
 
+# ruff: noqa  (an answer cell: route and the notebook imports come from the lesson)
+
 import math
 
 import torch
 import torch.nn.functional as F
+
 
 def capacity_keep(weights, experts, n_experts, capacity):
     flat = experts.t().reshape(-1)

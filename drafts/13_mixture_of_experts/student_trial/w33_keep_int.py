@@ -2,10 +2,13 @@
 kind: wrong
 returns a 0/1 long tensor, not bool"""
 
+# ruff: noqa  (an answer cell: route and the notebook imports come from the lesson)
+
 import math
 
 import torch
 import torch.nn.functional as F
+
 
 def capacity_keep(weights, experts, n_experts, capacity):
     flat = experts.reshape(-1)

@@ -303,9 +303,62 @@ def moe_forward(x, w_gate, experts, k, normalize=True):
         "router_z_loss",
         "overflows",
     ),
+    # From the student trial (student_trial/RESULTS.md): answers that passed or got a wrong hint.
+    "route_argsort_not_stable": _mistake(
+        ROUTE,
+        _route(
+            pick_line="order = torch.argsort(probs, dim=-1, descending=True)",
+            experts_line="experts = order[:, :k]",
+        ),
+        "route",
+        "right up to ties",
+    ),
+    "route_renormalises_with_epsilon": _mistake(
+        ROUTE,
+        ROUTE_OK.replace("weights.sum(dim=-1, keepdim=True)", "(weights.sum(dim=-1, keepdim=True) + 1e-6)"),
+        "route",
+        "divided by their sum over the k",
+    ),
+    "route_centres_x_in_place": _mistake(
+        ROUTE,
+        _route(probs_line="x -= x.mean(dim=-1, keepdim=True); probs = torch.softmax(x @ w_gate, dim=-1)"),
+        "route",
+        "modified its input x",
+    ),
+    "capacity_clamped_to_tokens": _mistake(
+        CAP,
+        _capacity(cap_line="return min(math.ceil(capacity_factor * k * n_tokens / n_experts), n_tokens)"),
+        "expert_capacity",
+        "ceil(capacity_factor * k * n_tokens / n_experts)",
+    ),
+    "balance_clamps_probs_in_place": _mistake(
+        LOSS,
+        _losses(p_line="router_probs.data.clamp_(min=1e-9); P = router_probs.mean(dim=0)"),
+        "load_balancing_loss",
+        "modified its input router_probs",
+    ),
 }
 
 ALTERNATIVES = {
+    "balance_bincount_without_minlength_cut_p": {
+        LOSS: _losses(
+            f_line="f = torch.bincount(experts.reshape(-1)).to(router_probs.dtype) / experts.numel()",
+            p_line="P = router_probs.mean(dim=0)[: len(f)]  # the idle trailing experts have f = 0",
+        )
+    },
+    "route_per_token_sorted_key": {
+        ROUTE: """
+def route(x, w_gate, k, normalize=True):
+    probs = torch.softmax(x @ w_gate, dim=-1)
+    experts = torch.empty(probs.shape[0], k, dtype=torch.long)
+    for t, row in enumerate(probs.tolist()):
+        experts[t] = torch.tensor(sorted(range(len(row)), key=lambda i: (-row[i], i))[:k])
+    weights = probs.gather(1, experts)
+    if normalize:
+        weights = weights / weights.sum(-1, keepdim=True)
+    return weights, experts
+"""
+    },
     "route_topk_of_logits_then_softmax_all": {
         ROUTE: """
 def route(x, w_gate, k, normalize=True):

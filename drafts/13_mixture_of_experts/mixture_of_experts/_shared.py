@@ -38,7 +38,25 @@ def compare(got, exp, dtype, what, mistakes, generic):
     _judge.expect_dtype(got, dtype, what)
     rtol, atol = tols(dtype, exp)
     g = got.to(F64)
-    assert_close(g, exp, what, diagnose(g, mistakes) or generic, rtol=rtol, atol=atol)
+    assert_close(
+        g, exp, what, diagnose(g, telling(mistakes, exp, rtol, atol)) or generic, rtol=rtol, atol=atol
+    )
+
+
+def telling(mistakes, exp, rtol, atol):
+    """The mistakes whose output differs from `exp` on this case at the check's own tolerance: one
+    that gives the expected output here (renormalising when normalize=True) is not what an answer
+    that fails did, so it must not be named. (At `diagnose`'s looser tolerance the square of the
+    mean would go too: at logits near 800 it is within 1e-3 of the mean of the squares.)"""
+    out = []
+    for hint, compute in mistakes:
+        try:
+            if _judge.mismatch(compute().to(F64), exp, rtol, atol) <= 1.0:
+                continue
+        except Exception:
+            pass
+        out.append((hint, compute))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,22 +8,23 @@ from __future__ import annotations
 import torch
 
 from .._core import Case, calling, gen, got_expected, graded, helper, hint_line, rand
-from .._judge import CheckFailure, assert_close, inputs_unchanged
+from .._judge import OUT_OF_PLACE, CheckFailure, assert_close, inputs_unchanged
 from ..i18n import N_, msg
 from ._shared import F64, balance_grad, compare, ref_balance
 from .capacity_keep import sliced
 
 
 def run_balance(fn, n_experts, router_probs, experts):
-    """The answer's loss, its gradient in router_probs (None when it has none) and the experts it was
-    given (to see that it left them unchanged)."""
+    """The answer's loss, its gradient in router_probs (None when it has none), and the experts and
+    router_probs it was given (to see that it left them unchanged: router_probs is a copy, so an
+    in-place change shows only in the copy the answer got)."""
     p = router_probs.detach().clone().requires_grad_(True)
     e = sliced(experts)  # a non-contiguous view, as route's top.indices[:, :k] is
     loss = fn(p, e, n_experts)
     grad = None
     if isinstance(loss, torch.Tensor) and loss.requires_grad:
         (grad,) = torch.autograd.grad(loss.sum(), p, allow_unused=True)
-    return loss, grad, e
+    return loss, grad, e, p.detach()
 
 
 def _specs(hidden):
@@ -83,11 +84,11 @@ def _balance_judge(case, out):
     f = case.facts
     p, ex, e, dt = f["router_probs"], f["experts"], f["e"], f["dt"]
     r = out["r"]
-    if not isinstance(r, (tuple, list)) or len(r) != 3:
+    if not isinstance(r, (tuple, list)) or len(r) != 4:
         raise CheckFailure(
             msg("the grader could not run {who} (no results came back)", who="load_balancing_loss")
         )
-    loss, grad, given = r
+    loss, grad, given, given_probs = r
     mistakes = [
         (
             N_(
@@ -137,4 +138,13 @@ def _balance_judge(case, out):
         rtol=1e-4 if dt != F64 else 1e-7,
         atol=1e-6,
     )
-    inputs_unchanged({**out, "experts": given}, f, ("router_probs", "experts"), "load_balancing_loss")
+    inputs_unchanged({"experts": given}, f, ("experts",), "load_balancing_loss")
+    if not torch.equal(given_probs, f["router_probs"]):  # exactly: a clamp_(min=1e-9) is below any tolerance
+        raise CheckFailure(
+            msg(
+                "{who} modified its input {name} in place: {advice}",
+                who="load_balancing_loss",
+                name="router_probs",
+                advice=OUT_OF_PLACE,
+            )
+        )

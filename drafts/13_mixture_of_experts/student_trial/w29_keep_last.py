@@ -1,0 +1,17 @@
+"""exercise: capacity_keep
+kind: wrong
+keeps the last tokens (reverse order)"""
+
+# ruff: noqa  (an answer cell: route and the notebook imports come from the lesson)
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def capacity_keep(weights, experts, n_experts, capacity):
+    flat = experts.reshape(-1).flip(0)
+    onehot = F.one_hot(flat, n_experts)
+    pos = (onehot.cumsum(0) - 1).gather(1, flat[:, None])[:, 0]
+    return (pos < capacity).flip(0).reshape(experts.shape)

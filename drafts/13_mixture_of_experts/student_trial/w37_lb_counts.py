@@ -1,0 +1,15 @@
+"""exercise: load_balancing_loss
+kind: wrong
+counts not divided by T k"""
+
+# ruff: noqa  (an answer cell: route and the notebook imports come from the lesson)
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def load_balancing_loss(router_probs, experts, n_experts):
+    counts = torch.bincount(experts.reshape(-1), minlength=n_experts).to(router_probs.dtype)
+    return n_experts * (counts * router_probs.mean(0)).sum()

@@ -1,0 +1,14 @@
+"""exercise: router_z_loss
+kind: wrong
+sum instead of mean"""
+
+# ruff: noqa  (an answer cell: route and the notebook imports come from the lesson)
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def router_z_loss(logits):
+    return (torch.logsumexp(logits, dim=-1) ** 2).sum()

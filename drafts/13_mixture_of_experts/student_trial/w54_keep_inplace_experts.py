@@ -1,0 +1,19 @@
+"""exercise: capacity_keep
+kind: wrong
+marks dropped assignments in experts itself (reshape view, masked_fill_): modifies the input"""
+
+# ruff: noqa  (an answer cell: route and the notebook imports come from the lesson)
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def capacity_keep(weights, experts, n_experts, capacity):
+    flat = experts.reshape(-1)
+    onehot = F.one_hot(flat, n_experts)
+    pos = (onehot.cumsum(0) - 1).gather(1, flat[:, None])[:, 0]
+    keep = pos < capacity
+    flat.masked_fill_(~keep, n_experts)  # dropped -> "expert E", as MoEFeedForward does
+    return keep.reshape(experts.shape)

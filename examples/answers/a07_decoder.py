@@ -259,6 +259,14 @@ class CausalSelfAttention(nn.Module):
         question="CausalSelfAttention",
         hint="over the queries",
     ),
+    "heads_split_by_view_without_the_transpose": dict(
+        cells=_attn(
+            "q, k, v = (z.view(B, T, H, d // H).transpose(1, 2) for z in (q, k, v))",
+            "q, k, v = (z.contiguous().view(B, H, T, d // H) for z in (q, k, v))",
+        ),
+        question="CausalSelfAttention",
+        hint="split by a view without the transpose",
+    ),
     "heads_merged_without_the_transpose": dict(
         cells=_attn("y = y.transpose(1, 2).reshape(B, T, d)", "y = y.reshape(B, T, d)"),
         question="CausalSelfAttention",

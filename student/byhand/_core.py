@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import i18n
+from . import _depends, i18n  # BYHAND-DEPENDS: _depends
 from .i18n import N_, msg
 
 # ---------------------------------------------------------------------------------------------
@@ -1065,7 +1065,8 @@ def run_case(name: str, wire: dict, namespace: dict, device=None, reuse: bool = 
         entry = _RECORDED.get(digest)
         if reuse and isinstance(entry, tuple) and entry[1] == _identities(namespace):
             return entry[0]
-    text = json.dumps(run_steps(wire["steps"], wire["outputs"], namespace, device))
+    with _depends.in_place(name, namespace):  # BYHAND-DEPENDS: failing earlier answers -> references
+        text = json.dumps(run_steps(wire["steps"], wire["outputs"], namespace, device))
     if digest is not None:
         _RECORDED[digest] = (text, _identities(namespace))
     return text
@@ -1116,20 +1117,25 @@ def check(
             yield case, json.loads(run_case(name, case.wire(), namespace, device, reuse=True))
 
     _RAISED[0] = None
+    replaced = _depends.note(_depends.replaced(name, namespace))  # BYHAND-DEPENDS: the one line
     try:
         judge_all(question, results())
     except CheckFailure as exc:
+        if replaced:  # BYHAND-DEPENDS
+            exc = exc.with_text(i18n.message_of(exc) + LINE + i18n.localize(replaced))  # BYHAND-DEPENDS
         raised, _RAISED[0] = _RAISED[0], None
         if traceback or _VERBOSE[0]:
             exc.full_traceback = True
             if isinstance(exc, AnswerError) and raised is not None:
                 raise exc from raised  # where the student's code raised, then this check
+        if replaced:  # BYHAND-DEPENDS: the failure with the line
+            raise exc from None
         raise
     if hidden:
         done = msg("{name}: all {n} cases, hidden ones included, pass.", name=name, n=len(cases))
     else:
         done = msg("{name}: all {n} visible cases pass.", name=name, n=len(cases))
-    print(i18n.localize(done))
+    print(i18n.localize(done + (LINE + replaced if replaced else "")))  # BYHAND-DEPENDS: + the line
 
 
 def by_name(*questions: Question) -> dict:

@@ -178,4 +178,4 @@ def note(names) -> i18n.Msg | str:
         return ""
     if len(names) == 1:
         return msg(REPLACED_ONE, name=names[0])
-    return msg(REPLACED_MANY, names=", ".join(f"`{n}`" for n in names))
+    return msg(REPLACED_MANY, names=i18n.join(N_(", "), [f"`{n}`" for n in names]))

@@ -209,3 +209,22 @@ def test_the_view_without_transpose_costs_only_its_question():
     with contextlib.redirect_stdout(out):
         module.check("GPT", ok, hidden=True)
     assert "checked with the reference" not in out.getvalue()
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_reference_answer_passes_its_own_check(lesson):
+    """Does each answer a later check may put in place of a failing one (a question module's
+    `REFERENCE`) pass its own question's check, hidden cases included? And does every name a
+    question declares in EARLIER have one?"""
+    from byhand import _depends
+
+    module = checks.for_lesson(lesson)
+    ns = answer_namespace(lesson)
+    for name, question in module.QUESTIONS.items():
+        reference = _depends.reference(question)
+        if reference is not None:
+            module.check(name, {**ns, name: reference}, hidden=True)
+        for earlier in _depends.earlier(question):
+            assert _depends.reference(module.QUESTIONS[earlier]) is not None, (
+                f"{name}: {earlier} has no REFERENCE"
+            )

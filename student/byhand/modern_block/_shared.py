@@ -277,3 +277,27 @@ def _check_cache(got, exp_k, exp_v, dt, what, unrotated_k=None):
                 "cached key is never rotated again"
             )
         assert_close(g.to(F64), e, part, hint, rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference answers, as the answer cells define them: put in place of a student's answer that
+# fails its own check while a later question's cases run (byhand._depends)
+
+
+def reference_apply_rope(x, positions, theta=10000.0):
+    return ref_rope(x, positions, theta).to(x.dtype)
+
+
+def reference_repeat_kv(x, n_rep):
+    return x.repeat_interleave(n_rep, dim=1)
+
+
+class ReferenceSwiGLU(torch.nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.w1 = torch.nn.Linear(d_model, d_ff, bias=False)
+        self.w3 = torch.nn.Linear(d_model, d_ff, bias=False)
+        self.w2 = torch.nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))

@@ -10,6 +10,9 @@ from .._judge import CheckFailure
 from ..i18n import N_, msg
 from ._shared import F64, _check_cache, _compare, _module, _pair, _with_and_without_cache, gqa_state, ref_gqa
 
+# the earlier answers its check runs: the reference of each when the student's fails its own check
+EARLIER = ("apply_rope", "repeat_kv")
+
 
 def _gqa_mistakes(s, x, h, hkv, theta, positions=None, cache=None):
     def m(**kw):

@@ -228,3 +228,23 @@ def test_every_reference_answer_passes_its_own_check(lesson):
             assert _depends.reference(module.QUESTIONS[earlier]) is not None, (
                 f"{name}: {earlier} has no REFERENCE"
             )
+
+
+def test_replaced_answers_follow_the_declarations():
+    """Which earlier answers a question's check replaces, given which fail (the grader's rule, from
+    its own verdicts): each failing one of EARLIER, and through a passing one, what that one runs."""
+    from byhand import _depends
+
+    qs = checks.for_lesson("07_decoder").QUESTIONS
+
+    def replaced(name, failing):
+        return _depends.replaced(name, None, qs, passed=lambda n: n not in failing)
+
+    assert replaced("GPT", {"CausalSelfAttention"}) == ["CausalSelfAttention"]
+    assert replaced("generate", {"CausalSelfAttention"}) == ["CausalSelfAttention"]  # through the GPT
+    assert replaced("generate", {"GPT", "CausalSelfAttention"}) == ["GPT"]  # the reference GPT has its own
+    assert replaced("generate", {"sample_next", "GPT"}) == ["GPT", "sample_next"]
+    assert replaced("GPT_init", {"GPT"}) == []  # it builds on the student's GPT (BUILDS_ON)
+    assert replaced("GPT", set()) == [] and replaced("CausalSelfAttention", {"GPT"}) == []
+    line = _depends.note(["GPT", "sample_next"])
+    assert str(line) == "checked with the reference `GPT`, `sample_next`, since yours fail their own checks"

@@ -658,5 +658,5 @@ EXPECTED = {
     "dave_temperature_after_softmax": {**MAX, "sample_next": 0},
     # GPT and generate run the reference attention (and GPT) in place of the failing ones; a fresh model is
     # still near ln V
-    "erin_no_causal_mask_weights_not_tied": {**MAX, "CausalSelfAttention": 0, "GPT": 0, "generate": 0},
+    "erin_no_causal_mask_weights_not_tied": {**MAX, "CausalSelfAttention": 0, "GPT": 0, "generate": 2},
 }

@@ -215,9 +215,10 @@ def rewrite_score_cells(lessons: list[str] | None = None) -> list[Path]:
             continue
         nb = json.loads(path.read_text(encoding="utf-8"))
         cells = [c for c in nb["cells"] if c.get("id") != SCORE_ID]
+        counts = [c.get("execution_count") or 0 for c in cells if c.get("cell_type") == "code"]
         cell = {
             "cell_type": "code",
-            "execution_count": None,
+            "execution_count": max(counts, default=0) + 1,  # run last, as `make execute` leaves it
             "id": SCORE_ID,
             "metadata": {"tags": ["demo"]},
             "outputs": [{"name": "stdout", "output_type": "stream", "text": score_output(path.stem)}],

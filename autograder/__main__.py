@@ -9,6 +9,7 @@ execute [LESSON ...]              re-run solution notebooks in place (stored out
 examples                          regenerate the bundled example class
 wheel [--out DIR]                 the student package (byhand) as a wheel (default build/wheel)
 setup-cells [LESSON ...]          put the canonical checks import into the lessons' setup cells
+score-cells [LESSON ...]          add or update each lesson's last cell, the score, with its output
 bench                             the grading benchmark table
 mutation [LESSON ...]             mutate the reference answers, run the checks on each mutant, print the table
 new-exercise LESSON NAME --points N  a new graded exercise in every file it lives in (docs/authoring-lessons.md)
@@ -241,6 +242,10 @@ def main(argv=None) -> int:
     w.add_argument("--out", type=Path, default=course.BUILD / "wheel")
     s = sub.add_parser("setup-cells", help="rewrite the lessons' setup cells (checks import block)")
     s.add_argument("lessons", nargs="*")
+    sc = sub.add_parser(
+        "score-cells", help="add or update the lessons' last cell, the score (with its output)"
+    )
+    sc.add_argument("lessons", nargs="*")
     b = sub.add_parser("bench", help="grading benchmark")
     b.add_argument("--students", type=int, default=0, help="also a generated class of N students (long)")
     b.add_argument("--copies", type=int, default=12, help="copies of lesson 01 graded against nbgrader")
@@ -359,6 +364,12 @@ def main(argv=None) -> int:
 
         for path in rewrite_setup_cells(args.lessons or None):
             print(f"rewrote the setup cell of {path.relative_to(course.ROOT)}")
+        return 0
+    if args.cmd == "score-cells":
+        from autograder.tooling.student import rewrite_score_cells
+
+        for path in rewrite_score_cells(args.lessons or None):
+            print(f"wrote the score cell of {path.relative_to(course.ROOT)}")
         return 0
     if args.cmd == "mutation":
         from autograder.tooling.mutation import main as mutation_main

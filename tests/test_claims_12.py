@@ -169,3 +169,26 @@ def test_ten_times_the_rate_and_what_warmup_and_clipping_do(full_length):
     for k in ten[1:]:
         below = sum(r[k] < r["x10"] for r in rows)
         assert 3 <= below <= 17, (k, below, rows)
+
+
+def test_compact_bpe_breaks_ties_unlike_lesson_11_and_says_so():
+    """Lesson 12's compact trainer breaks a tie by the smaller pair of ids, which its docstring says;
+    lesson 11's contract takes the lexicographically greatest pair of bytes (issue 51, item 5). On
+    "abcd" the three pairs tie: lesson 12 merges (a, b), lesson 11 (c, d). (The two rules give other
+    merges on the lesson's corpus, so lesson 12 keeps its own, which its stored results come from.)"""
+    import math
+    import re
+    from collections import Counter, defaultdict
+
+    from byhand.tokenizer._shared import train
+
+    from autograder.course import read_solution
+
+    cell = next(c for c in read_solution(LESSON).cells if "def train_bpe(text, n_merges)" in c.source)
+    ns = {"re": re, "math": math, "Counter": Counter, "defaultdict": defaultdict}
+    exec(cell.source.split("\nN_MERGES")[0], ns)
+    assert "ties: the smaller pair" in ns["train_bpe"].__doc__, ns["train_bpe"].__doc__
+    got = list(ns["train_bpe"]("abcd", 1))
+    assert got == [(ord("a"), ord("b"))], f"got {got}, expected [(97, 98)]: the smaller pair of ids"
+    _, merges, _ = train("abcd", 257)
+    assert merges == [(b"c", b"d")], f"got {merges}, expected [(b'c', b'd')]: lesson 11's greatest pair"

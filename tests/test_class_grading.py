@@ -416,3 +416,63 @@ def test_a_cell_that_prints_a_gigabyte_is_cut_not_kept(tmp_path):
     assert "the rest was cut" in text, f"got no note that the output was cut: ...{text[-200:]!r}"
     page = (out / "feedback" / "alice" / f"{lesson}.html").read_text(encoding="utf-8")
     assert len(page) < 2 << 20 and "of this output are not shown" in page, f"got a {len(page)}-character page"
+
+
+# ---------------------------------------------------------------------------------------------
+# The score in the notebook (issue 51, item 4): the last cell of every lesson prints the points the
+# grader gives; on every notebook of the example class it must say what expected_grades.csv says
+# (which `test_grading.py::test_example_class_gets_expected_grades` holds grades.csv to)
+
+
+def _class_notebooks():
+    from examples.build import EXPECTED, MALFORMED
+
+    with open(EXPECTED, newline="") as f:
+        pairs = sorted({(r["student"], r["lesson"]) for r in csv.DictReader(f) if r["student"] != MALFORMED})
+    return [
+        pytest.param(s, les, marks=() if les == "01_attention" else pytest.mark.breadth, id=f"{s}-{les}")
+        for s, les in pairs
+    ]
+
+
+@pytest.mark.parametrize("student,lesson", _class_notebooks())
+def test_score_cell_says_the_grades(student, lesson):
+    """Does the lesson's last cell, run on this example notebook's answers, print the points
+    expected_grades.csv gives each autograded question, their total, and the written answers?"""
+    import contextlib
+    import io
+    import re
+
+    import nbformat
+
+    from autograder.course import answer_namespace, manual_questions, nbgrader_meta
+    from examples.build import EXPECTED
+
+    nb = nbformat.read(CLASS / student / f"{lesson}.ipynb", as_version=4)
+    last = [c for c in nb.cells if c.cell_type == "code"][-1]
+    assert last.get("id") == "score" and "demo" in last.metadata.get("tags", []), (
+        "the last code cell is not the score"
+    )
+    answers = {
+        nbgrader_meta(c)["grade_id"]: c.source
+        for c in nb.cells
+        if c.cell_type == "code" and nbgrader_meta(c).get("solution")
+    }
+    ns = answer_namespace(lesson, answers)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(last.source, f"<{lesson}: score>", "exec"), ns)
+    printed = {
+        m[0]: (int(m[1]), int(m[2])) for m in re.findall(r"^  (\w+): +(\d+) / (\d+)$", out.getvalue(), re.M)
+    }
+    with open(EXPECTED, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["student"] == student and r["lesson"] == lesson]
+    written = manual_questions(lesson)
+    expected = {
+        r["question"]: (int(r["points"]), int(r["max_points"])) for r in rows if r["question"] not in written
+    }
+    assert printed == expected, f"got {printed}, expected {expected} (expected_grades.csv)\n{out.getvalue()}"
+    total = sum(p for p, _ in expected.values()), sum(m for _, m in expected.values())
+    assert f"total: {total[0]} / {total[1]} autograded points" in out.getvalue(), out.getvalue()
+    for name in written:
+        assert name in out.getvalue(), f"the written answer {name} is not named:\n{out.getvalue()}"

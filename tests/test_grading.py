@@ -5,6 +5,7 @@ import csv
 import os
 import shutil
 
+import byhand as checks
 import nbformat
 import pytest
 from shared_class import SHARED_GROUP
@@ -200,12 +201,40 @@ def _by_student(rows) -> dict:
     "lesson,name", [pytest.param(les, n, marks=FULL) for k, les, n, _, _ in CATALOGUE if k == "mistake"]
 )
 def test_classic_mistake_loses_points_when_graded(catalogue_grades, lesson, name):
-    """Does this classic mistake lose points on its question, with its hint in the message?"""
+    """Does this classic mistake lose points on its question, with its hint in the message, and on no
+    other question (the later ones that run it get the reference in its place)?"""
     spec = answers_for(lesson).MISTAKES[name]
     row = catalogue_grades[f"mistake-{lesson}-{name}"][spec["question"]]
     assert float(row["points"]) < float(row["max_points"]), f"{name} got full points: {row}"
     problems = feedback_problems(spec, row["message"])
     assert not problems, f"the graded message {'; '.join(problems)}: {row['message']}"
+    # one mistake costs one question: the later questions that run it get the reference in its place
+    # (byhand._depends), except those that build on the student's answer on purpose (BUILDS_ON)
+    module, rows = checks.for_lesson(lesson), catalogue_grades[f"mistake-{lesson}-{name}"]
+    lost = {
+        q: r["message"]
+        for q, r in rows.items()
+        if q not in (spec["question"], "")
+        and q not in course.manual_questions(lesson)
+        and not _builds_on(module, q, spec["question"])
+        and float(r["points"]) < float(r["max_points"])
+    }
+    assert not lost, f"{name} also lost: {lost}"
+
+
+def _builds_on(module, question, mistaken) -> bool:
+    """Does `question` keep the student's `mistaken` answer on purpose (BUILDS_ON, and what that needs)?"""
+    from byhand import _depends
+
+    todo, seen = list(_depends.builds_on(module.QUESTIONS[question])), set()
+    while todo:
+        n = todo.pop()
+        if n == mistaken:
+            return True
+        if n not in seen and n in module.QUESTIONS:
+            seen.add(n)
+            todo += list(module.QUESTIONS[n].needs)
+    return False
 
 
 @pytest.mark.parametrize(

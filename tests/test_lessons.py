@@ -1,6 +1,9 @@
 """Do the checks pass every reference answer, name every classic mistake, and accept correct
 answers written differently? (In-process: the same checks the notebooks' test cells call.)"""
 
+import contextlib
+import io
+
 import byhand as checks
 import pytest
 from byhand._core import CheckFailure, NotDone
@@ -120,3 +123,145 @@ def test_correct_alternative_passes(lesson, alternative):
     module = checks.for_lesson(lesson)
     for name in questions(lesson):
         module.check(name, ns, hidden=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# One mistake costs one question (issue 51): a later check that runs an earlier answer runs the
+# reference in its place when the student's fails its own check (byhand._depends)
+
+
+def _reaches(module, name) -> dict:
+    """question -> the earlier questions its check runs (needs, EARLIER, BUILDS_ON), transitively."""
+    from byhand import _depends
+
+    direct = {
+        q: {
+            *module.QUESTIONS[q].needs,
+            *_depends.earlier(module.QUESTIONS[q]),
+            *_depends.builds_on(module.QUESTIONS[q]),
+        }
+        for q in module.QUESTIONS
+    }
+    out = {}
+    for q in module.QUESTIONS:
+        seen, todo = set(), list(direct[q])
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo += list(direct.get(n, ()))
+        out[q] = seen
+    return out
+
+
+def _kept(module, question, mistaken) -> bool:
+    """Does `question` keep the student's `mistaken` answer on purpose (it builds on it: BUILDS_ON,
+    said in the notebook before the exercise)?"""
+    from byhand import _depends
+
+    todo, seen = list(_depends.builds_on(module.QUESTIONS[question])), set()
+    while todo:
+        n = todo.pop()
+        if n == mistaken:
+            return True
+        if n not in seen and n in module.QUESTIONS:
+            seen.add(n)
+            todo += list(module.QUESTIONS[n].needs)
+    return False
+
+
+def _lost_elsewhere(lesson, mistake, every: bool) -> dict:
+    """The questions other than its own that the catalogued `mistake` fails (with the message): those
+    whose check runs its question (`every`: every question of the lesson), less the ones that keep it."""
+    spec = answers_for(lesson).MISTAKES[mistake]
+    module, own = checks.for_lesson(lesson), spec["question"]
+    reaches = _reaches(module, own)
+    ns = answer_namespace(lesson, spec["cells"])
+    lost = {}
+    for name in questions(lesson):
+        if name == own or _kept(module, name, own) or not (every or own in reaches.get(name, ())):
+            continue
+        try:
+            module.check(name, ns, hidden=True)
+        except CheckFailure as exc:
+            lost[name] = str(exc)
+    return lost
+
+
+@pytest.mark.parametrize("lesson,mistake", tiered("MISTAKES"))
+def test_classic_mistake_costs_its_own_question_only(lesson, mistake):
+    """Does every later question whose check runs this mistaken answer pass (with the reference in
+    its place), unless it builds on the student's answer on purpose?"""
+    lost = _lost_elsewhere(lesson, mistake, every=False)
+    assert not lost, f"{mistake} also lost: {lost}"
+
+
+@pytest.mark.breadth  # every question of the lesson for each mistake: `make test` runs it
+@pytest.mark.parametrize("lesson,mistake", catalogued("MISTAKES"))
+def test_classic_mistake_costs_no_other_question(lesson, mistake):
+    """Does every other question of the lesson pass on this mistake (the ones that build on it on
+    purpose aside)?"""
+    lost = _lost_elsewhere(lesson, mistake, every=True)
+    assert not lost, f"{mistake} also lost: {lost}"
+
+
+def test_the_view_without_transpose_costs_only_its_question():
+    """Issue 51's example: heads split by a view without the transpose lose CausalSelfAttention
+    only, and GPT, GPT_init and generate say they ran with the reference."""
+    lesson = "07_decoder"
+    spec = answers_for(lesson).MISTAKES["heads_split_by_view_without_the_transpose"]
+    module, ns = checks.for_lesson(lesson), answer_namespace(lesson, spec["cells"])
+    theirs = ns["CausalSelfAttention"]
+    with pytest.raises(CheckFailure):
+        module.check("CausalSelfAttention", ns, hidden=True)
+    for name in ("GPT", "GPT_init", "generate"):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            module.check(name, ns, hidden=True)
+        line = "checked with the reference `CausalSelfAttention`, since yours fails its own check"
+        assert line in out.getvalue(), f"{name}: got {out.getvalue()!r}, expected the line {line!r}"
+        assert ns["CausalSelfAttention"] is theirs, "the student's class is not bound back after the check"
+    ok = answer_namespace(lesson)  # a passing answer: its own is used, and no line
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        module.check("GPT", ok, hidden=True)
+    assert "checked with the reference" not in out.getvalue()
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_reference_answer_passes_its_own_check(lesson):
+    """Does each answer a later check may put in place of a failing one (a question module's
+    `REFERENCE`) pass its own question's check, hidden cases included? And does every name a
+    question declares in EARLIER have one?"""
+    from byhand import _depends
+
+    module = checks.for_lesson(lesson)
+    ns = answer_namespace(lesson)
+    for name, question in module.QUESTIONS.items():
+        reference = _depends.reference(question)
+        if reference is not None:
+            module.check(name, {**ns, name: reference}, hidden=True)
+        for earlier in _depends.earlier(question):
+            assert _depends.reference(module.QUESTIONS[earlier]) is not None, (
+                f"{name}: {earlier} has no REFERENCE"
+            )
+
+
+def test_replaced_answers_follow_the_declarations():
+    """Which earlier answers a question's check replaces, given which fail (the grader's rule, from
+    its own verdicts): each failing one of EARLIER, and through a passing one, what that one runs."""
+    from byhand import _depends
+
+    qs = checks.for_lesson("07_decoder").QUESTIONS
+
+    def replaced(name, failing):
+        return _depends.replaced(name, None, qs, passed=lambda n: n not in failing)
+
+    assert replaced("GPT", {"CausalSelfAttention"}) == ["CausalSelfAttention"]
+    assert replaced("generate", {"CausalSelfAttention"}) == ["CausalSelfAttention"]  # through the GPT
+    assert replaced("generate", {"GPT", "CausalSelfAttention"}) == ["GPT"]  # the reference GPT has its own
+    assert replaced("generate", {"sample_next", "GPT"}) == ["GPT", "sample_next"]
+    assert replaced("GPT_init", {"GPT"}) == []  # it builds on the student's GPT (BUILDS_ON)
+    assert replaced("GPT", set()) == [] and replaced("CausalSelfAttention", {"GPT"}) == []
+    line = _depends.note(["GPT", "sample_next"])
+    assert str(line) == "checked with the reference `GPT`, `sample_next`, since yours fail their own checks"

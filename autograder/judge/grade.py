@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 import byhand as checks
 import nbformat
-from byhand import i18n
+from byhand import _depends, i18n
 from byhand._core import AnswerError, CheckFailure, NotDone, judge_all, ordered_cases
 from byhand.i18n import N_, msg
 
@@ -383,11 +383,14 @@ def grade_one(sub: Submission, station: runner.Station) -> Graded:
                         error=f"{ename}: {evalue}",
                     ),
                 )
-        failing_needs = [
-            n
-            for n in module.QUESTIONS[name].needs
-            if any(r.question == n and r.status != Status.PASSED for r in rows)
-        ]
+        # the earlier answers its check ran with the reference in place (they fail their own
+        # check: byhand._depends, which the kernel ran by the same rule), and those it keeps
+        failed = {r.question for r in rows if r.status != Status.PASSED}
+        replaced = _depends.replaced(name, None, module.QUESTIONS, passed=lambda n: n not in failed)
+        if replaced:
+            line = _depends.note(replaced)
+            message = message + "\n  " + line if message else line
+        failing_needs = [n for n in module.QUESTIONS[name].needs if n in failed and n not in replaced]
         if status != Status.PASSED and failing_needs:
             names = ", ".join(failing_needs)
             if len(failing_needs) == 1:

@@ -158,3 +158,77 @@ def build_wheel(out: Path) -> Path:
         for stale in out.glob("transformer_by_hand-*.whl"):
             stale.unlink()
         return Path(shutil.copy2(wheel, out / wheel.name))
+
+
+# ---------------------------------------------------------------------------------------------
+# the score cell: every lesson's last code cell (given, not graded: tagged `demo`, the grader skips
+# it) prints the points the grader will give each autograded question (byhand._score)
+
+SCORE_ID = "score"
+SCORE_CELL = """\
+if hasattr(checks, "score"):
+    checks.score(
+        globals(),
+        points={{
+{points}
+        }},
+        written={{
+{written}
+        }},
+    )"""
+
+
+def score_cell_source(lesson: str) -> str:
+    """The score cell of `lesson`: its questions' and written answers' points, from the notebook's
+    own test cells (nbgrader metadata), so the cell and the grader count the same points."""
+    from autograder import course
+
+    def rows(points: dict) -> str:
+        return "\n".join(f'            "{name}": {int(p)},' for name, p in points.items())
+
+    return SCORE_CELL.format(
+        points=rows(course.questions(lesson)), written=rows(course.manual_questions(lesson))
+    )
+
+
+def score_output(lesson: str) -> str:
+    """What the score cell prints on the lesson's reference answers (its stored output)."""
+    import contextlib
+    import io
+
+    import byhand
+
+    from autograder import course
+
+    ns = course.answer_namespace(lesson)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        byhand.for_lesson(lesson).score(ns, course.questions(lesson), course.manual_questions(lesson))
+    return out.getvalue()
+
+
+def rewrite_score_cells(lessons: list[str] | None = None) -> list[Path]:
+    """Make each solution's last cell its score cell (added, or brought up to date), with its output."""
+    changed = []
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        if lessons and path.stem not in lessons:
+            continue
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        cells = [c for c in nb["cells"] if c.get("id") != SCORE_ID]
+        counts = [c.get("execution_count") or 0 for c in cells if c.get("cell_type") == "code"]
+        cell = {
+            "cell_type": "code",
+            "execution_count": max(counts, default=0) + 1,  # run last, as `make execute` leaves it
+            "id": SCORE_ID,
+            "metadata": {"tags": ["demo"]},
+            "outputs": [{"name": "stdout", "output_type": "stream", "text": score_output(path.stem)}],
+            "source": score_cell_source(path.stem),
+        }
+        cell["outputs"][0]["text"] = cell["outputs"][0]["text"].splitlines(keepends=True)
+        cell["source"] = cell["source"].splitlines(keepends=True)
+        new = {**nb, "cells": cells + [cell]}
+        if new != nb:
+            text = json.dumps(new, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+            path.write_text(text, encoding="utf-8")
+            changed.append(path)
+    return changed

@@ -402,7 +402,7 @@ EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},
     "carol_partial": {**{q: 0 for q in MAX}, "layer_norm": 2, "LayerNorm": 1, "rms_norm": 1},
-    # LayerNorm and RMSNorm call the student's own functions, so a wrong function costs the module too
-    "dave_unbiased_var": {**MAX, "layer_norm": 0, "LayerNorm": 0},
-    "erin_running_var_biased": {**MAX, "batch_norm": 0, "rms_norm": 0, "RMSNorm": 0},
+    # LayerNorm and RMSNorm call the student's own functions: a wrong one is replaced by the reference
+    "dave_unbiased_var": {**MAX, "layer_norm": 0, "LayerNorm": 1},
+    "erin_running_var_biased": {**MAX, "batch_norm": 0, "rms_norm": 0, "RMSNorm": 1},
 }

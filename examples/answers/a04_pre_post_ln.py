@@ -195,7 +195,7 @@ EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},
     "carol_partial": {"ResidualStack": 2, "block_grad_norms": 0},
-    # block_grad_norms runs the student's own stack, so a wrong stack costs it too
-    "dave_pre_post_swapped": {"ResidualStack": 0, "block_grad_norms": 0},
+    # block_grad_norms runs the student's own stack: a wrong one is replaced by the reference
+    "dave_pre_post_swapped": {"ResidualStack": 0, "block_grad_norms": 2},
     "erin_bias_grads": {"ResidualStack": 2, "block_grad_norms": 0},
 }

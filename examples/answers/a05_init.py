@@ -152,7 +152,7 @@ EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},
     "carol_partial": {"init_std": 1, "init_linear_": 0},
-    # init_linear_ draws with the student's own init_std, so a wrong init_std costs it too
-    "dave_kaiming_fan_out": {"init_std": 0, "init_linear_": 0},
+    # init_linear_ draws with the student's own init_std: a wrong one is replaced by the reference
+    "dave_kaiming_fan_out": {"init_std": 0, "init_linear_": 2},
     "erin_fan_in_from_shape0": {"init_std": 1, "init_linear_": 0},
 }

@@ -259,6 +259,14 @@ class CausalSelfAttention(nn.Module):
         question="CausalSelfAttention",
         hint="over the queries",
     ),
+    "heads_split_by_view_without_the_transpose": dict(
+        cells=_attn(
+            "q, k, v = (z.view(B, T, H, d // H).transpose(1, 2) for z in (q, k, v))",
+            "q, k, v = (z.contiguous().view(B, H, T, d // H) for z in (q, k, v))",
+        ),
+        question="CausalSelfAttention",
+        hint="split by a view without the transpose",
+    ),
     "heads_merged_without_the_transpose": dict(
         cells=_attn("y = y.transpose(1, 2).reshape(B, T, d)", "y = y.reshape(B, T, d)"),
         question="CausalSelfAttention",
@@ -648,6 +656,7 @@ EXPECTED = {
     # generate's graded cases are greedy (temperature 0, top_k=1) or check repeatability only, so a
     # temperature applied after the softmax costs sample_next alone
     "dave_temperature_after_softmax": {**MAX, "sample_next": 0},
-    # GPT and generate run the student's own attention (and GPT); a fresh model is still near ln V
-    "erin_no_causal_mask_weights_not_tied": {**MAX, "CausalSelfAttention": 0, "GPT": 0, "generate": 0},
+    # GPT and generate run the reference attention (and GPT) in place of the failing ones; a fresh model is
+    # still near ln V
+    "erin_no_causal_mask_weights_not_tied": {**MAX, "CausalSelfAttention": 0, "GPT": 0, "generate": 2},
 }

@@ -584,7 +584,7 @@ EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},
     "carol_partial": {**{q: 0 for q in MAX}, "softmax_backward": 2, "layer_norm_backward": 3},
-    # attention_backward calls the student's softmax_backward, so its mistake costs attention too
-    "dave_softmax_diagonal": {**MAX, "softmax_backward": 0, "attention_backward": 0},
+    # attention_backward calls the student's softmax_backward: a wrong one is replaced by the reference
+    "dave_softmax_diagonal": {**MAX, "softmax_backward": 0, "attention_backward": 3},
     "erin_saves_graph": {**MAX, "LayerNormFunction": 0, "attention_backward": 0},
 }

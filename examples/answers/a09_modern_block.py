@@ -512,14 +512,14 @@ EXPECTED = {
     "alice_perfect": dict(MAX),
     "bob_blank": {q: 0 for q in MAX},
     "carol_partial": {**{q: 0 for q in MAX}, "apply_rope": 3, "SwiGLU": 2, "repeat_kv": 1},
-    # LlamaBlock runs the student's own attention
-    "dave_values_rotated": {**MAX, "GroupedQueryAttention": 0, "LlamaBlock": 0},
-    # GroupedQueryAttention runs the student's apply_rope, LlamaBlock both
+    # LlamaBlock runs the student's own attention (the reference one when it fails its own check)
+    "dave_values_rotated": {**MAX, "GroupedQueryAttention": 0, "LlamaBlock": 2},
+    # GroupedQueryAttention runs the student's apply_rope, LlamaBlock both (the references when they fail)
     "erin_half_split_sigmoid_gate": {
         **MAX,
         "apply_rope": 0,
         "SwiGLU": 0,
-        "GroupedQueryAttention": 0,
-        "LlamaBlock": 0,
+        "GroupedQueryAttention": 3,
+        "LlamaBlock": 2,
     },
 }

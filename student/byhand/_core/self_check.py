@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from .. import i18n
+from .. import _depends, i18n  # BYHAND-DEPENDS: _depends
 from ..i18n import msg
 from .failures import _VERBOSE, AnswerError, CheckFailure
 from .judging import Question, judge_all, ordered_cases
+from .lines import LINE
 from .recording import run_case
 from .steps import _RAISED
 
@@ -51,20 +52,25 @@ def check(
                 return
 
     _RAISED[0] = None
+    replaced = _depends.note(_depends.replaced(name, namespace))  # BYHAND-DEPENDS: the one line
     try:
         judge_all(question, results())
     except CheckFailure as exc:
+        if replaced:  # BYHAND-DEPENDS
+            exc = exc.with_text(i18n.message_of(exc) + LINE + i18n.localize(replaced))  # BYHAND-DEPENDS
         raised, _RAISED[0] = _RAISED[0], None
         if traceback or _VERBOSE[0]:
             exc.full_traceback = True
             if isinstance(exc, AnswerError) and raised is not None:
                 raise exc from raised  # where the student's code raised, then this check
+        if replaced:  # BYHAND-DEPENDS: the failure with the line
+            raise exc from None
         raise
     if hidden:
         done = msg("{name}: all {n} cases, hidden ones included, pass.", name=name, n=len(cases))
     else:
         done = msg("{name}: all {n} visible cases pass.", name=name, n=len(cases))
-    print(i18n.localize(done))
+    print(i18n.localize(done + (LINE + replaced if replaced else "")))  # BYHAND-DEPENDS: + the line
 
 
 def by_name(*questions: Question) -> dict:

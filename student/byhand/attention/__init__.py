@@ -7,7 +7,7 @@ docs/mistakes.md by recomputing them ("your output equals softmax over the queri
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import ref_causal_mask, ref_merge_heads, ref_sdpa, ref_split_heads, ref_weights
 from .causal_mask import _causal_cases, _causal_judge
@@ -34,6 +34,7 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "causal_mask")
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = [
     "LESSON",

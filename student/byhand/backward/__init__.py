@@ -22,7 +22,7 @@ gradients) is in `_shared.py`.
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import LNB_DEFAULT_EPS as LNB_DEFAULT_EPS
 from ._shared import ref_layer_norm_backward as ref_layer_norm_backward
@@ -53,3 +53,4 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "softmax_backward", devices=False)
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls

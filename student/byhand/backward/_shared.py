@@ -255,3 +255,17 @@ def _ln_grads_judge(grads, x, w, b, eps, dy, who, default_eps=False):
         db_hint or msg("dbias = sum of dy over all leading dims"),
         x.dtype,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference answers, in the inputs' dtype: put in place of a student's answer that fails its own
+# check while a later question's cases run (byhand._depends)
+
+
+def reference_softmax_backward(dy, y):
+    return (y.double() * (dy.double() - (dy.double() * y.double()).sum(-1, keepdim=True))).to(y.dtype)
+
+
+def reference_layer_norm_backward(dy, x, weight, eps=1e-5):
+    dx, dw, db = ref_layer_norm_backward(dy, x, weight, eps)
+    return dx.to(x.dtype), dw.to(weight.dtype), db.to(weight.dtype)

@@ -13,6 +13,8 @@ from .._judge import CheckFailure, diagnose, expect_tensor
 from ..i18n import N_, msg
 from ._shared import _assert_grad, _autograd, _unchanged
 
+EARLIER = ("softmax_backward",)  # the reference when the student's fails its own check
+
 # ---------------------------------------------------------------------------------------------
 # attention_backward
 

@@ -12,6 +12,8 @@ from .._judge import CheckFailure
 from ..i18n import msg
 from ._shared import _ln_grads_judge, _tols
 
+EARLIER = ("layer_norm_backward",)  # its backward's: the reference when the student's fails
+
 # ---------------------------------------------------------------------------------------------
 # LayerNormFunction: the helper that runs in the student's kernel
 

@@ -17,7 +17,7 @@ share (the references of the attention and of the GPT) is in `_shared.py`.
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import CACHED as CACHED
 from ._shared import F64 as F64
@@ -58,3 +58,4 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "CausalSelfAttention", devices=False)
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls

@@ -253,3 +253,90 @@ def ref_gpt(s, idx, n_heads, cache=None, pos=True, final_norm=True, pre_ln=True,
     if final_norm:
         x = ln(x, s["ln_f.weight"], s["ln_f.bias"])
     return x @ s["head.weight"].to(F64).T, new_cache  # (B, T, d) x (d, V) -> (B, T, V)
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference answers, as the answer cells define them: put in place of a student's answer that
+# fails its own check, while a later question's cases run (byhand._depends)
+
+
+class ReferenceCausalSelfAttention(torch.nn.Module):
+    """The contract's CausalSelfAttention (docs/api/07_decoder.md)."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = torch.nn.Linear(d_model, 3 * d_model)
+        self.proj = torch.nn.Linear(d_model, d_model)
+
+    def forward(self, x, kv_cache=None):
+        b, t, d = x.shape
+        h = self.n_heads
+        q, k, v = (z.view(b, t, h, d // h).transpose(1, 2) for z in self.qkv(x).split(d, dim=-1))
+        if kv_cache is not None:
+            k, v = torch.cat([kv_cache[0], k], dim=2), torch.cat([kv_cache[1], v], dim=2)
+        t_past = k.shape[2] - t
+        allowed = (
+            torch.arange(k.shape[2], device=x.device)[None, :]
+            <= torch.arange(t_past, t_past + t, device=x.device)[:, None]
+        )
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(d // h)).masked_fill(~allowed, -math.inf)
+        y = (scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(b, t, d)
+        return self.proj(y), (k, v)
+
+
+class _ReferenceBlock(torch.nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.ln1 = torch.nn.LayerNorm(d_model)
+        self.attn = ReferenceCausalSelfAttention(d_model, n_heads)
+        self.ln2 = torch.nn.LayerNorm(d_model)
+        self.mlp = torch.nn.Sequential(
+            torch.nn.Linear(d_model, 4 * d_model), torch.nn.GELU(), torch.nn.Linear(4 * d_model, d_model)
+        )
+
+    def forward(self, x, kv_cache=None):
+        a, cache = self.attn(self.ln1(x), kv_cache)
+        x = x + a
+        return x + self.mlp(self.ln2(x)), cache
+
+
+class ReferenceGPT(torch.nn.Module):
+    """The contract's GPT, initialized as GPT-2 (std 0.02, residual projections scaled)."""
+
+    def __init__(self, vocab_size, d_model, n_heads, n_layers, max_len):
+        super().__init__()
+        self.tok_emb = torch.nn.Embedding(vocab_size, d_model)
+        self.pos_emb = torch.nn.Embedding(max_len, d_model)
+        self.blocks = torch.nn.ModuleList([_ReferenceBlock(d_model, n_heads) for _ in range(n_layers)])
+        self.ln_f = torch.nn.LayerNorm(d_model)
+        self.head = torch.nn.Linear(d_model, vocab_size, bias=False)
+        self.head.weight = self.tok_emb.weight
+        for name, p in self.named_parameters():
+            if p.dim() == 2:
+                scaled = name.endswith(("attn.proj.weight", "mlp.2.weight"))
+                torch.nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * n_layers) if scaled else 0.02)
+            elif name.endswith("bias"):
+                torch.nn.init.zeros_(p)
+
+    def forward(self, idx, kv_cache=None):
+        t_past = 0 if kv_cache is None else kv_cache[0][0].shape[2]
+        pos = torch.arange(t_past, t_past + idx.shape[1], device=idx.device)
+        x = self.tok_emb(idx) + self.pos_emb(pos)
+        caches = []
+        for i, block in enumerate(self.blocks):
+            x, c = block(x, None if kv_cache is None else kv_cache[i])
+            caches.append(c)
+        return self.head(self.ln_f(x)), caches
+
+
+def reference_sample_next(logits, temperature=1.0, top_k=None, generator=None):
+    """The contract's sample_next: (B, V) logits -> (B,) token ids."""
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    logits = logits / temperature
+    if top_k is not None:
+        kth = logits.topk(top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, -math.inf)
+    probs = torch.softmax(logits.double(), dim=-1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)

@@ -10,6 +10,8 @@ from .._judge import CheckFailure, expect_tensor
 from ..i18n import N_, msg
 from ._shared import F64, gpt_state, ref_gpt
 
+EARLIER = ("GPT", "sample_next")  # the reference of each when the student's fails its own check
+
 # ---------------------------------------------------------------------------------------------
 # generate (with the student's GPT, in float64: greedy decoding has no near-ties to round)
 

@@ -9,7 +9,10 @@ from .. import _judge
 from .._core import Case, call, gen, got_expected, hint_line, let, new, rand, ref
 from .._judge import CheckFailure, expect_tensor
 from ..i18n import N_, msg
-from ._shared import CACHED, F64, _check_cache, _compare_y, _pair, _tol, gpt_state, ref_gpt
+from ._shared import CACHED, F64, ReferenceGPT, _check_cache, _compare_y, _pair, _tol, gpt_state, ref_gpt
+
+REFERENCE = ReferenceGPT  # what replaces an answer that fails (byhand._depends)
+EARLIER = ("CausalSelfAttention",)  # its blocks' attention: the reference when the student's fails
 
 
 def _gpt_specs(hidden):

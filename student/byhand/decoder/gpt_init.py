@@ -14,6 +14,9 @@ from .._judge import CheckFailure, expect_tensor
 from ..i18n import N_, msg
 from ._shared import F64, _pair
 
+EARLIER = ("CausalSelfAttention",)  # what the GPT runs: the reference when the student's fails
+BUILDS_ON = ("GPT",)  # the question is about the student's GPT itself (its initialization)
+
 # GPT_init: a fresh model predicts the uniform distribution, so its loss is close to ln V
 
 

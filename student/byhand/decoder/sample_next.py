@@ -11,7 +11,9 @@ import torch.nn.functional as F
 from .._core import LINE, Case, call, gen, got_expected, hint_line, let, new, rand, ref
 from .._judge import CheckFailure, expect_tensor
 from ..i18n import N_, msg
-from ._shared import F64
+from ._shared import F64, reference_sample_next
+
+REFERENCE = reference_sample_next  # what replaces an answer that fails (byhand._depends)
 
 # ---------------------------------------------------------------------------------------------
 # sample_next: deterministic cases, and frequencies of many seeded draws

@@ -29,7 +29,7 @@ memory and FLOP budgets and their judges, the inputs and labels) is in `_shared.
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import (
     SIGNATURES,
@@ -66,6 +66,7 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "flash_attention_forward", devices=False)
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = [
     "LESSON",

@@ -21,6 +21,10 @@ from ._shared import (
     ref_forward,
 )
 
+# an integration question: the student's answers are kept (byhand._depends), as the lesson
+# says before the exercise: "The next check runs your forward pass with is_causal=True"
+BUILDS_ON = ("flash_attention_forward",)
+
 
 def _skip_cases(hidden):
     # (leading dims, L, d, block_q, block_k, dtype)

@@ -21,6 +21,10 @@ from ._shared import (
 )
 from .flash_attention_backward import _judge_grads
 
+# an integration question: the student's answers are kept (byhand._depends), as the lesson
+# says before the exercise: the exercise joins the two passes ("Join the two passes")
+BUILDS_ON = ("flash_attention_forward", "flash_attention_backward")
+
 
 def run_function(cls, q, k, v, is_causal, do):
     """Apply `cls` (an autograd.Function) to fresh leaves, backward with `do`, report raw facts:

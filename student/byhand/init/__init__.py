@@ -11,7 +11,7 @@ fan_in (or `weight.shape[0]`, which is out_features), no ReLU gain, the variance
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import ref_init_std
 from .init_linear_ import KURTOSIS_ATOL, STD_RTOL, _lin_cases, _lin_judge
@@ -25,5 +25,6 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "init_std")
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = ["LESSON", "QUESTIONS", "check", "KURTOSIS_ATOL", "STD_RTOL", "ref_init_std"]

@@ -12,6 +12,8 @@ from .._judge import CheckFailure
 from ..i18n import N_, msg
 from ._shared import _candidates, ref_init_std
 
+EARLIER = ("init_std",)  # the reference init_std when the student's fails its own check
+
 STD_RTOL = 0.03  # over 500 seeds x 8 shapes below: largest |std/target - 1| 1.2%, |kurtosis| 0.08
 KURTOSIS_ATOL = 0.3  # excess kurtosis: normal 0, uniform -1.2; its std is ~0.03 on 36,000 weights
 

@@ -12,7 +12,7 @@ parameters so a missing or misplaced affine shows, and a small batch N for Batch
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import ref_layer_norm, ref_rms_norm
 from .batch_norm import _bn_cases, _bn_judge, ref_batch_norm
@@ -32,5 +32,6 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "layer_norm")
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = ["LESSON", "QUESTIONS", "check", "ref_batch_norm", "ref_layer_norm", "ref_rms_norm"]

@@ -20,6 +20,9 @@ from ._shared import (
     ref_layer_norm,
 )
 
+# a forward that calls the student's layer_norm: the reference one when that fails its own check
+EARLIER = ("layer_norm",)
+
 # ---------------------------------------------------------------------------------------------
 # LayerNorm (module)
 

@@ -18,6 +18,9 @@ from ._shared import (
     ref_rms_norm,
 )
 
+# a forward that calls the student's rms_norm: the reference one when that fails its own check
+EARLIER = ("rms_norm",)
+
 # ---------------------------------------------------------------------------------------------
 # RMSNorm (module)
 

@@ -15,7 +15,7 @@ share (the references of RoPE, SwiGLU and grouped-query attention) is in `_share
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import CACHED as CACHED
 from ._shared import F64 as F64
@@ -50,3 +50,4 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "apply_rope", devices=False)
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls

@@ -277,3 +277,45 @@ def _check_cache(got, exp_k, exp_v, dt, what, unrotated_k=None):
                 "cached key is never rotated again"
             )
         assert_close(g.to(F64), e, part, hint, rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference answers, as the answer cells define them: put in place of a student's answer that
+# fails its own check while a later question's cases run (byhand._depends)
+
+
+def reference_apply_rope(x, positions, theta=10000.0):
+    return ref_rope(x, positions, theta).to(x.dtype)
+
+
+def reference_repeat_kv(x, n_rep):
+    return x.repeat_interleave(n_rep, dim=1)
+
+
+class ReferenceSwiGLU(torch.nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.w1 = torch.nn.Linear(d_model, d_ff, bias=False)
+        self.w3 = torch.nn.Linear(d_model, d_ff, bias=False)
+        self.w2 = torch.nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class ReferenceGroupedQueryAttention(torch.nn.Module):
+    """The contract's GroupedQueryAttention: `ref_gqa` on the module's own weights, in x's dtype."""
+
+    def __init__(self, d_model, n_heads, n_kv_heads, theta=10000.0):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.theta = n_heads, n_kv_heads, theta
+        d_kv = n_kv_heads * (d_model // n_heads)
+        self.w_q = torch.nn.Linear(d_model, d_model, bias=False)
+        self.w_k = torch.nn.Linear(d_model, d_kv, bias=False)
+        self.w_v = torch.nn.Linear(d_model, d_kv, bias=False)
+        self.w_o = torch.nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, x, positions=None, kv_cache=None):
+        state = {f"{n}.weight": getattr(self, n).weight for n in ("w_q", "w_k", "w_v", "w_o")}
+        y, (k, v) = ref_gqa(state, x, self.n_heads, self.n_kv_heads, self.theta, positions, kv_cache)
+        return y.to(x.dtype), (k.to(x.dtype), v.to(x.dtype))

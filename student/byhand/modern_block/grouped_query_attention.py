@@ -8,7 +8,21 @@ import torch
 from .._core import gen, new, rand
 from .._judge import CheckFailure
 from ..i18n import N_, msg
-from ._shared import F64, _check_cache, _compare, _module, _pair, _with_and_without_cache, gqa_state, ref_gqa
+from ._shared import (
+    F64,
+    ReferenceGroupedQueryAttention,
+    _check_cache,
+    _compare,
+    _module,
+    _pair,
+    _with_and_without_cache,
+    gqa_state,
+    ref_gqa,
+)
+
+# the earlier answers its check runs: the reference of each when the student's fails its own check
+EARLIER = ("apply_rope", "repeat_kv")
+REFERENCE = ReferenceGroupedQueryAttention  # what replaces an answer that fails (byhand._depends)
 
 
 def _gqa_mistakes(s, x, h, hkv, theta, positions=None, cache=None):

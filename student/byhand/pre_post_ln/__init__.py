@@ -10,7 +10,7 @@ float64 reference of the same stack. A mismatch is matched against the classic w
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import random_state, ref_block_grad_norms, ref_forward, ref_grads
 from .block_grad_norms import _grad_cases, _grad_judge
@@ -24,6 +24,7 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "ResidualStack")
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = [
     "LESSON",

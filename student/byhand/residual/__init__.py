@@ -12,7 +12,7 @@ it must do nothing, in training mode with p=1 it must drop everything it wraps.
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import ref_sublayer_connection
 from .hybrid_sublayer_connection import _hyb_cases, _hyb_judge
@@ -28,5 +28,6 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "SublayerConnection")
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = ["LESSON", "QUESTIONS", "check", "FFN_OUTPUT", "ref_ffn", "ref_sublayer_connection"]

@@ -25,7 +25,7 @@ the case texts) is in `_shared.py`.
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import EOT, EOT2, GPT2_PATTERN, bytes_to_unicode, decode, encode, gpt2, special_split, train
 from .encode_iterable import H_NOT_LAZY, H_PER_LINE, _stream_cases, _stream_judge, run_stream
@@ -78,6 +78,7 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "train_bpe", devices=False)
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = [
     "LESSON",

@@ -11,6 +11,10 @@ from ..i18n import N_, msg
 from ._shared import _STRINGS, EOT, EOT2, _slice, _with_eot, encode
 from .tokenizer import _encode_failed, _plain_ids, _short, _source, _tokenizer
 
+# an integration question: the student's answers are kept (byhand._depends), as the lesson
+# says before the exercise: a method of the student's Tokenizer class
+BUILDS_ON = ("Tokenizer",)
+
 
 def run_stream(cls, source, special_tokens, lines):
     """encode_iterable over a generator of `lines` that counts what it hands out: (ids, whether it

@@ -22,7 +22,7 @@ its helper, its cases, its mistakes and its judge; `_shared.py` holds the float6
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import F64
 from .adamw import _adamw_cases, _adamw_judge, run_adamw
@@ -48,6 +48,7 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "cross_entropy", devices=False)
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = [
     "LESSON",

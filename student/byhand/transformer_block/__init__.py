@@ -9,7 +9,7 @@ The graded names and their behaviour are documented in docs/api/06_transformer_b
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import (
     EVAL_HINT,
@@ -41,6 +41,7 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "EncoderBlock")
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = [
     "LESSON",

@@ -379,3 +379,36 @@ def ref_stack(
         if norm_every_block:
             y = norm(y)
     return norm(y) if final_norm and not norm_every_block else y
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference answers, as the answer cells define them: put in place of a student's answer that
+# fails its own check while a later question's cases run (byhand._depends)
+
+
+def reference_positional_encoding(max_len, d_model):
+    return ref_pe(max_len, d_model).float()
+
+
+class ReferenceEncoderBlock(nn.TransformerEncoderLayer):
+    """nn.TransformerEncoderLayer (batch_first), with the lesson's pad_mask (True = a real token)."""
+
+    def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True):
+        super().__init__(d_model, n_heads, d_ff, dropout, batch_first=True, norm_first=norm_first)
+
+    def forward(self, x, pad_mask=None):
+        return super().forward(x, src_key_padding_mask=None if pad_mask is None else ~pad_mask)
+
+
+class ReferenceEncoder(nn.Module):
+    def __init__(self, n_layers, d_model, n_heads, d_ff, dropout=0.0, norm_first=True):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            [ReferenceEncoderBlock(d_model, n_heads, d_ff, dropout, norm_first) for _ in range(n_layers)]
+        )
+        self.norm = nn.LayerNorm(d_model) if norm_first else None
+
+    def forward(self, x, pad_mask=None):
+        for layer in self.layers:
+            x = layer(x, pad_mask)
+        return x if self.norm is None else self.norm(x)

@@ -9,6 +9,7 @@ from .._core import Case, gen, let, new, rand
 from .._judge import CheckFailure
 from ..i18n import N_, msg
 from ._shared import (
+    ReferenceEncoder,
     _called_on_x,
     _compare,
     _default_probe,
@@ -24,6 +25,11 @@ from ._shared import (
     ref_stack,
     ref_torch_encoder,
 )
+
+# the earlier answers its check runs: the reference of each when the student's fails its own check
+EARLIER = ("EncoderBlock",)
+
+REFERENCE = ReferenceEncoder  # what replaces an answer that fails (byhand._depends)
 
 
 def _encoder_cases(hidden):

@@ -40,15 +40,12 @@ def test_the_extractor_reads_marks_inside_f_strings_and_constants():
 
 def test_the_extractor_reads_every_package_of_the_checks_private_ones_too():
     """Babel skips folders named `_*` unless told: the ids of `byhand/_core/` must be found there."""
+    template = [m for m in messages.template() if m.id]
     where = {
-        loc[0].split("/")[2]
-        for m in messages.template()
-        if m.id
-        for loc in m.locations
-        if loc[0].startswith("student/byhand/")
+        loc[0].split("/")[2] for m in template for loc in m.locations if loc[0].startswith("student/byhand/")
     }
     assert "_core" in where, f"got ids from {sorted(where)}, expected byhand/_core among them"
-    assert "on input: {label}" in {m.id for m in messages.template()}, "got no 'on input: {label}' id"
+    assert "on input: {label}" in {m.id for m in template}, "got no 'on input: {label}' id"
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -73,9 +73,9 @@ def _graded_names(module, name):
     return (name,) + tuple(module.QUESTIONS[name].needs)
 
 
-# the cheapest mistake of each question in `make test-fast`, every one in `make test` (the others are
-# marked `breadth`: tests/tiers.py)
-@pytest.mark.parametrize("lesson,mistake", tiered("MISTAKES", hidden=True))
+# one mistake of each lesson in `make test-fast` (the cheapest, tests/tiers.py), every one in `make test`
+# (the others are marked `breadth`)
+@pytest.mark.parametrize("lesson,mistake", tiered("MISTAKES", first_of="lesson", hidden=True))
 def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     """Does the self-check fail on this classic mistake, with a hint that names it, in Chinese too?"""
     spec = answers_for(lesson).MISTAKES[mistake]
@@ -104,7 +104,8 @@ def test_classic_mistake_fails_with_its_hint(lesson, mistake):
     assert len(shown) <= 12 and not any("byhand" + "/" in line for line in shown), "\n".join(shown)
 
 
-@pytest.mark.parametrize("lesson,mistake", tiered("MISTAKES"))
+# one mistake of each lesson in `make test-fast`, every one in `make test`
+@pytest.mark.parametrize("lesson,mistake", tiered("MISTAKES", first_of="lesson"))
 def test_classic_mistake_fails_the_visible_check(lesson, mistake):
     """Does the visible self-check alone fail this classic mistake (so no student sees "all visible
     cases pass" and then loses the points at grading)?"""
@@ -188,7 +189,8 @@ def _lost_elsewhere(lesson, mistake, every: bool) -> dict:
     return lost
 
 
-@pytest.mark.parametrize("lesson,mistake", tiered("MISTAKES"))
+# one mistake of each lesson in `make test-fast` (and issue 51's example below), every one in `make test`
+@pytest.mark.parametrize("lesson,mistake", tiered("MISTAKES", first_of="lesson"))
 def test_classic_mistake_costs_its_own_question_only(lesson, mistake):
     """Does every later question whose check runs this mistaken answer pass (with the reference in
     its place), unless it builds on the student's answer on purpose?"""

@@ -82,10 +82,10 @@ def test_a_probe_error_is_reported_as_such(setting):
 # the answer (run_steps, as the probe does), the results through JSON, the trusted verdict on them.
 # tests/test_grading.py grades, in sandboxed kernels, the alternatives that print, warn or write to
 # stderr (make test), and the first mistake of each question and every alternative (make test-full).
-# `make test-fast` takes the cheapest mistake of each question, `make test` every one (tests/tiers.py).
+# `make test-fast` takes one mistake of each lesson, `make test` every one (tests/tiers.py).
 
 
-@pytest.mark.parametrize("lesson,name", tiered("MISTAKES", hidden=True))
+@pytest.mark.parametrize("lesson,name", tiered("MISTAKES", first_of="lesson", hidden=True))
 def test_every_catalogued_mistake_fails_its_verdict_with_its_hint(lesson, name):
     """Does the grader's verdict on this mistake's results fail its question and name the mistake?"""
     spec = answers_for(lesson).MISTAKES[name]

@@ -153,8 +153,11 @@ def test_an_answer_that_never_returns_in_its_test_cell_costs_its_question_only(t
         assert "a cell ran past" not in rows[other]["message"], f"got {rows[other]}, expected no stopped cell"
     page = (out / "feedback" / "hang" / f"{LESSON}.html").read_text(encoding="utf-8")
     assert said in page, f"expected {said!r} on the feedback page"
-    mha = rows["MultiHeadAttention"]  # it calls scaled_dot_product_attention: stopped the same way
-    assert f"ran past the {question_limit} s limit for one case" in mha["message"], f"got {mha}"
+    # it calls scaled_dot_product_attention, which failed its own question: one mistake costs one
+    # question, so it runs with the reference in its place and says so (issue 51)
+    mha = rows["MultiHeadAttention"]
+    line = "checked with the reference `scaled_dot_product_attention`, since yours fails its own check"
+    assert mha["status"] == "passed" and line in mha["message"], f"got {mha}, expected a pass and {line!r}"
     (graded,) = result["this_run"]
     tests = {i + 1 for i, c in enumerate(nb.cells) if course.nbgrader_meta(c).get("grade_id") in rows}
     stopped = {cell for cell, _ in graded.stopped}

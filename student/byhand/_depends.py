@@ -12,6 +12,9 @@ Declared per question, as data in the question's module (the module of its judge
   kept, and the lesson says before the exercise which earlier answers it builds on.
 * `REFERENCE`: in an earlier question's module, the reference answer (a class or a function, what
   its answer cell defines), put in place of the student's.
+* `ALSO_REPLACED = {"pretoken_counts": ...}`: beside `REFERENCE`, the other names the earlier
+  answer's cell defines (a helper whose API the exercise states) that later answers may call,
+  replaced together with it.
 
 The replacement is a name of the student's namespace (the notebook's globals) bound to the reference
 for the time the cases run, then restored: the steps look it up there, and so does the student's own
@@ -109,10 +112,12 @@ def passes(name: str, namespace: dict, questions: dict | None = None) -> bool:
         return True
     _BUSY.add(name)
     try:
-        cases = _core.ordered_cases(question, hidden=True)
-        pairs = ((c, json.loads(_core.run_case(name, c.wire(), namespace, reuse=True))) for c in cases)
+        # case by case, stopping at the first failure: only whether it passes is wanted here, not
+        # the later cases' "also, on ..." lines (judge_all), each of which may simulate mistakes
         with i18n.using(i18n.DEFAULT):
-            _core.judge_all(question, pairs)
+            for case in _core.ordered_cases(question, hidden=True):
+                result = json.loads(_core.run_case(name, case.wire(), namespace, reuse=True))
+                _core.judge_result(question, case, result)
         verdict = True
     except Exception:  # noqa: BLE001 - a failure, a stub, an error: it does not pass
         verdict = False
@@ -158,17 +163,25 @@ def in_place(name: str, namespace: dict):
     reference in `namespace`, and bound back afterwards. Yields the names replaced."""
     questions = _questions()
     names = replaced(name, namespace, questions) if name in questions else []
-    saved = {n: namespace[n] for n in names if n in namespace}
+    bound = {}
+    for n in names:
+        bound.update(also(questions[n]))
+        bound[n] = reference(questions[n])
+    saved = {n: namespace[n] for n in bound if n in namespace}
     try:
-        for n in names:
-            namespace[n] = reference(questions[n])
+        namespace.update(bound)
         yield names
     finally:
-        for n in names:
+        for n in bound:
             if n in saved:
                 namespace[n] = saved[n]
             else:
                 namespace.pop(n, None)
+
+
+def also(question) -> dict:
+    """The other names of `question`'s answer cell replaced with its reference ({name: reference})."""
+    return dict(getattr(_module_of(question), "ALSO_REPLACED", {}) or {})
 
 
 def note(names) -> i18n.Msg | str:

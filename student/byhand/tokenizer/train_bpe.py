@@ -10,6 +10,15 @@ from .._core import LINE, Case, call, got_expected, graded, helper, hint_line
 from .._judge import CheckFailure
 from ..i18n import N_, Msg, join, msg
 from ._shared import EOT, EOT2, _b2s, _random_words, _s2b, _slice, _with_eot, train
+from .train_bpe_naive import reference_pretoken_counts, train_naive
+
+# train_bpe_naive's answer cell defines pretoken_counts too, which the student's train_bpe calls: when
+# the naive trainer fails its own check, train_bpe's cases run with the reference of both (one
+# mistake costs one question, byhand._depends). This module judges both trainers, so the
+# declarations are theirs alike (the naive one skips itself).
+EARLIER = ("train_bpe_naive",)
+REFERENCE = train_naive  # what replaces a naive trainer that fails (byhand._depends)
+ALSO_REPLACED = {"pretoken_counts": reference_pretoken_counts}
 
 # ---------------------------------------------------------------------------------------------
 # Helpers: run where the answer lives, return plain values

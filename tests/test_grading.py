@@ -8,6 +8,7 @@ import shutil
 import byhand as checks
 import nbformat
 import pytest
+from byhand import _depends
 from shared_class import SHARED_GROUP
 
 from autograder import course
@@ -216,25 +217,10 @@ def test_classic_mistake_loses_points_when_graded(catalogue_grades, lesson, name
         for q, r in rows.items()
         if q not in (spec["question"], "")
         and q not in course.manual_questions(lesson)
-        and not _builds_on(module, q, spec["question"])
+        and not _depends.keeps(q, spec["question"], module.QUESTIONS)
         and float(r["points"]) < float(r["max_points"])
     }
     assert not lost, f"{name} also lost: {lost}"
-
-
-def _builds_on(module, question, mistaken) -> bool:
-    """Does `question` keep the student's `mistaken` answer on purpose (BUILDS_ON, and what that needs)?"""
-    from byhand import _depends
-
-    todo, seen = list(_depends.builds_on(module.QUESTIONS[question])), set()
-    while todo:
-        n = todo.pop()
-        if n == mistaken:
-            return True
-        if n not in seen and n in module.QUESTIONS:
-            seen.add(n)
-            todo += list(module.QUESTIONS[n].needs)
-    return False
 
 
 @pytest.mark.parametrize(

@@ -155,22 +155,6 @@ def _reaches(module, name) -> dict:
     return out
 
 
-def _kept(module, question, mistaken) -> bool:
-    """Does `question` keep the student's `mistaken` answer on purpose (it builds on it: BUILDS_ON,
-    said in the notebook before the exercise)?"""
-    from byhand import _depends
-
-    todo, seen = list(_depends.builds_on(module.QUESTIONS[question])), set()
-    while todo:
-        n = todo.pop()
-        if n == mistaken:
-            return True
-        if n not in seen and n in module.QUESTIONS:
-            seen.add(n)
-            todo += list(module.QUESTIONS[n].needs)
-    return False
-
-
 def _lost_elsewhere(lesson, mistake, every: bool) -> dict:
     """The questions other than its own that the catalogued `mistake` fails (with the message): those
     whose check runs its question (`every`: every question of the lesson), less the ones that keep it."""
@@ -179,8 +163,14 @@ def _lost_elsewhere(lesson, mistake, every: bool) -> dict:
     reaches = _reaches(module, own)
     ns = answer_namespace(lesson, spec["cells"])
     lost = {}
+    from byhand import _depends
+
     for name in questions(lesson):
-        if name == own or _kept(module, name, own) or not (every or own in reaches.get(name, ())):
+        if (
+            name == own
+            or _depends.keeps(name, own, module.QUESTIONS)
+            or not (every or own in reaches.get(name, ()))
+        ):
             continue
         try:
             module.check(name, ns, hidden=True)

@@ -95,6 +95,20 @@ _KEPT = 8
 _BUSY: set = set()  # verdicts being computed (a declared cycle would otherwise never end)
 
 
+def keeps(name: str, earlier: str, questions: dict) -> bool:
+    """Does question `name` run the student's own `earlier` answer on purpose (through its
+    `BUILDS_ON`, and what those need), so that a mistake in `earlier` may cost it too?"""
+    todo, seen = list(builds_on(questions[name])), set()
+    while todo:
+        n = todo.pop()
+        if n == earlier:
+            return True
+        if n not in seen and n in questions:
+            seen.add(n)
+            todo += list(questions[n].needs)
+    return False
+
+
 def passes(name: str, namespace: dict, questions: dict | None = None) -> bool:
     """Does the student's answer `name` pass its own check, hidden cases included (with its own
     earlier answers replaced where they fail)? Once per set of objects its check looks up."""

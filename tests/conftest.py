@@ -6,17 +6,13 @@ from pathlib import Path
 
 import pytest
 
-# jsonschema's optional IRI format checker (rfc3987-syntax, which jupyter-events' extras install)
-# compiles 38 grammars when jsonschema is imported: 3-6 s in every test process that imports
-# nbformat. Nothing a test process validates has an IRI format (nbformat's schemas have none), so
-# the in-process tests go without it; the servers and graders they start are untouched.
-sys.modules.setdefault("rfc3987_syntax", None)
+import autograder  # noqa: F401 - imported first: it skips jsonschema's IRI grammars (3-6 s a process)
 
 try:  # pytest's own parser of `-m` (private; pinned with pytest): without it every file is collected
     from _pytest.mark.expression import Expression
 except ImportError:  # pragma: no cover
     Expression = None
-from shared_class import SHARED_GROUP, shared_class  # noqa: E402, F401 - the one graded class, a session fixture
+from shared_class import SHARED_GROUP, shared_class  # noqa: F401 - the one graded class, a session fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 # the venv's commands (nbgrader's own Gradebook() runs its `alembic`; the CLI tools) for every test

@@ -224,14 +224,21 @@ def test_warmup_at_lr_1e_2(lesson04, pre_ln, warmup, layers, optimizer, learned)
         assert (final < 0.3).sum() >= learned and (final < chance - 1).all(), final
 
 
-@pytest.mark.parametrize("pre_ln, warmup, learns", [(False, 0, False), (False, 60, False), (True, 0, True)])
-def test_warmup_at_lr_3e_2(lesson04, pre_ln, warmup, learns):
-    """lr 3e-2, 120 steps, seeds 100-119: a 6-layer Post-LN learns nothing (within 0.1 of ln 16) even
-    with 60 warm-up steps; Pre-LN without warm-up gets below 0.3?"""
+@pytest.mark.parametrize(
+    "pre_ln, warmup, learns, at_chance", [(False, 0, False, 20), (False, 60, False, 18), (True, 0, True, 0)]
+)
+def test_warmup_at_lr_3e_2(lesson04, pre_ln, warmup, learns, at_chance):
+    """lr 3e-2, 120 steps, seeds 100-119: a 6-layer Post-LN does not learn the task (final loss above 2 on
+    every seed) even with 60 warm-up steps; without them it stays within 0.1 of ln 16 on every seed, with
+    them on at least 18 (the lesson: 19, seed 110 had fallen to 2.19); Pre-LN without warm-up gets below
+    0.3 on every seed?"""
     chance = math.log(lesson04["VOCAB_W"])
     final = _warmup_runs(lesson04, pre_ln, warmup, 3e-2)[:, -20:].mean(1)
     print(f"lr 3e-2, pre_ln={pre_ln}, warm-up {warmup}: final loss", final)
-    assert ((final < 0.3) if learns else ((final - chance).abs() < 0.1)).all(), final
+    if learns:
+        assert (final < 0.3).all(), final
+    else:
+        assert (final > 2).all() and ((final - chance).abs() < 0.1).sum() >= at_chance, final
 
 
 def test_warmup_only_slows_at_lr_1e_3(lesson04):

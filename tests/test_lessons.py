@@ -229,9 +229,11 @@ def test_every_reference_answer_passes_its_own_check(lesson):
 
     module = checks.for_lesson(lesson)
     ns = answer_namespace(lesson)
+    checked = set()  # a module that judges two questions alike (lesson 11's trainers) has one REFERENCE
     for name, question in module.QUESTIONS.items():
         reference = _depends.reference(question)
-        if reference is not None:
+        if reference is not None and id(reference) not in checked:
+            checked.add(id(reference))
             module.check(name, {**ns, name: reference}, hidden=True)
         for earlier in _depends.earlier(question):
             assert _depends.reference(module.QUESTIONS[earlier]) is not None, (

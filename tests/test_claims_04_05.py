@@ -224,18 +224,16 @@ def test_warmup_at_lr_1e_2(lesson04, pre_ln, warmup, layers, optimizer, learned)
         assert (final < 0.3).sum() >= learned and (final < chance - 1).all(), final
 
 
-@pytest.mark.parametrize(
-    "pre_ln, warmup, learns, at_chance", [(False, 0, False, 20), (False, 60, False, 18), (True, 0, True, 0)]
-)
-def test_warmup_at_lr_3e_2(lesson04, pre_ln, warmup, learns, at_chance):
+@pytest.mark.parametrize("pre_ln, warmup, at_chance", [(False, 0, 20), (False, 60, 18), (True, 0, None)])
+def test_warmup_at_lr_3e_2(lesson04, pre_ln, warmup, at_chance):
     """lr 3e-2, 120 steps, seeds 100-119: a 6-layer Post-LN does not learn the task (final loss above 2 on
     every seed) even with 60 warm-up steps; without them it stays within 0.1 of ln 16 on every seed, with
     them on at least 18 (the lesson: 19, seed 110 had fallen to 2.19); Pre-LN without warm-up gets below
-    0.3 on every seed?"""
+    0.3 on every seed (at_chance None: it learns)?"""
     chance = math.log(lesson04["VOCAB_W"])
     final = _warmup_runs(lesson04, pre_ln, warmup, 3e-2)[:, -20:].mean(1)
     print(f"lr 3e-2, pre_ln={pre_ln}, warm-up {warmup}: final loss", final)
-    if learns:
+    if at_chance is None:
         assert (final < 0.3).all(), final
     else:
         assert (final > 2).all() and ((final - chance).abs() < 0.1).sum() >= at_chance, final

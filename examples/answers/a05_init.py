@@ -30,6 +30,16 @@ MISTAKES = {
         question="init_std",
         hint="fan_out",
     ),
+    # the type before the value (docs/authoring-lessons.md): init_std returns a float
+    "std_as_tensor": dict(
+        cells={
+            "init_std_answer": STD_OK.replace(
+                "math.sqrt(2.0 / fan_in)", "torch.sqrt(torch.tensor(2.0 / fan_in))"
+            )
+        },
+        question="init_std",
+        hint="`.item()` turns a one-element tensor",
+    ),
     "kaiming_no_gain": dict(
         cells={"init_std_answer": STD_OK.replace("math.sqrt(2.0 / fan_in)", "math.sqrt(1.0 / fan_in)")},
         question="init_std",

@@ -254,6 +254,37 @@ MISTAKES = {
         question="AdamW",
         hint="did not survive state_dict()",
     ),
+    # the type before the value (docs/authoring-lessons.md): the schedule returns a float, the
+    # loss and the norm tensors of shape ()
+    "schedule_returns_tensor": dict(
+        cells={SCHED: _sched(low="torch.tensor(lr_min)")},
+        question="lr_cosine_schedule",
+        hint="`.item()` turns a one-element tensor",
+    ),
+    "ce_returns_item": dict(
+        cells={CE: CE_OK.replace("(lse - picked).mean()", "(lse - picked).mean().item()")},
+        question="cross_entropy",
+        hint="not a Python number made of it",
+    ),
+    "ce_shape_one": dict(
+        cells={CE: CE_OK.replace("(lse - picked).mean()", "(lse - picked).flatten().mean(0, keepdim=True)")},
+        question="cross_entropy",
+        hint="shape (1,) is not a scalar",
+    ),
+    "clip_returns_float": dict(
+        cells={CLIP: _clip(ret="return norm.item()")},
+        question="clip_grad_norm_",
+        hint="not a Python number made of it",
+    ),
+    "clip_norm_shape_one": dict(
+        cells={
+            CLIP: _clip(
+                norm="norm = torch.cat([g.detach().reshape(-1) for g in grads]).norm(dim=0, keepdim=True)"
+            )
+        },
+        question="clip_grad_norm_",
+        hint="shape (1,) is not a scalar",
+    ),
     "schedule_warmup_one_step_ahead": dict(
         cells={SCHED: _sched(warm="(t + 1) * lr_max / warmup_iters")},
         question="lr_cosine_schedule",

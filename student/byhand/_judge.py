@@ -54,6 +54,67 @@ def expect_tensor(got: Any, what: str, shape=None, dtype=None) -> torch.Tensor:
     return got
 
 
+# One rule for the whole course: a value is judged as the type the exercise names, before its value.
+# Where it names a float, a Python number (int or float, not bool) is right and a tensor is not, even a
+# 0-d one; where it names a scalar tensor, a tensor of shape () is right and a Python number or a
+# tensor of shape (1,) is not. docs/authoring-lessons.md states the rule.
+
+H_ITEM = N_("return a Python number: `.item()` turns a one-element tensor into one (or compute with `math`)")
+H_NOT_ITEM = N_(
+    "return the tensor itself (shape ()), not a Python number made of it with `.item()` or `float()`"
+)
+H_ONE_ELEMENT = N_("a tensor of shape (1,) is not a scalar: reduce without `keepdim`, or `.reshape(())`")
+
+
+def type_of(value: Any) -> Msg | str:
+    """What `value` is, for a got line: its type, and its shape or value when it has one."""
+    if isinstance(value, bool):
+        return msg("a bool ({value})", value=value)
+    if isinstance(value, torch.Tensor):
+        if value.dim() == 0:
+            return msg("a tensor of shape () ({value})", value=f"{value.item():.6g}")
+        return msg("a tensor of shape {shape}", shape=tuple(value.shape))
+    if isinstance(value, int):
+        return msg("an int ({value})", value=value)
+    if isinstance(value, float):
+        return msg("a float ({value})", value=f"{value:.6g}")
+    if isinstance(value, Unsupported):
+        return value.type_name
+    return "None" if value is None else type(value).__name__
+
+
+def expect_float(got: Any, what: str) -> float:
+    """`got` as a float when it is a Python number; otherwise the type mismatch, before any value."""
+    if isinstance(got, (int, float)) and not isinstance(got, bool):
+        return float(got)
+    hint = H_ITEM if isinstance(got, torch.Tensor) and got.numel() == 1 else ""
+    raise CheckFailure(
+        msg("{what} should be a float (a Python number).", what=what)
+        + got_expected(type_of(got), msg("a float"))
+        + (hint_line(hint) if hint else ""),
+        hint=hint,
+    )
+
+
+def expect_scalar_tensor(got: Any, what: str, hint: str = "") -> torch.Tensor:
+    """`got` when it is a tensor of shape (); otherwise the type or shape mismatch, before any value.
+    `hint`: the exercise's own advice for a tensor with more than one element."""
+    if isinstance(got, torch.Tensor) and got.dim() == 0:
+        return got
+    if isinstance(got, (int, float)) and not isinstance(got, bool):
+        hint = H_NOT_ITEM
+    elif isinstance(got, torch.Tensor) and got.numel() == 1:
+        hint = H_ONE_ELEMENT
+    elif not isinstance(got, torch.Tensor):
+        hint = ""
+    raise CheckFailure(
+        msg("{what} should be a tensor of shape () (a scalar tensor).", what=what)
+        + got_expected(type_of(got), msg("a tensor of shape ()"))
+        + (hint_line(hint) if hint else ""),
+        hint=hint,
+    )
+
+
 def _missing_attribute(got: Any) -> str | None:
     """The attribute name when `got` is an output that came back as a missing attribute."""
     if isinstance(got, Unsupported) and got.type_name.startswith("missing attribute"):

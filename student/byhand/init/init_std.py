@@ -4,30 +4,12 @@ from __future__ import annotations
 
 import math
 
-import torch
-
-from .._core import Case, Unsupported, call, got_expected, hint_line
-from .._judge import CheckFailure
+from .._core import Case, call, got_expected, hint_line
+from .._judge import CheckFailure, expect_float
 from ..i18n import N_, msg
 from ._shared import _candidates, ref_init_std, reference_init_std
 
 REFERENCE = reference_init_std  # what replaces an answer that fails (byhand._depends)
-
-
-def _as_number(value, what: str) -> float:
-    if isinstance(value, bool) or value is None or isinstance(value, (str, Unsupported, list, tuple)):
-        raise CheckFailure(msg("{name} should return a float, got {got}", name=what, got=repr(value)))
-    if isinstance(value, torch.Tensor):
-        if value.numel() != 1:
-            raise CheckFailure(
-                msg(
-                    "{name} should return one float, got a tensor of shape {shape}",
-                    name=what,
-                    shape=str(tuple(value.shape)),
-                )
-            )
-        value = value.reshape(()).item()
-    return float(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -59,7 +41,7 @@ def _std_cases(hidden):
 
 def _std_judge(case, out):
     f = case.facts
-    got = _as_number(out["s"], "init_std")
+    got = expect_float(out["s"], "init_std")
     exp = ref_init_std(f["scheme"], f["fan_in"], f["fan_out"])
     if math.isclose(got, exp, rel_tol=1e-6):
         return

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from .._core import Case, call, gen, graded, helper, let, rand, ref
-from .._judge import CheckFailure, assert_close, diagnose, expect_tensor
+from .._judge import CheckFailure, assert_close, diagnose, expect_scalar_tensor
 from ..i18n import N_, msg
 from ._shared import F64
 
@@ -179,9 +179,8 @@ def _clip_judge(case, out):
         rtol=1e-5,
         atol=atol,
     )
-    if isinstance(norm, (int, float)):
-        norm = torch.tensor(float(norm), dtype=F64)
-    norm = expect_tensor(norm, msg("the norm clip_grad_norm_ returned"))
+    # the type before the value: the exercise returns the norm as a tensor of shape ()
+    norm = expect_scalar_tensor(norm, msg("the norm clip_grad_norm_ returned"))
     hint = diagnose(
         norm.reshape(()).double(),
         [(h, lambda k=k: model(k)[0]) for k, h in _CLIP_HINTS.items() if k in ("norm_after", "sum_of_norms")],

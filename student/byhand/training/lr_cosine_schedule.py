@@ -8,7 +8,7 @@ import math
 import torch
 
 from .._core import Case, call, got_expected, graded, helper, hint_line
-from .._judge import CheckFailure, diagnose
+from .._judge import CheckFailure, diagnose, expect_float
 from ..i18n import N_, msg
 from ._shared import F64
 
@@ -17,8 +17,9 @@ from ._shared import F64
 
 
 def schedule(fn, ts, lr_max, lr_min, warmup_iters, cosine_iters):
-    """The schedule at each step of `ts`, as floats."""
-    return [float(fn(t, lr_max, lr_min, warmup_iters, cosine_iters)) for t in ts]
+    """The schedule at each step of `ts`, as the answer returned it (the judge checks it is a float)."""
+    out = [fn(t, lr_max, lr_min, warmup_iters, cosine_iters) for t in ts]
+    return [x.detach() if isinstance(x, torch.Tensor) else x for x in out]
 
 
 def ref_schedule(t, lr_max, lr_min, w, c, mistake=None):
@@ -96,6 +97,8 @@ def _sched_judge(case, out):
     got = out["r"]
     if not isinstance(got, (tuple, list)) or len(got) != len(f["ts"]):
         raise CheckFailure(msg("the grader could not read the schedule's values (no results came back)"))
+    for t, x in zip(f["ts"], got):  # the type first: the exercise returns a float
+        expect_float(x, msg("lr_cosine_schedule at t = {t}", t=t))
     got = torch.tensor([float(x) for x in got], dtype=F64)
     args = (f["lr_max"], f["lr_min"], f["w"], f["c"])
     exp = torch.tensor([ref_schedule(t, *args) for t in f["ts"]], dtype=F64)

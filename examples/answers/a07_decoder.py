@@ -400,6 +400,16 @@ def sample_next(logits, temperature=1.0, top_k=None, generator=None):
         question="sample_next",
         hint="-inf",
     ),
+    # temperature 0 as a tiny temperature: the draw is the argmax unless the largest logit is tied,
+    # and then it falls on any of the tied positions
+    "temperature_0_sampled": dict(
+        cells=_sample(
+            "    if temperature == 0:\n        return logits.argmax(dim=-1)\n    logits = logits / temperature\n",
+            "    logits = logits / max(temperature, 1e-6)\n",
+        ),
+        question="sample_next",
+        hint="tied positions",
+    ),
     "generator_ignored": dict(
         cells=_sample("torch.multinomial(probs, 1, generator=generator)", "torch.multinomial(probs, 1)"),
         question="sample_next",

@@ -300,6 +300,15 @@ class CausalSelfAttention(nn.Module):
         question="GPT",
         hint="two separate matrices",
     ),
+    # one tensor under two Parameters: equal after loading, until .to() gives each its own copy
+    "weights_tied_through_data": dict(
+        cells=_gpt(
+            "        self.head.weight = self.tok_emb.weight\n",
+            "        self.head.weight.data = self.tok_emb.weight.data\n",
+        ),
+        question="GPT",
+        hint="not the parameters",
+    ),
     "no_final_layernorm": dict(
         cells=_gpt("        x = self.ln_f(x)\n", ""),
         question="GPT",

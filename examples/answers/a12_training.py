@@ -380,6 +380,11 @@ def get_batch(data, batch_size, context_length, generator=None, device="cpu"):
         question="checkpoint",
         hint="does not restore the optimizer",
     ),
+    "checkpoint_loaded_unsafely": dict(
+        cells={CKPT: _replace(CKPT_OK, "weights_only=True", "weights_only=False")},
+        question="checkpoint",
+        hint="unpickles anything",
+    ),
     "checkpoint_without_iteration": dict(
         cells={
             CKPT: _ckpt(saved='{"model": model.state_dict(), "optimizer": optimizer.state_dict()}', ret="")

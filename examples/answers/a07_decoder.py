@@ -437,6 +437,16 @@ def sample_next(logits, temperature=1.0, top_k=None, generator=None):
         question="generate",
         hint="every position",
     ),
+    # every position sampled, the last one kept: the right tokens at temperature 0, and a right
+    # distribution, from B * T draws of the generator per step instead of B
+    "sampled_every_position_kept_the_last": dict(
+        cells=_generate(
+            "nxt = sample_next(logits[:, -1, :], temperature, top_k, generator)",
+            "nxt = sample_next(logits.flatten(0, 1), temperature, top_k, generator).view(len(out), -1)[:, -1]",
+        ),
+        question="generate",
+        hint="kept the last one",
+    ),
     "sampled_from_the_first_position": dict(
         cells=_generate("sample_next(logits[:, -1, :],", "sample_next(logits[:, 0, :],"),
         question="generate",

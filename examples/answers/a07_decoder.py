@@ -300,6 +300,15 @@ class CausalSelfAttention(nn.Module):
         question="GPT",
         hint="two separate matrices",
     ),
+    # one tensor under two Parameters: equal after loading, until .to() gives each its own copy
+    "weights_tied_through_data": dict(
+        cells=_gpt(
+            "        self.head.weight = self.tok_emb.weight\n",
+            "        self.head.weight.data = self.tok_emb.weight.data\n",
+        ),
+        question="GPT",
+        hint="not the parameters",
+    ),
     "no_final_layernorm": dict(
         cells=_gpt("        x = self.ln_f(x)\n", ""),
         question="GPT",
@@ -400,6 +409,16 @@ def sample_next(logits, temperature=1.0, top_k=None, generator=None):
         question="sample_next",
         hint="-inf",
     ),
+    # temperature 0 as a tiny temperature: the draw is the argmax unless the largest logit is tied,
+    # and then it falls on any of the tied positions
+    "temperature_0_sampled": dict(
+        cells=_sample(
+            "    if temperature == 0:\n        return logits.argmax(dim=-1)\n    logits = logits / temperature\n",
+            "    logits = logits / max(temperature, 1e-6)\n",
+        ),
+        question="sample_next",
+        hint="tied positions",
+    ),
     "generator_ignored": dict(
         cells=_sample("torch.multinomial(probs, 1, generator=generator)", "torch.multinomial(probs, 1)"),
         question="sample_next",
@@ -417,6 +436,16 @@ def sample_next(logits, temperature=1.0, top_k=None, generator=None):
         cells=_generate("sample_next(logits[:, -1, :],", "sample_next(logits.reshape(logits.shape[0], -1),"),
         question="generate",
         hint="every position",
+    ),
+    # every position sampled, the last one kept: the right tokens at temperature 0, and a right
+    # distribution, from B * T draws of the generator per step instead of B
+    "sampled_every_position_kept_the_last": dict(
+        cells=_generate(
+            "nxt = sample_next(logits[:, -1, :], temperature, top_k, generator)",
+            "nxt = sample_next(logits.flatten(0, 1), temperature, top_k, generator).view(len(out), -1)[:, -1]",
+        ),
+        question="generate",
+        hint="kept the last one",
     ),
     "sampled_from_the_first_position": dict(
         cells=_generate("sample_next(logits[:, -1, :],", "sample_next(logits[:, 0, :],"),

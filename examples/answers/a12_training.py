@@ -146,6 +146,12 @@ def get_batch(data, batch_size, context_length, generator=None, device="cpu"):
 BATCH_OK = _batch()
 
 
+def _replace(text, old, new):
+    """`text` with `old` replaced by `new`; fails loudly when `old` is not there (a stale catalogue)."""
+    assert old in text, f"not in the answer: {old!r}"
+    return text.replace(old, new)
+
+
 def _ckpt(
     saved='{"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": iteration}',
     load_opt='optimizer.load_state_dict(state["optimizer"])',
@@ -389,10 +395,26 @@ def get_batch(data, batch_size, context_length, generator=None, device="cpu"):
         question="get_batch",
         hint="does not come from the generator",
     ),
+    "batch_device_ignored": dict(
+        cells={
+            BATCH: _replace(
+                BATCH_OK,
+                "windows = windows.to(device=device, dtype=torch.long)",
+                "windows = windows.long()  # the device argument never used",
+            )
+        },
+        question="get_batch",
+        hint="device argument is ignored",
+    ),
     "checkpoint_without_optimizer": dict(
         cells={CKPT: _ckpt(saved='{"model": model.state_dict(), "iteration": iteration}', load_opt="")},
         question="checkpoint",
         hint="does not restore the optimizer",
+    ),
+    "checkpoint_loaded_unsafely": dict(
+        cells={CKPT: _replace(CKPT_OK, "weights_only=True", "weights_only=False")},
+        question="checkpoint",
+        hint="unpickles anything",
     ),
     "checkpoint_without_iteration": dict(
         cells={

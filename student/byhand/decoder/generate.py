@@ -67,10 +67,21 @@ MAX_RECORDED = 200  # calls of the model recorded per generate (the cases need a
 
 def record_generate(generate, model, idx, max_new_tokens, **kwargs):
     """Run the student's `generate` with `model` whose forward records each call, and report raw
-    facts: (tokens, calls), one row per call of the model: [tokens fed (T), T_past of the kv_cache
-    passed (-1: none, -2: unreadable), grad mode on (0/1), logits part of an autograd graph (0/1)].
-    It runs where the student's code lives; the judge decides from these numbers alone."""
-    calls = []
+    facts: (tokens, calls, sampled), one row of `calls` per call of the model: [tokens fed (T),
+    T_past of the kv_cache passed (-1: none, -2: unreadable), grad mode on (0/1), logits part of an
+    autograd graph (0/1)]; one row of `sampled` per call of `sample_next` (the name generate's
+    module binds, seen through generate.__globals__): the shape of the logits it was given ([-1]:
+    not a tensor). It runs where the student's code lives; the judge decides from these numbers alone."""
+    calls, sampled = [], []
+    scope = getattr(generate, "__globals__", None)
+    sampler = scope.get("sample_next") if isinstance(scope, dict) else None
+
+    def recording_sampler(*args, **kw):
+        logits = args[0] if args else kw.get("logits")
+        if len(sampled) < MAX_RECORDED:
+            sampled.append([int(n) for n in logits.shape] if isinstance(logits, torch.Tensor) else [-1])
+        return sampler(*args, **kw)
+
     forward = model.forward
 
     def recording(*args, **kw):
@@ -90,11 +101,15 @@ def record_generate(generate, model, idx, max_new_tokens, **kwargs):
         return result
 
     model.forward = recording  # an instance attribute: model(...) and model.forward(...) both record
+    if callable(sampler):
+        scope["sample_next"] = recording_sampler  # the answer's own, or the reference put in its place
     try:
         out = generate(model, idx, max_new_tokens, **kwargs)
     finally:
         del model.forward
-    return out, calls
+        if callable(sampler):
+            scope["sample_next"] = sampler
+    return out, calls, sampled
 
 
 def _gen_cases(hidden):
@@ -241,14 +256,47 @@ def _judge_calls(calls, t0, n_new, use_cache, default=False):
     )
 
 
+def _judge_sampled(sampled, calls, b, v):
+    """sample_next is given the last position's logits, (B, vocab_size): never more rows than
+    sequences. An answer that does not call sample_next by that name leaves nothing to judge."""
+    if not isinstance(sampled, (list, tuple)) or not all(
+        isinstance(r, (list, tuple)) and all(isinstance(n, int) for n in r) for r in sampled
+    ):
+        raise CheckFailure(
+            msg("generate's calls of sample_next could not be read back: {got}", got=f"{sampled!r:.80}")
+        )
+    wrong = [list(r) for r in sampled if len(r) != 2 or r[1] != v or r[0] > b]
+    if not wrong:
+        return
+    fed = [c[0] for c in calls if isinstance(c, (list, tuple)) and c]
+    every = {b * t for t in fed}
+    hint = (
+        N_(
+            "you sampled a token at every position and kept the last one: give sample_next the last "
+            "position's logits only, logits[:, -1, :] (B, vocab_size), one row per sequence"
+        )
+        if any(len(r) == 2 and r[0] in every and r[0] > b for r in wrong)
+        or any(len(r) == 3 and r[0] == b and r[1] in fed and r[1] > 1 for r in wrong)
+        else N_("give sample_next the last position's logits, logits[:, -1, :], of shape (B, vocab_size)")
+    )
+    raise CheckFailure(
+        msg("generate gave sample_next the logits of other positions than the last.")
+        + got_expected(
+            msg("logits of shape {shapes}", shapes=", ".join(str(tuple(r)) for r in wrong[:4])),
+            f"({b}, {v}) = (B, vocab_size)",
+        )
+        + hint_line(hint)
+    )
+
+
 def _gen_judge(case, out):
     f = case.facts
     s, idx, n_new, h, v = f["s"], f["idx"], f["n_new"], f["h"], f["v"]
     b, t0 = idx.shape
     recorded = out["out"]
-    if not isinstance(recorded, (tuple, list)) or len(recorded) != 2:
+    if not isinstance(recorded, (tuple, list)) or len(recorded) != 3:
         raise CheckFailure(msg("generate's output could not be read back: {got}", got=f"{recorded!r:.80}"))
-    got, calls = recorded
+    got, calls, sampled = recorded
     got = expect_tensor(got, GENERATE_OUTPUT, shape=(b, t0 + n_new))
     if got.dtype != torch.int64:
         raise CheckFailure(msg("generate should return token ids.") + got_expected(got.dtype, "torch.int64"))
@@ -280,13 +328,14 @@ def _gen_judge(case, out):
         )
     if f.get("default"):  # "again": the same call with the defaults given explicitly, recorded too
         explicit = out["again"]
-        if not isinstance(explicit, (tuple, list)) or len(explicit) != 2:
+        if not isinstance(explicit, (tuple, list)) or len(explicit) != 3:
             raise CheckFailure(
                 msg("generate's output could not be read back: {got}", got=f"{explicit!r:.80}")
             )
-        again, calls_again = explicit
+        again, calls_again, _ = explicit
         _judge_calls(calls_again, t0, n_new, True)  # its own mistakes are named first
         _judge_calls(calls, t0, n_new, True, default=True)
+        _judge_sampled(sampled, calls, b, v)
         again = expect_tensor(again, GENERATE_OUTPUT, shape=got.shape)
         if not torch.equal(got, again):
             raise CheckFailure(
@@ -307,12 +356,14 @@ def _gen_judge(case, out):
                 )
             )
         _judge_calls(calls, t0, n_new, f["use_cache"])
+        _judge_sampled(sampled, calls, b, v)
         return
     exp = ref_generate(s, idx, n_new, h, f["use_cache"])
     if torch.equal(got, exp) or torch.equal(
         got, ref_generate(s, idx, n_new, h, f["use_cache"], act="gelu_tanh")
     ):
         _judge_calls(calls, t0, n_new, f["use_cache"])
+        _judge_sampled(sampled, calls, b, v)
         return
     mistakes = [
         (

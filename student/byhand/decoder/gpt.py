@@ -78,21 +78,28 @@ def _gpt_cases(hidden):
                     size=CACHED + b * t * d * n,
                 )
             )
-    # the tied weights: load two different matrices; a tied model keeps one of them in both places
+    # the tied weights: load two different matrices; a tied model keeps one of them in both places.
+    # Once as built, once after model.to(torch.float64): two Parameters that share one tensor (a tie
+    # made through .data) look tied until a conversion gives each its own copy
     g = gen(7390 + (900 if hidden else 0))
     v, d, h, n, max_len = (9, 8, 2, 1, 6) if not hidden else (12, 16, 4, 2, 10)
     s = gpt_state(v, d, n, max_len, g, torch.float32)
     s["head.weight"] = rand(v, d, generator=g, mean=-0.2, std=0.7).float()
+    s64 = {k: t.to(F64) for k, t in s.items()}
     cases.append(
         Case(
             msg(
-                "{model} loaded with different matrices for {a} and {b}",
+                "{model} loaded with different matrices for {a} and {b}, as built and after {to}",
                 model=f"GPT(vocab_size={v}, d_model={d}, n_heads={h}, n_layers={n}, max_len={max_len})",
                 a="tok_emb.weight",
                 b="head.weight",
+                to="model.to(torch.float64)",
             ),
-            [new("model", "GPT", v, d, h, n, max_len, state=s, shared_ok=True)],
-            ["model.tok_emb.weight", "model.head.weight"],
+            [
+                new("model", "GPT", v, d, h, n, max_len, state=s, shared_ok=True),
+                new("model64", "GPT", v, d, h, n, max_len, state=s64, dtype=F64, shared_ok=True),
+            ],
+            ["model.tok_emb.weight", "model.head.weight", "model64.tok_emb.weight", "model64.head.weight"],
             facts=dict(tie=True, s=s),
             size=1,
         )
@@ -194,6 +201,29 @@ def _gpt_judge(case, out):
                     "separate matrices."
                 )
                 + hint_line(N_("make them one parameter: self.head.weight = self.tok_emb.weight"))
+            )
+        e64, w64 = out["model64.tok_emb.weight"], out["model64.head.weight"]
+        expect_tensor(e64, "model.tok_emb.weight", shape=f["s"]["tok_emb.weight"].shape)
+        expect_tensor(w64, "model.head.weight", shape=f["s"]["head.weight"].shape)
+        if not torch.equal(e64, w64):
+            raise CheckFailure(
+                msg(
+                    "the output weight is not the token embedding's own parameter: your model.head.weight "
+                    "and model.tok_emb.weight are one matrix as built, two after {to}.",
+                    to="model.to(torch.float64)",
+                )
+                + got_expected(
+                    N_("two parameters: loading two different matrices after the conversion keeps both"),
+                    N_("one parameter: the matrix loaded last, in both places"),
+                )
+                + hint_line(
+                    N_(
+                        "you tied the tensors (.data), not the parameters: two nn.Parameter objects that "
+                        "share one tensor are counted twice by model.parameters(), and .to(torch.float64) or "
+                        ".cuda() gives each its own copy. Share the nn.Parameter itself: self.head.weight = "
+                        "self.tok_emb.weight"
+                    )
+                )
             )
         return
     s, h, dt = f["s"], f["h"], f["dt"]

@@ -41,7 +41,25 @@ def _sample_specs(hidden):
             ("dist", base2, 1.5, None, torch.float32),
             ("dist", base2 * 2, 1.0, 2, torch.float32),
         ]
+    # last, so that the seeds of the cases above stay as they were
+    specs.append(("tied", None, 0.0, None, torch.float64))
+    if hidden:
+        specs.append(("tied", None, 0.0, 3, torch.float32))
     return specs
+
+
+N_TIED = 40  # rows whose largest logit is tied: sampling among 2 or 3 of them is never right 40 times
+
+
+def _tied_logits(g, dt):
+    """(N_TIED, 9) logits whose largest value is shared by 2 or 3 positions of each row, the first
+    of them anywhere: temperature 0 returns that first one, as logits.argmax(-1) does; a sampler
+    with a tiny temperature draws among them."""
+    logits = rand(N_TIED, 9, generator=g, mean=0.5, std=2.0)
+    for r in range(N_TIED):
+        tied = torch.randperm(9, generator=g)[: 2 + r % 2]
+        logits[r, tied] = logits[r].max() + 0.75
+    return logits.to(dt)
 
 
 def _sample_cases(hidden):
@@ -50,16 +68,28 @@ def _sample_cases(hidden):
         g = gen(7600 + 17 * i + (900 if hidden else 0))
         kw = dict(temperature=temp, top_k=top_k) if temp is not None else dict(top_k=top_k)
         if kind != "dist":
-            logits = rand(5, 13, generator=g, mean=0.5, std=2.0).to(dt)  # (B, V)
+            if kind == "tied":
+                logits = _tied_logits(g, dt)
+                label = msg(
+                    "logits {shape} {dtype}, the largest logit of each row tied at 2 or 3 positions, "
+                    "temperature={temperature}, top_k={top_k}",
+                    shape=tuple(logits.shape),
+                    dtype=dt,
+                    temperature=temp,
+                    top_k=top_k,
+                )
+            else:
+                logits = rand(5, 13, generator=g, mean=0.5, std=2.0).to(dt)  # (B, V)
+                label = msg(
+                    "logits {shape} {dtype}, temperature={temperature}, top_k={top_k}",
+                    shape=tuple(logits.shape),
+                    dtype=dt,
+                    temperature=temp,
+                    top_k=top_k,
+                )
             cases.append(
                 Case(
-                    msg(
-                        "logits {shape} {dtype}, temperature={temperature}, top_k={top_k}",
-                        shape=tuple(logits.shape),
-                        dtype=dt,
-                        temperature=temp,
-                        top_k=top_k,
-                    ),
+                    label,
                     [
                         let("logits", logits),
                         new("g", "torch.Generator"),
@@ -156,7 +186,7 @@ def _sample_judge(case, out):
     if f["kind"] != "dist":
         logits = f["logits"]
         got = _expect_samples(out["out"], logits.shape[0], "sample_next")
-        exp = logits.argmax(-1)
+        exp = logits.argmax(-1)  # the first of the largest logits when several are tied
         if not torch.equal(got, exp):
             why = (
                 N_("temperature 0 means greedy: return logits.argmax(-1) (dividing by 0 is not defined)")
@@ -166,6 +196,14 @@ def _sample_judge(case, out):
                     "logits to -inf before the softmax (0 still gives them probability)"
                 )
             )
+            largest = logits == logits.max(-1, keepdim=True).values
+            in_range = bool(((got >= 0) & (got < logits.shape[-1])).all())
+            if f["kind"] == "tied" and in_range and bool(largest.gather(-1, got[:, None]).all()):
+                why = N_(
+                    "with the largest logit tied, your answer returned another of the tied positions than the "
+                    "first, as a draw from softmax(logits / T) with a tiny T does. Temperature 0 draws nothing: "
+                    "return logits.argmax(-1), the first of the largest"
+                )
             if top_k == 1 and torch.equal(got, logits.argmin(-1)):
                 why = N_("your top-k keeps the smallest logits: keep the k largest (torch.topk(logits, k))")
             raise CheckFailure(

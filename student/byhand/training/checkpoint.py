@@ -41,11 +41,55 @@ def _setup(seed, d_in, d_out, init_seed):
     return model, opt, xs, ys
 
 
+_UNPICKLED: list = []  # filled when a planted object is rebuilt: code the checkpoint named ran
+
+
+def _rebuilt():
+    _UNPICKLED.append(True)
+    return "rebuilt"
+
+
+class _Planted:
+    """An object of the check's own class: unpickling it calls `_rebuilt`, a function the file names.
+    torch.load(..., weights_only=True) refuses it; weights_only=False runs it."""
+
+    def __reduce__(self):
+        return (_rebuilt, ())
+
+
+def _planted(save, load, kind, seed, d_in, d_out, folder):
+    """A checkpoint written by the student's save_checkpoint with a planted object among the
+    optimizer's param_groups (which optimizer.state_dict() saves), loaded by load_checkpoint:
+    "ran" (the planted code ran), "refused" (load raised and nothing ran), "loaded" (neither: the
+    object did not reach the file) or "not saved" (save raised)."""
+    model, opt, xs, ys = _setup(seed, d_in, d_out, seed)
+    _train(model, opt, xs, ys, 0, 1)
+    opt.param_groups[0]["planted"] = _Planted()
+    path = os.path.join(folder, "planted.pt")
+    buf = io.BytesIO()
+    try:
+        save(model, opt, 1, buf if kind == "file" else path)
+    except Exception:  # noqa: BLE001 - a save that cannot write the object: nothing to judge here
+        return "not saved"
+    _UNPICKLED.clear()  # a save that deep-copies the state rebuilds the object once: not a load
+    buf.seek(0)
+    model2, opt2, _, _ = _setup(seed, d_in, d_out, seed + 1)
+    try:
+        load(buf if kind == "file" else path, model2, opt2)
+        refused = False
+    except Exception:  # noqa: BLE001 - refusing is the right answer
+        refused = True
+    ran = bool(_UNPICKLED)
+    _UNPICKLED.clear()
+    return "ran" if ran else "refused" if refused else "loaded"
+
+
 def resume(save, load, kind, seed, k, n, d_in, d_out, reload_optimizer=True):
     """Train k steps, save_checkpoint, train n more; a fresh model and optimizer (other weights),
-    load_checkpoint, train n steps from the iteration it returns. Returns (the iteration, the n
-    losses after loading, the n losses of the run that never stopped, whether the weights were
-    restored, whether the optimizer's state was restored)."""
+    load_checkpoint, train n steps from the iteration it returns; then a checkpoint with a planted
+    object (`_planted`). Returns (the iteration, the n losses after loading, the n losses of the run
+    that never stopped, whether the weights were restored, whether the optimizer's state was
+    restored, what loading the planted checkpoint did)."""
     model, opt, xs, ys = _setup(seed, d_in, d_out, seed)
     _train(model, opt, xs, ys, 0, k)
     folder = tempfile.mkdtemp()
@@ -64,12 +108,13 @@ def resume(save, load, kind, seed, k, n, d_in, d_out, reload_optimizer=True):
         state_back = [float(s["step"]) for s in opt2.state_dict()["state"].values()] == steps_seen
         start = int(it) if isinstance(it, (int, torch.Tensor)) and not isinstance(it, bool) else k
         resumed = _train(model2, opt2, xs, ys, start, start + n)
+        planted = _planted(save, load, kind, seed, d_in, d_out, folder)
     finally:
         for name in os.listdir(folder):
             os.remove(os.path.join(folder, name))
         os.rmdir(folder)
     iteration = int(it) if isinstance(it, (int, torch.Tensor)) and not isinstance(it, bool) else repr(it)[:80]
-    return iteration, resumed, straight, restored, state_back
+    return iteration, resumed, straight, restored, state_back, planted
 
 
 _CKPT_HINTS = {
@@ -83,6 +128,11 @@ _CKPT_HINTS = {
         "the saved model.state_dict()"
     ),
     "iteration": N_("load_checkpoint should return the iteration that save_checkpoint saved"),
+    "unpickled": N_(
+        "torch.load with weights_only=False (the default before torch 2.6) unpickles anything, and "
+        "unpickling runs code the file names: a checkpoint from elsewhere could do anything. Load with "
+        "torch.load(src, weights_only=True): tensors, numbers, strings and containers only"
+    ),
 }
 
 
@@ -95,7 +145,8 @@ def _ckpt_cases(hidden):
         seed = 12500 + 7 * i + (500 if hidden else 0)
         label = msg(
             "{model} and torch.optim.AdamW, {k} steps, {save}, {n} more steps; a fresh model and optimizer, "
-            "load_checkpoint, {n} steps",
+            "load_checkpoint, {n} steps; then load_checkpoint of a checkpoint with an object of another "
+            "class planted in it",
             model=f"nn.Sequential(Linear({d_in}, 16), Tanh(), Linear(16, {d_out}))",
             k=k,
             save=f"save_checkpoint(..., {'io.BytesIO()' if kind == 'file' else repr('ckpt.pt')})",
@@ -124,9 +175,9 @@ def _ckpt_cases(hidden):
 def _ckpt_judge(case, out):
     f = case.facts
     r = out["r"]
-    if not isinstance(r, (tuple, list)) or len(r) != 5:
+    if not isinstance(r, (tuple, list)) or len(r) != 6:
         raise CheckFailure(msg("the grader could not run the checkpoint round trip (no results came back)"))
-    it, resumed, straight, restored, state_back = r
+    it, resumed, straight, restored, state_back, planted = r
     if it != f["k"]:
         raise CheckFailure(
             msg("load_checkpoint did not return the iteration saved.")
@@ -169,4 +220,17 @@ def _ckpt_judge(case, out):
                     "repeats the uninterrupted one bit for bit"
                 )
             )
+        )
+    if planted == "ran":
+        raise CheckFailure(
+            msg(
+                "load_checkpoint rebuilt an object of a class the checkpoint named: the check planted one "
+                "(of its own class) in the optimizer's param_groups, and loading ran its code."
+            )
+            + got_expected(
+                N_("loaded, and the planted object's code ran"),
+                N_("refused: torch.load(src, weights_only=True) raises UnpicklingError"),
+            )
+            + hint_line(_CKPT_HINTS["unpickled"]),
+            hint=_CKPT_HINTS["unpickled"],
         )

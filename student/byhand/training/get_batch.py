@@ -18,10 +18,20 @@ from ..i18n import N_, msg
 # get_batch
 
 
+# a device every torch has, on a CPU-only machine too: a batch left on the CPU shows
+OTHER_DEVICE = torch.device("meta")
+
+
+def _device_of(t) -> str:
+    return str(t.device) if isinstance(t, torch.Tensor) else type(t).__name__[:40]
+
+
 def batches(fn, data, kind, batch_size, context_length, seed, coverage):
     """get_batch on `data` held as `kind` ("numpy": uint16, "memmap": a uint16 np.memmap, "tensor":
-    int32): the batch of one seed twice, of another seed once, then `coverage` windows in one batch.
-    Returns the eight tensors, or the error one call raised (text) in place of a result."""
+    int32): the batch of one seed twice, of another seed once, then `coverage` windows in one batch,
+    then one batch with device=OTHER_DEVICE. Returns the eight tensors, then the devices of the last
+    x and y and the error that call raised (text, or None); or, when one of the first four calls
+    raised, its error (text) and the windows it asked for."""
     arr = np.asarray(data, dtype=np.uint16)  # a list: the data stays on the CPU, whatever the device
     folder = None
     if kind == "memmap":
@@ -49,7 +59,17 @@ def batches(fn, data, kind, batch_size, context_length, seed, coverage):
             except Exception as exc:  # noqa: BLE001 - a fact to judge (a window past the end, most often)
                 return f"{type(exc).__name__}: {exc}"[:300], n
             results += [x, y]
-        return results
+        try:
+            x, y = fn(
+                held,
+                batch_size,
+                context_length,
+                generator=torch.Generator().manual_seed(seed),
+                device=OTHER_DEVICE,
+            )
+        except Exception as exc:  # noqa: BLE001 - NotImplementedError too: an op the meta device lacks
+            return results + [None, None, f"{type(exc).__name__}: {exc}"[:300]]
+        return results + [_device_of(x), _device_of(y), None]
     finally:
         if folder is not None:
             del held
@@ -85,6 +105,10 @@ _BATCH_HINTS = {
     "not_uniform": N_(
         "the starts are not uniform over every valid start: torch.randint(0, len(data) - context_length, ...)"
     ),
+    "device_ignored": N_(
+        "the device argument is ignored: the batch stays on the CPU. Return x and y on device, "
+        'x.to(device) (a training loop on a GPU passes device="cuda")'
+    ),
 }
 
 
@@ -101,7 +125,7 @@ def _batch_cases(hidden):
         seed = 12400 + 11 * i + (500 if hidden else 0)
         label = msg(
             "{call}, data = {data}, {n} tokens, {starts} valid starts; generator seeds {s1}, {s2}, {s3} "
-            "({windows} windows)",
+            "({windows} windows); then {device}",
             call=f"get_batch(data, batch_size={bsz}, context_length={ctx})",
             data="np.ndarray(uint16)"
             if kind == "numpy"
@@ -114,6 +138,7 @@ def _batch_cases(hidden):
             s2=seed + 1,
             s3=seed + 2,
             windows=coverage,
+            device=f"device={OTHER_DEVICE!r}",
         )
         steps = [
             let("data", data.tolist()),
@@ -208,9 +233,9 @@ def _batch_judge(case, out):
             + hint_line(hint or default),
             hint=hint or None,
         )
-    if not isinstance(r, (tuple, list)) or len(r) != 8:
+    if not isinstance(r, (tuple, list)) or len(r) != 11:
         raise CheckFailure(msg("get_batch should return a pair (x, y)"))
-    x1, y1, x2, y2, x3, y3, xb, yb = r
+    x1, y1, x2, y2, x3, y3, xb, yb, x_device, y_device, device_error = r
     for x, y in ((x1, y1), (xb, yb)):
         _window_problem(x, y, f)
     if x1.shape[0] != f["bsz"]:
@@ -258,5 +283,28 @@ def _batch_judge(case, out):
                 msg("about {each} each (starts 0 to {last})", each=f"{expected:.0f}", last=n_starts - 1),
             )
             + hint_line(hint),
+            hint=hint,
+        )
+    want = str(OTHER_DEVICE)
+    if device_error is not None:
+        raise CheckFailure(
+            msg("get_batch raised an error with device={device}.", device=repr(OTHER_DEVICE))
+            + got_expected(device_error, f"x.device = {want!r}, y.device = {want!r}")
+            + hint_line(
+                msg(
+                    "build the batch where data is, then move x and y to device (x.to(device)); draw the "
+                    "starts on the CPU, where the generator is"
+                )
+            )
+        )
+    if (x_device, y_device) != (want, want):
+        hint = _BATCH_HINTS["device_ignored"] if (x_device, y_device) == ("cpu", "cpu") else None
+        raise CheckFailure(
+            msg("get_batch did not return the batch on the device it was given.")
+            + got_expected(
+                f"x.device = {x_device!r}, y.device = {y_device!r}",
+                f"x.device = {want!r}, y.device = {want!r}",
+            )
+            + (hint_line(hint) if hint else ""),
             hint=hint,
         )

@@ -109,6 +109,11 @@ MISTAKES = {
         question="train_bpe",
         hint="at that step",  # a stale count makes a pair that is gone look frequent
     ),
+    "fast_ties_first_counted": dict(  # fast and wrong: it had got the point for speed (issue 51)
+        cells=_mut(FAST, (PICK, "best = max(counts, key=counts.get)")),
+        question="train_bpe",
+        hint="ties broken the wrong way",
+    ),
     "fast_is_the_naive_trainer": dict(
         cells={
             FAST: "def train_bpe(text, vocab_size, special_tokens=()):\n    return train_bpe_naive(text, vocab_size, special_tokens)\n"

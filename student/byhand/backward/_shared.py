@@ -45,6 +45,11 @@ def _autograd(fn, inputs, grad_out):
 # By hand, not by autograd: the exercises forbid it, so the answers run where it builds no graph
 
 
+# bound when the checks are imported (the setup cell, before any answer): an answer that rebinds
+# torch.inference_mode afterwards does not turn the rule off
+INFERENCE_MODE = torch.inference_mode
+
+
 def by_autograd(error: str) -> bool:
     """Is `error` ("Type: message") autograd's complaint that it has no graph to go back through, what
     torch.autograd.grad and .backward() raise where ops record nothing?"""
@@ -54,17 +59,19 @@ def by_autograd(error: str) -> bool:
 def without_autograd(fn, *args, **kwargs):
     """`fn(*args, **kwargs)` under torch.inference_mode(), where no op records a graph, not even
     inside torch.enable_grad(): ("ok", its result), or ("autograd", the error, (cell, line, code) of
-    the answer's line that raised it) when autograd raised for want of a graph. Any other error goes on up, reported as an
-    answer's error always is. Runs where the answer lives."""
+    the answer's line that raised it) when autograd raised for want of a graph. Any other error goes
+    on up, reported as an answer's error always is. Runs where the answer lives."""
     try:
-        with torch.inference_mode():
+        with INFERENCE_MODE():
             return ("ok", fn(*args, **kwargs))
     except RuntimeError as exc:
         error = f"{type(exc).__name__}: {exc}"[:300]
         if not by_autograd(error):
             raise
-        at = _student_line(exc, getattr(fn, "__globals__", {})) or {}  # the wire has no dicts: a tuple
-        return ("autograd", error, (at.get("cell", ""), at.get("line", 0), at.get("code", "")) if at else ())
+        at = _student_line(exc, getattr(fn, "__globals__", {})) or {}
+        # (cell, line, code): the wire carries no dicts
+        where = (at.get("cell", ""), at.get("line", 0), at.get("code", "")) if at else ()
+        return ("autograd", error, where)
 
 
 # a case's `call` of this instead of the answer: `call(out, BY_HAND, graded(name), *args)`

@@ -10,7 +10,7 @@ from .. import _core, _judge
 from .._core import Case, call, gen, got_expected, graded, helper, hint_line, let, rand, ref
 from .._judge import CheckFailure
 from ..i18n import N_, msg
-from ._shared import _ln_grads_judge, _tols, by_autograd, used_autograd
+from ._shared import INFERENCE_MODE, _ln_grads_judge, _tols, by_autograd, used_autograd
 
 EARLIER = ("layer_norm_backward",)  # its backward's: the reference when the student's fails
 
@@ -49,7 +49,7 @@ def run_function(cls, x, weight, bias, eps, dy):
         kept.append(
             [how, t.numel(), t.numel() * t.element_size(), sid, roles.get(sid, "other"), int(inner or leaf)]
         )
-    with torch.inference_mode():  # backward builds no graph here: autograd called inside it raises
+    with INFERENCE_MODE():  # backward builds no graph here: autograd called inside it raises
         error = _core.backward_error(y, dy)
     return y.detach() if isinstance(y, torch.Tensor) else y, x.grad, weight.grad, bias.grad, kept, error
 

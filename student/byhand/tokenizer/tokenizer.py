@@ -123,7 +123,7 @@ def _tok_specs(hidden: bool) -> list:
     if hidden:
         texts.append(_slice("en", 49, 1500))
     # regex metacharacters other than |: unescaped, [SEP] and [CLS] cut the text at every S, E, P, C
-    # and L, which words in capitals the vocabulary has merges for make show
+    # and L; words in capitals in the training text give those letters merges, which the cuts break
     bert = [BERT_SEP, BERT_CLS]
     caps = "PEACE SPEECH CLASS SELAH LORD " * 30
     bert_text = _with_specials(_slice("en", 51 + hidden, 1500) + "\n" + caps, 3, bert)

@@ -220,6 +220,31 @@ def test_the_view_without_transpose_costs_only_its_question():
     assert "checked with the reference" not in out.getvalue()
 
 
+def test_a_point_for_speed_needs_right_merges():
+    """Issue 51, item 2: train_bpe_speed's point goes to a right train_bpe only. Every catalogued
+    mistake of the fast trainer (fast, wrong merges) loses it at its visible check, which says why
+    first; a trainer right on train_bpe's own cases but wrong on the timed text loses it too."""
+    from byhand.tokenizer.train_bpe_speed import H_RIGHT_FIRST
+
+    lesson = "11_tokenizer"
+    module, answers = checks.for_lesson(lesson), answers_for(lesson)
+    fast = [name for name, spec in answers.MISTAKES.items() if spec["question"] == "train_bpe"]
+    assert len(fast) >= 2, "the catalogue has lost its fast trainers' mistakes"
+    for name in fast:
+        with pytest.raises(CheckFailure) as info:
+            module.check("train_bpe_speed", answer_namespace(lesson, answers.MISTAKES[name]["cells"]))
+        assert str(info.value).startswith(str(H_RIGHT_FIRST)), f"{name}: {info.value}"
+    loop = "    while len(vocab) < vocab_size and counts:"
+    early = answers.REF[answers.FAST].replace(
+        loop, loop.replace("vocab_size", "vocab_size - (len(text) > 50_000)")
+    )
+    assert early != answers.REF[answers.FAST]
+    ns = answer_namespace(lesson, {answers.FAST: early})
+    module.check("train_bpe", ns, hidden=True)  # right on every case of its own check
+    with pytest.raises(CheckFailure, match="119 merges where 120 were expected"):
+        module.check("train_bpe_speed", ns)
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_reference_answer_passes_its_own_check(lesson):
     """Does each answer a later check may put in place of a failing one (a question module's

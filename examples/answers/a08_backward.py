@@ -2,8 +2,8 @@
 (softmax diagonal term only, a cross-entropy gradient not averaged, without its -1 at the target, or
 dividing by an underflowed probability, LayerNorm without its mean or variance path, dweight not reduced or
 reduced over the wrong dims, attention without the scale or the mask, a custom Function that saves
-the whole graph, intermediates it does not need, nothing, or keeps its tensors as ctx attributes), and correct answers written
-differently. Keys are answer-cell ids."""
+the whole graph, intermediates it does not need, nothing, or keeps its tensors as ctx attributes,
+gradients "by hand" that autograd computes), and correct answers written differently. Keys are answer-cell ids."""
 
 SOFTMAX_OK = """
 def softmax_backward(dy, y):
@@ -138,6 +138,15 @@ MISTAKES = {
     "sm_full_sum_not_per_row": _mistake(
         SM, _softmax("return y * (dy - (dy * y).sum())"), "softmax_backward", "the dot product is per row"
     ),
+    "sm_by_autograd": _mistake(  # the logits back from y, then autograd's J^T dy: right numbers, no formula
+        SM,
+        _softmax(
+            "x = torch.log(y).detach().requires_grad_(True)\n"
+            "    return torch.autograd.grad(torch.softmax(x, dim=-1), x, dy)[0]"
+        ),
+        "softmax_backward",
+        "not what may compute it",
+    ),
     # cross-entropy
     "ce_sum_not_mean": _mistake(
         CE,
@@ -201,6 +210,16 @@ MISTAKES = {
         ),
         "cross_entropy_backward",
         "underflows to 0",
+    ),
+    "ce_by_autograd": _mistake(
+        CE,
+        _cross_entropy(
+            """    z = logits.detach().clone().requires_grad_(True)
+    F.cross_entropy(z, target).backward()
+    return z.grad"""
+        ),
+        "cross_entropy_backward",
+        "not what may compute it",
     ),
     # layer norm
     "ln_mean_term_missing": _mistake(
@@ -301,6 +320,18 @@ MISTAKES = {
         "layer_norm_backward",
         "dbias is not reduced",
     ),
+    "ln_by_autograd": _mistake(
+        LN,
+        """
+def layer_norm_backward(dy, x, weight, eps=1e-5):
+    x_, w_ = x.detach().requires_grad_(True), weight.detach().requires_grad_(True)
+    b_ = torch.zeros_like(weight, requires_grad=True)
+    y = F.layer_norm(x_, x.shape[-1:], w_, b_, eps)
+    return torch.autograd.grad(y, (x_, w_, b_), dy)
+""",
+        "layer_norm_backward",
+        "not what may compute it",
+    ),
     # attention
     "attn_scale_missing_in_backward": _mistake(
         AT,
@@ -331,6 +362,21 @@ MISTAKES = {
     ),
     "attn_dk_without_transpose": _mistake(
         AT, _attention_backward(dk_line="dk = ds @ q * scale"), "attention_backward", "without the transpose"
+    ),
+    "attn_by_autograd": _mistake(  # enable_grad does not help: the check calls it in inference mode
+        AT,
+        """
+def attention_backward(d_out, q, k, v, mask=None):
+    with torch.enable_grad():
+        q_, k_, v_ = (t.detach().requires_grad_(True) for t in (q, k, v))
+        scores = q_ @ k_.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        p = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+        return torch.autograd.grad(p @ v_, (q_, k_, v_), d_out)
+""",
+        "attention_backward",
+        "not what may compute it",
     ),
     # the custom Function
     "fn_saves_the_whole_graph": _mistake(
@@ -433,6 +479,22 @@ MISTAKES = {
         ),
         "LayerNormFunction",
         "not from a global",
+    ),
+    "fn_backward_by_autograd": _mistake(  # saves only x and weight, then autograd inside backward
+        FN,
+        _function(
+            FORWARD_OK,
+            """        x, weight = ctx.saved_tensors
+        with torch.enable_grad():
+            x_ = x.detach().requires_grad_(True)
+            w_ = weight.detach().requires_grad_(True)
+            b_ = torch.zeros_like(w_, requires_grad=True)
+            y = layer_norm(x_, w_, b_, ctx.eps)
+            dx, dweight, dbias = torch.autograd.grad(y, (x_, w_, b_), dy)
+        return dx, dweight, dbias, None""",
+        ),
+        "LayerNormFunction",
+        "autograd calls your backward",
     ),
 }
 

@@ -1,13 +1,15 @@
 """Example answers for lesson 11_tokenizer: the example class, the classic mistakes of byte-level BPE
-(ties broken the other way, pairs counted across pre-tokens, special tokens counted as text, each
-pre-token counted once, the vocabulary in the wrong order, training one merge too many, str instead
-of bytes, stale pair counts in the incremental trainer, the naive trainer handed in as the fast one;
-merges applied out of rank order or left to right, no pre-tokens or no special tokens at encoding,
-special tokens matched shortest first or given their index as id, ids that are byte values and
-ranks, decoding that raises or decodes token by token, streaming line by line or all at once), and
-correct answers written differently (plain dicts, a heap, linked lists of symbols, a minbpe-style
-encoder, a streaming encoder of its own). Each mistake is the reference answer cell with one change.
-Keys are answer-cell ids."""
+(ties broken the other way, pairs counted across pre-tokens, special tokens counted as text or put
+into the pattern unescaped (or with only their | escaped), each pre-token counted once, the
+vocabulary in the wrong order, training one merge too many, str instead of bytes, stale pair counts
+or ties broken the other way in the incremental trainer (a fast trainer with wrong merges gets no
+point for speed either), the naive trainer handed in as the fast one; merges applied out of rank
+order or left to right, no pre-tokens, no special tokens or unescaped ones at encoding, special
+tokens matched shortest first or given their index as id, ids that are byte values and ranks,
+decoding that raises or decodes token by token, streaming line by line or all at once), and correct
+answers written differently (plain dicts, a heap, linked lists of symbols, a minbpe-style encoder, a
+streaming encoder of its own). Each mistake is the reference answer cell with one change. Keys are
+answer-cell ids."""
 
 from autograder.course import nbgrader_meta, read_solution
 
@@ -63,6 +65,22 @@ MISTAKES = {
         question="train_bpe_naive",
         hint="special tokens counted as text",
     ),
+    "naive_specials_unescaped": dict(
+        cells=_mut(NAIVE, ('"|".join(regex.escape(s) for s in longest_first)', '"|".join(longest_first)')),
+        question="train_bpe_naive",
+        hint="unescaped",
+    ),
+    "naive_specials_only_bar_escaped": dict(  # right for <|endoftext|>, not for [SEP] or a.b
+        cells=_mut(
+            NAIVE,
+            (
+                '"|".join(regex.escape(s) for s in longest_first)',
+                '"|".join(s.replace("|", "\\|") for s in longest_first)',
+            ),
+        ),
+        question="train_bpe_naive",
+        hint="unescaped",
+    ),
     "naive_pretokens_counted_once": dict(
         cells=_mut(NAIVE, ("                counts[pair] += n\n", "                counts[pair] += 1\n")),
         question="train_bpe_naive",
@@ -109,6 +127,11 @@ MISTAKES = {
         question="train_bpe",
         hint="at that step",  # a stale count makes a pair that is gone look frequent
     ),
+    "fast_ties_first_counted": dict(  # fast and wrong: it had got the point for speed (issue 51)
+        cells=_mut(FAST, (PICK, "best = max(counts, key=counts.get)")),
+        question="train_bpe",
+        hint="ties broken the wrong way",
+    ),
     "fast_is_the_naive_trainer": dict(
         cells={
             FAST: "def train_bpe(text, vocab_size, special_tokens=()):\n    return train_bpe_naive(text, vocab_size, special_tokens)\n"
@@ -143,6 +166,25 @@ MISTAKES = {
         ),
         question="Tokenizer",
         hint="special tokens split",
+    ),
+    "encode_specials_unescaped": dict(
+        cells=_mut(
+            TOK,
+            ('"|".join(regex.escape(s) for s in self.special_tokens)', '"|".join(self.special_tokens)'),
+        ),
+        question="Tokenizer",
+        hint="unescaped",
+    ),
+    "encode_specials_only_bar_escaped": dict(  # right for <|endoftext|>, not for [SEP]
+        cells=_mut(
+            TOK,
+            (
+                '"|".join(regex.escape(s) for s in self.special_tokens)',
+                '"|".join(s.replace("|", "\\|") for s in self.special_tokens)',
+            ),
+        ),
+        question="Tokenizer",
+        hint="unescaped",
     ),
     "encode_specials_in_given_order": dict(
         cells=_mut(

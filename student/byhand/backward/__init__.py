@@ -8,11 +8,16 @@ term of the softmax Jacobian").
 
 `LayerNormFunction` needs autograd where the student's code lives, so its cases call the helper
 `run_function` there: it applies the Function under `torch.autograd.graph.saved_tensors_hooks`,
-runs the backward pass with the judge's `dy`, and sends back the raw results only: the forward
+runs the backward pass with the judge's `dy` in inference mode (so that a backward which calls
+autograd itself raises), and sends back the raw results only: the forward
 output, the three gradients, one row of plain numbers per tensor the Function kept for its
 backward (saved, or stored on `ctx`), and the error text if backward raised. The judge compares
 the gradients with autograd itself and decides from the rows what the Function kept; it never runs
 `gradcheck` in the kernel (a submission could fake that verdict, not autograd's numbers here).
+
+The exercises compute gradients by hand: every other answer is called through the helper
+`without_autograd`, under torch.inference_mode(), where autograd records no graph, so an answer
+that calls torch.autograd.grad or .backward() raises autograd's own error, which the judge names.
 
 A module per exercise, named by it (`softmax_backward.py`, `cross_entropy_backward.py`,
 `layer_norm_backward.py`, `attention_backward.py`, `layer_norm_function.py`): its cases, its mistakes
@@ -27,6 +32,7 @@ from .._core import Question
 from ._shared import LNB_DEFAULT_EPS as LNB_DEFAULT_EPS
 from ._shared import ref_layer_norm_backward as ref_layer_norm_backward
 from ._shared import ref_ln_grads as ref_ln_grads
+from ._shared import without_autograd as without_autograd
 from .attention_backward import _attn_cases, _attn_judge
 from .attention_backward import ref_attention as ref_attention
 from .attention_backward import ref_attention_backward as ref_attention_backward
@@ -39,7 +45,7 @@ from .softmax_backward import _softmax_cases, _softmax_judge
 from .softmax_backward import ref_softmax_backward as ref_softmax_backward
 
 LESSON = "08_backward"
-HELPERS = ("run_function",)
+HELPERS = ("run_function", "without_autograd")  # run where the answer lives
 
 
 # ---------------------------------------------------------------------------------------------

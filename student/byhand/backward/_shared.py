@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from .. import _judge
-from .._core import got_expected, hint_line
+from .._core import LINE, got_expected, helper, hint_line
+from .._core.steps import _student_line
 from .._judge import CheckFailure, assert_close, diagnose, expect_tensor
 from ..i18n import N_, msg
 
@@ -38,6 +39,81 @@ def _autograd(fn, inputs, grad_out):
     xs = [t.detach().double().requires_grad_(True) for t in inputs]
     y = fn(*xs)
     return torch.autograd.grad(y, xs, grad_out.double())
+
+
+# ---------------------------------------------------------------------------------------------
+# By hand, not by autograd: the exercises forbid it, so the answers run where it builds no graph
+
+
+# bound when the checks are imported (the setup cell, before any answer): an answer that rebinds
+# torch.inference_mode afterwards does not turn the rule off
+INFERENCE_MODE = torch.inference_mode
+
+
+def by_autograd(error: str) -> bool:
+    """Is `error` ("Type: message") autograd's complaint that it has no graph to go back through, what
+    torch.autograd.grad and .backward() raise where ops record nothing?"""
+    return error.startswith("RuntimeError:") and "does not require grad" in error
+
+
+def without_autograd(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)` under torch.inference_mode(), where no op records a graph, not even
+    inside torch.enable_grad(): ("ok", its result), or ("autograd", the error, (cell, line, code) of
+    the answer's line that raised it) when autograd raised for want of a graph. Any other error goes
+    on up, reported as an answer's error always is. Runs where the answer lives."""
+    try:
+        with INFERENCE_MODE():
+            return ("ok", fn(*args, **kwargs))
+    except RuntimeError as exc:
+        error = f"{type(exc).__name__}: {exc}"[:300]
+        if not by_autograd(error):
+            raise
+        at = _student_line(exc, getattr(fn, "__globals__", {})) or {}
+        # (cell, line, code): the wire carries no dicts
+        where = (at.get("cell", ""), at.get("line", 0), at.get("code", "")) if at else ()
+        return ("autograd", error, where)
+
+
+# a case's `call` of this instead of the answer: `call(out, BY_HAND, graded(name), *args)`
+BY_HAND = helper("backward.without_autograd")
+
+AUTOGRAD_HINT = N_(
+    "compute the gradients from the formulas of this lesson: autograd (torch.autograd.grad, .backward()) "
+    "is what the checks compare your answer with, not what may compute it"
+)
+
+
+def used_autograd(who: str, error: str, at, hint=AUTOGRAD_HINT) -> CheckFailure:
+    """The failure of an answer whose call of autograd raised where autograd builds no graph."""
+    where = ""  # the line of the answer that called autograd, (cell, line, code), as an error names it
+    if isinstance(at, (tuple, list)) and len(at) == 3 and isinstance(at[1], int) and at[1] > 0:
+        cell, line, code = str(at[0])[:200], at[1], str(at[2] or "")[:200]
+        if code:
+            where = LINE + msg("in your code: {cell}, line {line}: {code}", cell=cell, line=line, code=code)
+        else:
+            where = LINE + msg("in your code: {cell}, line {line}", cell=cell, line=line)
+    return CheckFailure(
+        msg(
+            "{who} computes its gradients with autograd: called where autograd builds no graph "
+            "(inside torch.inference_mode()), it raised autograd's error.",
+            who=who,
+        )
+        + LINE
+        + msg("got:      {code}", code=error)
+        + LINE
+        + msg("expected: {expected}", expected=msg("gradients computed from the formulas, without autograd"))
+        + where
+        + hint_line(hint)
+    )
+
+
+def by_hand(value, who: str):
+    """What `without_autograd` sent back: the answer's result, or its failure when it used autograd."""
+    if isinstance(value, (tuple, list)) and len(value) == 2 and value[0] == "ok":
+        return value[1]
+    if isinstance(value, (tuple, list)) and len(value) == 3 and value[0] == "autograd":
+        raise used_autograd(who, str(value[1])[:300], value[2])
+    raise CheckFailure(msg("{name}: the grader could not read what it returned", name=who))
 
 
 # ---------------------------------------------------------------------------------------------

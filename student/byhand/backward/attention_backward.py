@@ -8,10 +8,10 @@ import math
 import torch
 
 from .. import _core
-from .._core import Case, call, gen, hint_line, let, rand, ref
+from .._core import Case, call, gen, graded, hint_line, let, rand, ref
 from .._judge import CheckFailure, diagnose, expect_tensor
 from ..i18n import N_, msg
-from ._shared import _assert_grad, _autograd, _unchanged
+from ._shared import BY_HAND, _assert_grad, _autograd, _unchanged, by_hand
 
 EARLIER = ("softmax_backward",)  # the reference when the student's fails its own check
 
@@ -162,11 +162,11 @@ def _attn_cases(hidden):
         if mk == "broadcast":
             mask[2, :] = False  # and a query with no allowed key
         steps = [let("d_out", d_out), let("q", q), let("k", k), let("v", v)]
-        args = [ref("d_out"), ref("q"), ref("k"), ref("v")]
+        args = [graded("attention_backward"), ref("d_out"), ref("q"), ref("k"), ref("v")]
         if mask is None:
-            steps.append(call("grads", "attention_backward", *args))
+            steps.append(call("grads", BY_HAND, *args))
         else:
-            steps += [let("mask", mask), call("grads", "attention_backward", *args, mask=ref("mask"))]
+            steps += [let("mask", mask), call("grads", BY_HAND, *args, mask=ref("mask"))]
         label = msg(
             "d_out {d_out}, q {q}, k {k}, v {v}, {dtype}, {mask}",
             d_out=tuple(d_out.shape),
@@ -191,7 +191,7 @@ def _attn_cases(hidden):
 def _attn_judge(case, out):
     f = case.facts
     q, k, v, d_out, mask = f["q"], f["k"], f["v"], f["d_out"], f["mask"]
-    grads = out["grads"]
+    grads = by_hand(out["grads"], "attention_backward")
     if not isinstance(grads, (tuple, list)) or len(grads) != 3:
         raise CheckFailure(
             msg(

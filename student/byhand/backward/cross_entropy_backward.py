@@ -6,10 +6,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .._core import Case, call, gen, hint_line, let, rand, ref
+from .._core import Case, call, gen, graded, hint_line, let, rand, ref
 from .._judge import CheckFailure, diagnose, expect_tensor
 from ..i18n import N_, msg
-from ._shared import _assert_grad, _autograd, _unchanged
+from ._shared import BY_HAND, _assert_grad, _autograd, _unchanged, by_hand
 
 # ---------------------------------------------------------------------------------------------
 # cross_entropy_backward
@@ -120,7 +120,7 @@ def _ce_cases(hidden):
                 [
                     let("logits", z),
                     let("target", t),
-                    call("dlogits", "cross_entropy_backward", ref("logits"), ref("target")),
+                    call("dlogits", BY_HAND, graded("cross_entropy_backward"), ref("logits"), ref("target")),
                 ],
                 ["dlogits", "logits", "target"],
                 facts=dict(logits=z, target=t),
@@ -134,7 +134,8 @@ def _ce_judge(case, out):
     f = case.facts
     z, t = f["logits"], f["target"]
     (exp,) = _autograd(lambda z_: F.cross_entropy(z_, t), [z], torch.tensor(1.0, dtype=torch.float64))
-    got = expect_tensor(out["dlogits"], "cross_entropy_backward(logits, target)", shape=exp.shape)
+    got = by_hand(out["dlogits"], "cross_entropy_backward")
+    got = expect_tensor(got, "cross_entropy_backward(logits, target)", shape=exp.shape)
     if not torch.isfinite(got).all():
         what = msg("{name} from {who}", name="dlogits", who="cross_entropy_backward")
         raise CheckFailure(msg("{what} contains inf or NaN.", what=what) + hint_line(_CE_DIVIDES_BY_P))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import torch
 
-from .._core import Case, call, calling, gen, let, rand, ref
+from .._core import Case, call, gen, graded, let, rand, ref
 from ..i18n import N_, msg
-from ._shared import _ln_grads_judge, _unchanged, reference_layer_norm_backward
+from ._shared import BY_HAND, _ln_grads_judge, _unchanged, by_hand, reference_layer_norm_backward
 
 REFERENCE = reference_layer_norm_backward  # what replaces an answer that fails (byhand._depends)
 
@@ -51,13 +51,14 @@ def _ln_cases(hidden):
                 call("dy", ref("dy_t", "transpose"), 0, 1),
                 let("x", x),
                 let("weight", w),
-                call("grads", "layer_norm_backward", ref("dy"), ref("x"), ref("weight"), **kw),
             ]
         else:
-            steps = calling("grads", "layer_norm_backward", dict(dy=dy, x=x, weight=w), **kw)
+            steps = [let("dy", dy), let("x", x), let("weight", w)]
+        answer = graded("layer_norm_backward")
+        steps.append(call("grads", BY_HAND, answer, ref("dy"), ref("x"), ref("weight"), **kw))
         if eps is None:  # the same call with eps=1e-5 given: its own mistakes are named before the default's
             steps.append(
-                call("grads_explicit", "layer_norm_backward", ref("dy"), ref("x"), ref("weight"), eps=1e-5)
+                call("grads_explicit", BY_HAND, answer, ref("dy"), ref("x"), ref("weight"), eps=1e-5)
             )
         label = msg(
             "x {shape} (mean {mean}, std {std}), {dy}, random weight, {eps}, {dtype}",
@@ -82,6 +83,8 @@ def _ln_judge(case, out):
     x, w, dy, eps = f["x"], f["weight"], f["dy"], f["eps"]
     b = torch.zeros_like(w)
     if "grads_explicit" in out:
-        _ln_grads_judge(out["grads_explicit"], x, w, b, eps, dy, "layer_norm_backward")
-    _ln_grads_judge(out["grads"], x, w, b, eps, dy, "layer_norm_backward", f.get("default_eps", False))
+        grads = by_hand(out["grads_explicit"], "layer_norm_backward")
+        _ln_grads_judge(grads, x, w, b, eps, dy, "layer_norm_backward")
+    grads = by_hand(out["grads"], "layer_norm_backward")
+    _ln_grads_judge(grads, x, w, b, eps, dy, "layer_norm_backward", f.get("default_eps", False))
     _unchanged(out, f, ("dy", "x", "weight"), "layer_norm_backward")

@@ -9,17 +9,23 @@ import torch.nn.functional as F
 from .. import _core, _judge
 from .._core import Case, call, gen, got_expected, graded, helper, hint_line, let, rand, ref
 from .._judge import CheckFailure
-from ..i18n import msg
-from ._shared import _ln_grads_judge, _tols
+from ..i18n import N_, msg
+from ._shared import INFERENCE_MODE, _ln_grads_judge, _tols, by_autograd, used_autograd
 
 EARLIER = ("layer_norm_backward",)  # its backward's: the reference when the student's fails
+
+FN_AUTOGRAD_HINT = N_(
+    "backward returns what your layer_norm_backward(dy, x, weight, ctx.eps) computes: autograd calls "
+    "your backward, not the other way round"
+)
 
 # ---------------------------------------------------------------------------------------------
 # LayerNormFunction: the helper that runs in the student's kernel
 
 
 def run_function(cls, x, weight, bias, eps, dy):
-    """Apply `cls` (an autograd.Function) to fresh leaves, backward with `dy`, and report raw facts:
+    """Apply `cls` (an autograd.Function) to fresh leaves, backward with `dy` (in inference mode: a
+    backward that calls autograd finds no graph and raises), and report raw facts:
     (y, dx, dweight, dbias, kept, backward_error). `kept` has one row per tensor kept for backward:
     [how ("saved": by save_for_backward; "inner": by an op inside forward, i.e. a graph built there;
     "ctx": an attribute of ctx), numel, bytes, storage number (same storage, same number), role
@@ -43,7 +49,8 @@ def run_function(cls, x, weight, bias, eps, dy):
         kept.append(
             [how, t.numel(), t.numel() * t.element_size(), sid, roles.get(sid, "other"), int(inner or leaf)]
         )
-    error = _core.backward_error(y, dy)
+    with INFERENCE_MODE():  # backward builds no graph here: autograd called inside it raises
+        error = _core.backward_error(y, dy)
     return y.detach() if isinstance(y, torch.Tensor) else y, x.grad, weight.grad, bias.grad, kept, error
 
 
@@ -124,6 +131,8 @@ def _fn_judge(case, out):
     y, dx, dw, db, kept, error = r
     kept = kept if isinstance(kept, (list, tuple)) else []
     info = _kept_summary(kept, x)
+    if error is not None and by_autograd(str(error)):
+        raise used_autograd(msg("LayerNormFunction's backward"), str(error), None, FN_AUTOGRAD_HINT)
     if error is not None:
         if info["storages"] == 0 or info["elements"] < x.numel():
             hint = msg(

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import torch
 
-from .._core import Case, call, gen, let, rand, ref
+from .._core import Case, call, gen, graded, let, rand, ref
 from .._judge import diagnose, expect_tensor
 from ..i18n import N_, msg
-from ._shared import _assert_grad, _autograd, _unchanged, reference_softmax_backward
+from ._shared import BY_HAND, _assert_grad, _autograd, _unchanged, by_hand, reference_softmax_backward
 
 REFERENCE = reference_softmax_backward  # what replaces an answer that fails (byhand._depends)
 
@@ -119,7 +119,11 @@ def _softmax_cases(hidden):
                     dy_shape=tuple(dy.shape),
                     dtype=dt,
                 ),
-                [let("dy", dy), let("y", y), call("dx", "softmax_backward", ref("dy"), ref("y"))],
+                [
+                    let("dy", dy),
+                    let("y", y),
+                    call("dx", BY_HAND, graded("softmax_backward"), ref("dy"), ref("y")),
+                ],
                 ["dx", "dy", "y"],
                 facts=dict(x=x, y=y, dy=dy),
                 size=x.numel(),
@@ -132,7 +136,7 @@ def _softmax_judge(case, out):
     f = case.facts
     dy, y = f["dy"], f["y"]
     (exp,) = _autograd(lambda x: torch.softmax(x, dim=-1), [f["x"]], dy)
-    dx = expect_tensor(out["dx"], "softmax_backward(dy, y)", shape=exp.shape)
+    dx = expect_tensor(by_hand(out["dx"], "softmax_backward"), "softmax_backward(dy, y)", shape=exp.shape)
     hints = dict(_SOFTMAX_MISTAKES)
     hint = diagnose(dx, [(hints[k], lambda k=k: ref_softmax_backward(dy, y, k)) for k in hints])
     _assert_grad(

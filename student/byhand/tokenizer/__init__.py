@@ -18,8 +18,8 @@ this package is.
 
 A module per exercise, named by it (`train_bpe_naive.py`, `train_bpe.py`, `train_bpe_speed.py`,
 `tokenizer.py` for `Tokenizer`, `encode_iterable.py`): its cases, its mistakes and its judge (the two
-trainers share train_bpe's cases and judge; train_bpe_naive.py holds the naive trainer the speed
-check times against); what several share (the references `train` and `encode`, GPT-2's vocabulary,
+trainers share train_bpe's cases and judge, and so does the speed check, since a point for speed
+needs right merges; train_bpe_naive.py holds the naive trainer the speed check times against); what several share (the references `train` and `encode`, GPT-2's vocabulary,
 the case texts) is in `_shared.py`.
 """
 
@@ -56,6 +56,7 @@ from .train_bpe import (
     H_TIES,
     H_TIES_IDS,
     H_TOO_MANY,
+    H_UNESCAPED,
     H_UNIQUE,
     TEN,
     _train_cases,
@@ -112,6 +113,7 @@ __all__ = [
     "H_TIES",
     "H_TIES_IDS",
     "H_TOO_MANY",
+    "H_UNESCAPED",
     "H_UNIQUE",
     "SPEED_LIMIT",
     "TEN",

@@ -13,6 +13,9 @@ from .. import corpus
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 EOT = "<|endoftext|>"
 EOT2 = EOT + EOT  # overlaps EOT: must be matched first (longest first)
+# regex metacharacters other than |: unescaped, [SEP] and [CLS] cut English at every S, E, P, C, L
+# (the LORD of the King James text), and a.b at every "a b" (an answer that escapes only | fails too)
+BERT_SEP, BERT_CLS, A_DOT_B = "[SEP]", "[CLS]", "a.b"
 
 
 def _regex():
@@ -37,12 +40,15 @@ def _s2b(s: str) -> bytes:
 # References (and the mistakes, as variants of them)
 
 
-def special_split(text: str, specials) -> list:
-    """`text` cut at the special tokens (longest first): a list of (is_special, piece)."""
+def special_split(text: str, specials, escape=True) -> list:
+    """`text` cut at the special tokens (longest first): a list of (is_special, piece). `escape=False`
+    is the classic mistake, the tokens put into the pattern as they are: `[SEP]` is then a character
+    class, `a.b` any three characters from a to b (a pattern that does not compile raises)."""
     if not specials:
         return [(False, text)]
     re = _regex()
-    alt = "|".join(re.escape(s) for s in sorted(specials, key=len, reverse=True))
+    longest_first = sorted(specials, key=len, reverse=True)
+    alt = "|".join(re.escape(s) if escape else s for s in longest_first)
     out, at = [], 0
     for m in re.finditer(alt, text):
         out.append((False, text[at : m.start()]))
@@ -52,11 +58,11 @@ def special_split(text: str, specials) -> list:
     return [(s, p) for s, p in out if s or p]
 
 
-def _words(text: str, specials, split="gpt2", cut=True) -> dict:
+def _words(text: str, specials, split="gpt2", cut=True, escape=True) -> dict:
     """{pre-token as a tuple of single bytes: count}, in order of first appearance."""
     re = _regex()
     counts: dict = {}
-    pieces = special_split(text, specials) if cut else [(False, text)]
+    pieces = special_split(text, specials, escape) if cut else [(False, text)]
     for is_special, piece in pieces:
         if is_special:
             continue
@@ -92,12 +98,23 @@ def _pick(pairs: dict, tie: str, ids: dict):
     return max(tied)
 
 
-def train(text, vocab_size, specials=(), tie="greatest", split="gpt2", cut=True, unique=False, at_end=False):
+def train(
+    text,
+    vocab_size,
+    specials=(),
+    tie="greatest",
+    split="gpt2",
+    cut=True,
+    unique=False,
+    at_end=False,
+    escape=True,
+):
     """(vocab, merges, pair counts left) of BPE on `text`; the keywords make the classic mistakes:
     `tie` ("smallest", "first": the first pair counted, "ids": the greatest pair of token ids; and
     "hf", not a mistake but Hugging Face tokenizers' rule, for tests/test_claims_11.py),
     `split="none"` (no pre-tokens), `cut=False` (special tokens counted as text), `unique` (each
-    distinct pre-token counted once), `at_end` (special tokens after the merges)."""
+    distinct pre-token counted once), `at_end` (special tokens after the merges), `escape=False`
+    (special tokens put into the pattern that cuts the text unescaped)."""
     specials = list(specials)
     base = {b: bytes([b]) for b in range(256)}
     vocab = {i + len(specials): t for i, t in base.items()}
@@ -106,7 +123,7 @@ def train(text, vocab_size, specials=(), tie="greatest", split="gpt2", cut=True,
     if tie == "hf":  # its ids: the bytes ordered by their printable stand-ins, then merges as made
         stand_in = bytes_to_unicode()
         ids = {bytes([b]): i for i, b in enumerate(sorted(range(256), key=lambda b: stand_in[b]))}
-    counted = _words(text, specials, split, cut)
+    counted = _words(text, specials, split, cut, escape)
     words = [list(w) for w in counted]
     freq = [1 if unique else c for c in counted.values()]
     merges: list = []
@@ -172,19 +189,22 @@ def encode(
     longest=True,
     offset=0,
     by_index=False,
+    escape=True,
 ):
     """Token ids of `text`; the keywords make the classic mistakes: `order` ("highest": the
     highest-ranked pair merged first, "leftmost": the first pair that has a merge), `split="none"`
     (merges across pre-tokens), `cut=False` (special tokens encoded as text), `longest=False`
     (special tokens matched in the order given, not longest first), `offset` (ids shifted),
-    `by_index` (a special token's id taken as its index in `specials`, not from the vocab)."""
+    `by_index` (a special token's id taken as its index in `specials`, not from the vocab),
+    `escape=False` (the special tokens put into the pattern unescaped: what it matches that is no
+    special token is encoded as text, as the lesson's `regex.split` with a group gives it back)."""
     re = _regex()
     ranks = {p: i for i, p in enumerate(merges)}
     ids = {t: i for i, t in sorted(vocab.items(), reverse=True)}
     specials = list(specials or ())
     if cut and specials:
         if longest:
-            pieces = special_split(text, specials)
+            pieces = special_split(text, specials, escape)
         else:
             alt = "|".join(re.escape(s) for s in specials)
             pieces, at = [], 0
@@ -196,7 +216,7 @@ def encode(
         pieces = [(False, text)]
     out, cache = [], {}
     for is_special, piece in pieces:
-        if is_special:
+        if is_special and piece in specials:
             out.append(specials.index(piece) if by_index else ids[piece.encode("utf-8")])
             continue
         for tok in re.findall(GPT2_PATTERN, piece) if split == "gpt2" else ([piece] if piece else []):
@@ -265,6 +285,17 @@ def _with_eot(text: str, every: int) -> str:
         out.append(line)
         if i % every == every - 1:
             out.append(EOT2 if i // every == 1 else EOT)
+    return "\n".join(out)
+
+
+def _with_specials(text: str, every: int, specials) -> str:
+    """`text` with the special tokens in turn after every `every`-th line."""
+    lines = text.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if i % every == every - 1:
+            out.append(specials[(i // every) % len(specials)])
     return "\n".join(out)
 
 

@@ -6,7 +6,20 @@ from __future__ import annotations
 from .._core import Case, call, got_expected, graded, helper, hint_line
 from .._judge import CheckFailure
 from ..i18n import N_, msg
-from ._shared import _STRINGS, EOT, EOT2, _slice, _with_eot, decode, encode, gpt2, train
+from ._shared import (
+    _STRINGS,
+    BERT_CLS,
+    BERT_SEP,
+    EOT,
+    EOT2,
+    _slice,
+    _with_eot,
+    _with_specials,
+    decode,
+    encode,
+    gpt2,
+    train,
+)
 
 
 def _tokenizer(cls, source, special_tokens):
@@ -67,6 +80,11 @@ H_LONGEST = N_(
     "overlapping special tokens not matched longest first: sort them by length, longest first, before "
     "building the pattern that cuts the text"
 )
+H_ENC_UNESCAPED = N_(
+    "special tokens put into the pattern unescaped: | [ ] . + are regular-expression syntax, so "
+    "<|endoftext|> matches <, endoftext or > anywhere in the text and [SEP] any one of S, E and P; "
+    "escape each token, regex.escape(token), before joining them with |"
+)
 H_OFFSET = N_(
     "vocab id order wrong: ids come from the vocab (special tokens first, then the bytes), not from "
     "the byte values or the merge ranks"
@@ -95,6 +113,8 @@ def _tok_specs(hidden: bool) -> list:
     train_text = _with_eot(en + zh, 5)
     trained = ("trained", train_text, 258 + (200 if hidden else 150), [EOT, EOT2])
     texts = list(_STRINGS) + [
+        # an unescaped <|endoftext|> cuts the text at "endoftext" (and at < and >), breaking merges
+        "words like thendoftexthe are only text",
         _slice("en", 45 + hidden, 400),
         f"one{EOT}two {EOT2} three{EOT}{EOT}{EOT}",
         _with_eot(_slice("zh", 47 + hidden, 200), 2),
@@ -102,6 +122,15 @@ def _tok_specs(hidden: bool) -> list:
     texts.append("<|endoftext|<|endoftext|>>" if hidden else "<<|endoftext|><|endoftext|")
     if hidden:
         texts.append(_slice("en", 49, 1500))
+    # regex metacharacters other than |: unescaped, [SEP] and [CLS] cut the text at every S, E, P, C
+    # and L; words in capitals in the training text give those letters merges, which the cuts break
+    bert = [BERT_SEP, BERT_CLS]
+    caps = "PEACE SPEECH CLASS SELAH LORD " * 30
+    bert_text = _with_specials(_slice("en", 51 + hidden, 1500) + "\n" + caps, 3, bert)
+    bert_texts = [
+        f"{BERT_CLS} SPEECH of PEACE, said the LORD.{BERT_SEP}SELAH {BERT_SEP}{BERT_CLS}",
+        _with_specials(_slice("en", 53 + hidden, 300), 1, bert) + " CLASS",
+    ]
     cut = list("中文🙂".encode())  # single bytes: decoding ids of a cut character
     gpt2_ids = {t: i for i, t in gpt2()[0].items()}
     gpt2_cut = [gpt2_ids[bytes([b])] for b in cut]
@@ -121,8 +150,19 @@ def _tok_specs(hidden: bool) -> list:
             msg("Tokenizer with GPT-2's vocabulary and merges"),
             ("gpt2",),
             [EOT],
-            [*texts[:4], texts[6], texts[7], f"Bye.{EOT}Hallo, schöne Grüße aus Köln!"],
+            [*texts[:4], texts[6], texts[8], f"Bye.{EOT}Hallo, schöne Grüße aus Köln!"],
             [gpt2_cut[:2], gpt2_cut[:7]],
+        ),
+        (
+            msg(
+                "Tokenizer with a vocabulary trained on English with special tokens {a} and {b}",
+                a=BERT_SEP,
+                b=BERT_CLS,
+            ),
+            ("trained", bert_text, 258 + 100, bert),
+            bert,
+            bert_texts,
+            [],
         ),
     ]
 
@@ -136,7 +176,10 @@ def _tok_cases(hidden):
             )
         ]
         facts = dict(source=source, specials=specials, texts=texts, id_lists=id_lists)
-        out.append(Case(label, steps, ["r"], facts=facts, size=sum(map(len, texts))))
+        # the case of [SEP] and [CLS] last: the others name the classic mistakes, which its few short
+        # texts may not tell apart
+        size = sum(map(len, texts)) * (100 if BERT_SEP in specials else 1)
+        out.append(Case(label, steps, ["r"], facts=facts, size=size))
     return out
 
 
@@ -153,18 +196,28 @@ def _short(ids, limit=12) -> str:
     return str(ids[:limit])[:-1] + (", ...]" if len(ids) > limit else "]")
 
 
+def _encoded(text, vocab, merges, specials, mistake):
+    """The reference encoder with one mistake; None when the mistake cannot run on these tokens (an
+    unescaped token that is no pattern)."""
+    try:
+        return encode(text, vocab, merges, specials, **mistake)
+    except Exception:  # noqa: BLE001 - regex's error on a pattern that does not compile
+        return None
+
+
 def _encode_failed(got, text, vocab, merges, specials, what="Tokenizer.encode"):
     variants = [
         (H_RANK, dict(order="highest")),
         (H_LEFTMOST, dict(order="leftmost")),
         (H_ENC_ACROSS, dict(split="none")),
         (H_SPECIAL_SPLIT, dict(cut=False)),
+        (H_ENC_UNESCAPED, dict(escape=False)),
         (H_LONGEST, dict(longest=False)),
         (H_OFFSET, dict(offset=len(specials))),
         (H_BY_INDEX, dict(by_index=True)),
     ]
     expected = encode(text, vocab, merges, specials)
-    hint = next((h for h, kw in variants if got == encode(text, vocab, merges, specials, **kw)), "")
+    hint = next((h for h, kw in variants if got == _encoded(text, vocab, merges, specials, kw)), "")
     if not hint and specials and isinstance(got, list):  # special tokens given as shortest first
         hint = (
             H_LONGEST if got == encode(text, vocab, merges, sorted(specials, key=len), longest=False) else ""

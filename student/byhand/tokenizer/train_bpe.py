@@ -9,7 +9,20 @@ import random
 from .._core import LINE, Case, call, got_expected, graded, helper, hint_line
 from .._judge import CheckFailure
 from ..i18n import N_, Msg, join, msg
-from ._shared import EOT, EOT2, _b2s, _random_words, _s2b, _slice, _with_eot, train
+from ._shared import (
+    A_DOT_B,
+    BERT_CLS,
+    BERT_SEP,
+    EOT,
+    EOT2,
+    _b2s,
+    _random_words,
+    _s2b,
+    _slice,
+    _with_eot,
+    _with_specials,
+    train,
+)
 from .train_bpe_naive import reference_pretoken_counts, train_naive
 
 # train_bpe_naive's answer cell defines pretoken_counts too, which the student's train_bpe calls: when
@@ -110,6 +123,12 @@ def _train_specs(hidden: bool) -> list:
             (_english(2000, EOT, EOT2), _with_eot(_slice("en", 12, 2000), 4), 258 + 30, [EOT, EOT2]),
             (_chinese(800), _slice("zh", 13, 800), 256 + 30, []),
             (_random_label("ac", SEP, SEP_BB), _words_with_seps(14, "ac"), 258 + 8, [SEP, SEP_BB]),
+            (
+                _english(2000, BERT_SEP, BERT_CLS),
+                _with_specials(_slice("en", 16, 2000), 3, [BERT_SEP, BERT_CLS]),
+                258 + 30,
+                [BERT_SEP, BERT_CLS],
+            ),
         ]
     return [
         (_random_label("abcd"), _random_words(8, 90, "abcd"), 256 + 20, []),
@@ -118,6 +137,12 @@ def _train_specs(hidden: bool) -> list:
         (_english(4000, EOT, EOT2), _with_eot(_slice("en", 22, 4000), 3), 258 + 50, [EOT2, EOT]),
         (_chinese(1500), _slice("zh", 23, 1500), 256 + 60, []),
         (_chinese(1500, EOT), _with_eot(_slice("zh", 24, 1500), 2), 257 + 40, [EOT]),
+        (
+            _english(3000, A_DOT_B, BERT_SEP),
+            _with_specials(_slice("en", 26, 3000), 2, [A_DOT_B, BERT_SEP]),
+            258 + 50,
+            [A_DOT_B, BERT_SEP],
+        ),
     ]
 
 
@@ -155,6 +180,11 @@ H_ACROSS = N_(
 H_SPECIAL_COUNTED = N_(
     "special tokens counted as text: cut the text at every special token first and never count "
     "pairs across or inside them"
+)
+H_UNESCAPED = N_(
+    "special tokens put into the pattern unescaped: in a regular expression [SEP] is a class of three "
+    "characters and a.b matches a, any one character, then b; escape each token, regex.escape(token), "
+    "before joining them with |"
 )
 H_UNIQUE = N_(
     "each pre-token counted once: a pair's count is the sum of the counts of the pre-tokens it occurs in"
@@ -242,11 +272,16 @@ def _merges_failed(name, got, merges, text, size, specials):
         (H_TIES_IDS, dict(tie="ids")),
         (H_ACROSS, dict(split="none")),
         (H_SPECIAL_COUNTED, dict(cut=False)),
+        (H_UNESCAPED, dict(escape=False)),
         (H_UNIQUE, dict(unique=True)),
     ]
     hint = ""
     for h, kw in variants:
-        if got == train(text, size, specials, **kw)[1]:
+        try:
+            made = train(text, size, specials, **kw)[1]
+        except Exception:  # noqa: BLE001 - tokens that unescaped are no pattern: not this mistake
+            continue
+        if got == made:
             hint = h
             break
     k = next((i for i, (a, b) in enumerate(zip(got, merges)) if a != b), min(len(got), len(merges)))

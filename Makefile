@@ -170,11 +170,13 @@ test: $(STAMP) browser lint
 
 # Everything: every test of every layer (the catalogue graded in kernels, the student notebooks in a
 # clean venv, the claims sweeps, the cluster, formgrader, JupyterLab and the whole site in Chromium)
-# in one pytest process, and nbval again under another CPU beside it (its log in build/).
+# in two pytest processes grouped as the gate's are ($(GATE): a notebook's nbval cells in one, every
+# reader of the shared class in one), and nbval again under another CPU beside them (its log in build/).
+# In one process it took over two hours on 2 cores (3,800 tests).
 test-full: $(STAMP) browser postgres lint
 	@mkdir -p build
 	$(call UNCHANGED_TREE,$(MAKE) --no-print-directory nbval-other-cpu > build/nbval-other-cpu.log 2>&1 & other=$$!; \
-	$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=25 $(NBVAL) tests solutions; first=$$?; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=25 $(GATE) $(NBVAL) tests solutions; first=$$?; \
 	wait $$other; second=$$?; \
 	echo "== nbval of solutions/ under another CPU (make nbval-other-cpu; build/nbval-other-cpu.log) =="; \
 	grep -E "^(FAILED|ERROR)|passed|failed|error" build/nbval-other-cpu.log | tail -n 20; \

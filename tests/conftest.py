@@ -86,6 +86,22 @@ def pytest_ignore_collect(collection_path, config):
     return True
 
 
+def _sets_up_once(item) -> bool:
+    """Whether the test asks for a module- or session-wide fixture of its own file; a test already
+    in a group (a notebook's cells, the shared class's readers) keeps it."""
+    if item.get_closest_marker("xdist_group"):
+        return False
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    own = item.nodeid.split("::")[0]
+    return any(
+        d.scope in ("module", "session") and d.baseid == own
+        for defs in info.name2fixturedefs.values()
+        for d in defs
+    )
+
+
 # tryfirst: the markers must be on the items before pytest-xdist reads `xdist_group`
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
@@ -102,3 +118,23 @@ def pytest_collection_modifyitems(config, items):
         if "shared_class" in getattr(item, "fixturenames", ()):
             # one process grades the shared class and runs every test that reads it
             item.add_marker(pytest.mark.xdist_group(SHARED_GROUP))
+        elif item.get_closest_marker("full") and _sets_up_once(item):
+            # `make test-full` in two processes: what a file sets up once (a claim's sweep, the
+            # catalogue graded in kernels, a clean venv, a browser) is set up in one of them only
+            item.add_marker(pytest.mark.xdist_group(f"file-{item.path.name}"))
+
+
+_MAIN = sys.modules["__main__"]
+_MAIN_SPEC = getattr(_MAIN, "__spec__", None)
+
+
+@pytest.fixture(autouse=True)
+def _main_module_kept():
+    """Puts pytest's `__main__` back after a test that replaced it (running code as a script does:
+    the replacement has no `__spec__`, and multiprocessing's forkserver, which the shared class's
+    pool uses, then fails in whichever later test starts one, far from the cause)."""
+    yield
+    if sys.modules.get("__main__") is not _MAIN:
+        sys.modules["__main__"] = _MAIN
+    if not hasattr(_MAIN, "__spec__"):
+        _MAIN.__spec__ = _MAIN_SPEC

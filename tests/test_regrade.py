@@ -174,6 +174,7 @@ CHECKS_FINGERPRINTS = {
     "0.2.3": "7f19d04c21185175",  # case labels, notes and the last lines from ids; no regular expressions
     "0.3.0": "48486ffd0379104f",  # a package per lesson, a module per exercise; matplotlib a dependency; CheckFailure shown in the notebook's language
     "0.4.0": "a1d681f78ceb1ac7",  # see CHANGELOG.md, 2026-12-07 (recorded again at each merge of that day)
+    "0.4.1": "2abce62315ebb217",  # recorded by make refresh
 }
 
 

@@ -31,6 +31,8 @@ ALLOWED = frozenset(
     Dao Jiang Yang Bai Team Mistral Qwen Kingma Ba Loshchilov Hutter
     text vocab merges endoftext Tokenizer
     Unicode Rust regex matplotlib
+    route expert experts normalize capacity counts rows keepdim argsort bincount split logsumexp int loss kept
+    Switch Mixtral gpt-oss Dai Fedus Lepikhin Riquelme Zoph
     """.split()
 )
 

@@ -37,9 +37,9 @@ torch.set_printoptions(precision=4, sci_mode=False)
 torch.set_num_threads(1)
 
 try:
-    from byhand import mixture_of_experts as checks
+    from byhand import moe as checks
 except ImportError:
-    print("Self-checks are off: the package byhand has no mixture_of_experts checks yet.")
+    print("Self-checks are off: the package byhand has no moe checks yet.")
 
     class checks:  # a stand-in: each self-check says it is off, every other cell still runs
         def check(name, *args, **kwargs):

@@ -109,7 +109,7 @@ def missing() -> list:
 
     known = {m.id for m in messages.read("zh_CN") if m.id} | set(ZH)
     found = extract_from_dir(
-        str(__import__("pathlib").Path(__file__).parent / "mixture_of_experts"),
+        str(__import__("pathlib").Path(__file__).resolve().parents[2] / "student" / "byhand" / "moe"),
         method_map=[("**.py", messages.extract_ast)],
         keywords=dict(messages.KEYWORDS),
     )

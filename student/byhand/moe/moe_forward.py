@@ -84,7 +84,7 @@ def _moe_cases(hidden):
         states = expert_state(d, h, e, g, dt)
         kwargs = {} if normalize is None else {"normalize": normalize}
         inputs = dict(x=x, w_gate=w, states=states)
-        steps = calling("r", helper("mixture_of_experts.run_moe"), inputs, graded("moe_forward"), k, **kwargs)
+        steps = calling("r", helper("moe.run_moe"), inputs, graded("moe_forward"), k, **kwargs)
         counts = torch.bincount(ref_route(x, w, k, True)[1].reshape(-1), minlength=e)
         label = msg(
             "x {x} {dtype}, E={e} experts (n, {d}) -> (n, {d}), k={k}, {normalize}",

@@ -60,7 +60,7 @@ def _balance_cases(hidden):
         probs = probs.to(dt)
         steps = calling(
             "r",
-            helper("mixture_of_experts.run_balance"),
+            helper("moe.run_balance"),
             dict(router_probs=probs, experts=experts),
             graded("load_balancing_loss"),
             e,

@@ -78,7 +78,7 @@ def _keep_cases(hidden):
         if note:
             label = msg("{label}, {note}", label=label, note=msg(note, n=e - 1))
         inputs = dict(weights=weights, experts=experts)
-        steps = calling("r", helper("mixture_of_experts.run_keep"), inputs, graded("capacity_keep"), e, cap)
+        steps = calling("r", helper("moe.run_keep"), inputs, graded("capacity_keep"), e, cap)
         facts = dict(weights=weights, experts=experts, e=e, cap=cap)
         cases.append(Case(label, steps, ["r"], facts=facts, size=t * k))
     return cases

@@ -16,6 +16,7 @@ LESSONS = {
     "10_flash_attention": "flash_attention",
     "11_tokenizer": "tokenizer",
     "12_training": "training",
+    "13_mixture_of_experts": "moe",
 }
 
 __version__ = "0.4.1"  # byhand: the self-checks of the course (torch, numpy, regex, matplotlib)

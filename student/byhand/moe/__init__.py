@@ -13,7 +13,7 @@ A module per exercise, named by it (`route.py`, `moe_forward.py`, `expert_capaci
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _score
 from .._core import Question
 from ._shared import ref_moe as ref_moe
 from ._shared import ref_route as ref_route
@@ -40,12 +40,14 @@ QUESTIONS = _core.by_name(
 )
 
 check = _core.lesson_check(QUESTIONS, "route")
+score = _score.lesson_score(QUESTIONS)  # what the lesson's last cell calls
 
 __all__ = [
     "HELPERS",
     "LESSON",
     "QUESTIONS",
     "check",
+    "score",
     "ref_moe",
     "ref_route",
     "run_balance",

@@ -14,6 +14,8 @@ from ..flash_attention._shared import observe
 from ..i18n import N_, msg
 from ._shared import F64, compare, expert_state, real_inputs, ref_moe, ref_route
 
+EARLIER = ("route",)  # the reference when the student's fails its own check: one mistake, one question
+
 # ---------------------------------------------------------------------------------------------
 # Where the answer runs: experts that count their rows, and the observer
 

@@ -1,5 +1,4 @@
-"""Example answers for lesson 13_mixture_of_experts (draft; lands as
-examples/answers/a13_mixture_of_experts.py): the classic mistakes of the router (no renormalisation,
+"""Example answers for lesson 13_mixture_of_experts: the classic mistakes of the router (no renormalisation,
 renormalising when normalize=False, ties toward the higher index, the softmax after the top-k, the
 experts by index, the softmax over the tokens), of dispatch (every expert on every token, a tokens x
 experts x d_model buffer, one call per token, no weight, the weight inside the expert, normalize not
@@ -336,6 +335,64 @@ def moe_forward(x, w_gate, experts, k, normalize=True):
         _losses(p_line="router_probs.data.clamp_(min=1e-9); P = router_probs.mean(dim=0)"),
         "load_balancing_loss",
         "modified its input router_probs",
+    ),
+    # Issue 54's list, beside the student trial's (drafts/13_mixture_of_experts/student_trial)
+    "route_logits_as_weights": _mistake(
+        ROUTE,
+        _route(
+            probs_line="probs = x @ w_gate",
+        ),
+        "route",
+        "softmax probabilities",
+    ),
+    "route_experts_int32": _mistake(
+        ROUTE, _route(experts_line="experts = top.indices[:, :k].to(torch.int32)"), "route", "long"
+    ),
+    "route_in_float32": _mistake(
+        ROUTE,
+        _route(probs_line="probs = torch.softmax(x.float() @ w_gate.float(), dim=-1)"),
+        "route",
+        "keep the input dtype",
+    ),
+    "moe_output_in_float32": _mistake(
+        MOE,
+        MOE_OK.replace("y = torch.zeros_like(x)", "y = torch.zeros(x.shape[0], x.shape[1])").replace(
+            "y.index_add_(0, tokens, experts[e](x[tokens]) * weights.reshape(-1)[idx, None])",
+            "y.index_add_(0, tokens, (experts[e](x[tokens]) * weights.reshape(-1)[idx, None]).to(y.dtype))",
+        ),
+        "moe_forward",
+        "keep the input dtype",
+    ),
+    "keep_capacity_per_batch": _mistake(
+        CAP,
+        _capacity(
+            seen_line="seen_before = torch.arange(one_hot.shape[0])[:, None].expand_as(one_hot)",
+        ),
+        "capacity_keep",
+        "tokens before t chose expert",
+    ),
+    "keep_slot_major_order": _mistake(
+        CAP,
+        _capacity(
+            order_lines="experts = experts.t()\n    ",
+            keep_line="return (position < capacity).reshape(experts.shape).t()",
+        ),
+        "capacity_keep",
+        "tokens before t chose expert",
+    ),
+    "balance_first_slot_only": _mistake(
+        LOSS,
+        _losses(
+            f_line="f = torch.bincount(experts[:, 0], minlength=n_experts).to(router_probs.dtype) / experts.shape[0]"
+        ),
+        "load_balancing_loss",
+        "E * sum_i f_i * P_i",
+    ),
+    "z_loss_max_instead_of_logsumexp": _mistake(
+        LOSS,
+        _losses(z_line="return logits.amax(dim=-1).pow(2).mean()"),
+        "router_z_loss",
+        "logsumexp(logits, dim=-1) ** 2",
     ),
 }
 

@@ -1,14 +1,18 @@
 """Run the draft's answer catalogue through its self-checks, as tests/test_lessons.py does for a
-landed lesson: every mistake fails the visible check and the hidden one with a hint holding its
+landed lesson (the catalogue is examples/answers/a13_mixture_of_experts.py now): every mistake fails the visible check and the hidden one with a hint holding its
 word, every alternative passes every check. Usage: python check_answers.py (prints one line each)."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-import a13_mixture_of_experts as answers
-import load
-from byhand._core import CheckFailure
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: examples.answers
+
+import load  # noqa: E402
+from byhand._core import CheckFailure  # noqa: E402
+
+from examples.answers import a13_mixture_of_experts as answers  # noqa: E402
 
 SETUP = "import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 

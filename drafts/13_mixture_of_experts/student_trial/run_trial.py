@@ -10,10 +10,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[2]))  # the repository: examples.answers
 
-import a13_mixture_of_experts as answers  # noqa: E402
 import load  # noqa: E402
 from byhand._core import CheckFailure  # noqa: E402
+
+from examples.answers import a13_mixture_of_experts as answers  # noqa: E402
 
 SETUP = "import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 

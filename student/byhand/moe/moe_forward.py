@@ -10,14 +10,16 @@ import torch.nn.functional as F
 
 from .._core import Case, calling, gen, got_expected, graded, helper, hint_line
 from .._judge import CheckFailure, inputs_unchanged
-from ..flash_attention._shared import observe
+from ..flash_attention import observe
 from ..i18n import N_, msg
 from ._shared import F64, compare, expert_state, real_inputs, ref_moe, ref_route
 
 EARLIER = ("route",)  # the reference when the student's fails its own check: one mistake, one question
 
 # ---------------------------------------------------------------------------------------------
-# Where the answer runs: experts that count their rows, and the observer
+# Where the answer runs: experts that count their rows, and the observer (lesson 10's, imported from
+# its package, `from ..flash_attention import`, the form grade.py follows to the files of this
+# lesson's checks version)
 
 
 class CountingExpert(torch.nn.Module):

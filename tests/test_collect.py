@@ -359,7 +359,8 @@ def test_a_term_as_the_trial_built_it(tmp_path):
         gb.db.commit()
     grade_class(src, out, **kw)  # nothing changed: hand grades in, nothing flagged
     summary = {r["student"]: r for r in _rows(out / "summary.csv")}
-    assert (summary["doejohn_3333"]["points"], summary["leebo_4444"]["points"]) == ("13", "13")
+    # both hand-graded to 13; leebo's 20% late penalty applies to the hand grades too (one total)
+    assert (summary["doejohn_3333"]["points"], summary["leebo_4444"]["points"]) == ("13", "10.4")
     wide = {r["student"]: r for r in _rows(out / "lms" / "grades_wide.csv")}
     assert {w["max_total"] for w in wide.values()} == {"13"}
     assert all(float(w["total"]) <= 13 for w in wide.values())

@@ -54,6 +54,12 @@ class Station:
             self._zygote = zygote.Zygote(str(self.base / "zygote-cache"))
         return self._zygote
 
+    def forget_kernels(self) -> None:
+        """Stop the zygote: the next kernel comes from a fresh one (or cold, without warm kernels)."""
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
+
     def close(self) -> None:
         if self._zygote is not None:
             self._zygote.close()
@@ -82,6 +88,13 @@ class RunResult:
     kernel_lost: bool = False  # the kernel died or stopped answering during a probe: no more probes
     seconds: float = 0.0
     steps: dict = field(default_factory=dict)  # step -> seconds: kernel start, cells, probe, kernel stop
+    started: bool = False  # the kernel answered: a failure before that is the grader's, not the notebook's
+    start_tries: int = 0  # kernels started for this notebook (more than one: the first did not answer)
+
+
+# A kernel that does not answer within its startup limit (a loaded machine, a zygote that died) has
+# run none of the notebook: try again with a fresh one before the notebook is called ungradable.
+KERNEL_START_TRIES = 3
 
 
 class SandboxKernelManager(AsyncKernelManager):
@@ -119,7 +132,19 @@ def run(
 ) -> RunResult:
     """Run `nb` at `station` (cells whose index is in `skip` are not executed), then probe the
     questions of `per_question` (name -> cases): see `_probe_all`. `check_names`: question -> the
-    names its checks look up (a result recorded before one of them was redefined is not used)."""
+    names its checks look up (a result recorded before one of them was redefined is not used).
+    A kernel that never answers is replaced, up to KERNEL_START_TRIES kernels in all."""
+    for attempt in range(1, KERNEL_START_TRIES + 1):
+        result = _run_once(nb, skip, per_question, station, check_names)
+        result.start_tries = attempt
+        if result.started:
+            return result
+        station.forget_kernels()  # the zygote may be what did not answer
+        time.sleep(attempt)
+    return result
+
+
+def _run_once(nb, skip, per_question, station: Station, check_names) -> RunResult:
     limits = station.limits
     sandbox.warn_if_degraded(limits)
     uid = station.uid()
@@ -158,6 +183,7 @@ def run(
             # the checks keep each case's result for the probe, and stop a case at a question's limit
             per_q = min(limits.question_timeout, limits.cell_timeout)  # a question: never over a cell
             probe.silently(client, probe.RECORD + probe.CASE_LIMIT.format(seconds=per_q))
+            result.started = True
             clock.lap("kernel start")
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or index in skip:

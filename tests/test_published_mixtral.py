@@ -1,31 +1,29 @@
 """Do lesson 13's router, dispatch and balancing loss agree with Hugging Face's Mixtral given the same
-weights? (draft; lands as a test of `make test-full`, skipped where `transformers` is absent)
+weights?
 
 `transformers.models.mixtral.modeling_mixtral.MixtralSparseMoeBlock` (its gate a bias-free Linear,
-its experts SwiGLU `w2(silu(w1(x)) * w3(x))`, top-k with renormalised weights) and its
+its experts SwiGLU `w2(silu(w1(x)) * w3(x))` in a list, top-k with renormalised weights; transformers
+4.57, pinned in requirements/dev.txt: 5.x fuses the experts into one module) and its
 `load_balancing_loss_func`, which sums the fractions over the k slots: k times the lesson's loss.
-The lesson's reference answers are what runs (parsed from lesson.py). Run here with
-`python -m pytest drafts/13_mixture_of_experts/test_published_mixtral.py -q -p no:cacheprovider`.
+The lesson's reference answers are what runs (tests/lesson_code.py). Skipped where `transformers` is
+absent (it is in requirements/dev.txt, so `make test-full` runs it).
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from lesson_code import lesson_fixture, upper_case_names
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# transformers' import takes seconds; lesson 13's own checks, against a plain per-token loop, hold
+# the reference in the gate
+pytestmark = pytest.mark.full
+
 mixtral = pytest.importorskip("transformers.models.mixtral.modeling_mixtral")
 MixtralConfig = pytest.importorskip("transformers").MixtralConfig
 
 
-@pytest.fixture(scope="module")
-def lesson():
-    from sweep_trained import lesson_namespace
-
-    return lesson_namespace()
+lesson = lesson_fixture("lesson", "13_mixture_of_experts", assigns=upper_case_names)
 
 
 def _block(d, d_ff, e, k, seed):

@@ -146,7 +146,7 @@ MISTAKES = {
             )
         },
         question="EncoderBlock",
-        hint="1/(1-p)",
+        hint="keeps the kept values as they are",
     ),
     "missing_residual": dict(
         cells={

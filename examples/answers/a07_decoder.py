@@ -319,6 +319,17 @@ class CausalSelfAttention(nn.Module):
         question="GPT",
         hint="position embeddings are missing",
     ),
+    # the right logits and new cache, and the caller's list now holds the new cache too
+    "gpt_cache_list_updated_in_place": dict(
+        cells={
+            "GPT_answer": GPT_OK.replace(
+                "            new_cache.append(c)\n",
+                "            new_cache.append(c)\n            if kv_cache is not None:\n                kv_cache[i] = c\n",
+            )
+        },
+        question="GPT",
+        hint="leave kv_cache as it is",
+    ),
     "positions_restart_at_0_with_a_cache": dict(
         cells=_gpt(
             "pos = torch.arange(T_past, T_past + T, device=idx.device)",

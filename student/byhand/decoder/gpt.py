@@ -73,7 +73,7 @@ def _gpt_cases(hidden):
                         t_past=t_past,
                     ),
                     steps,
-                    ["inc"],
+                    ["inc", "cache"],  # the given cache too: the caller's, left as it was
                     facts=dict(s=s, idx_new=idx_new, cache=cache, h=h, dt=dt),
                     size=CACHED + b * t * d * n,
                 )
@@ -259,3 +259,54 @@ def _gpt_judge(case, out):
             raise CheckFailure(msg("GPT's new_cache should be a list with one (k, v) per block"))
         for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
             _check_cache(c, ek, ev, dt, msg("new_cache[{i}] (block {i})", i=i))
+        _cache_unchanged(out.get("cache"), past)
+
+
+def _cache_unchanged(got, given):
+    """The caller's kv_cache list after the call: the same pairs, none replaced, none added."""
+
+    def same(c, pair):
+        return (
+            isinstance(c, (list, tuple))
+            and len(c) == 2
+            and all(isinstance(t, torch.Tensor) and _judge.close(t, e) for t, e in zip(c, pair))
+        )
+
+    if isinstance(got, (list, tuple)) and len(got) == len(given) and all(map(same, got, given)):
+        return
+    if not isinstance(got, (list, tuple)) or len(got) != len(given):
+        now = msg(
+            "kv_cache is {what} after the call",
+            what=f"{got!r:.80}"
+            if not isinstance(got, (list, tuple))
+            else msg("a list of {n} entries", n=len(got)),
+        )
+    else:
+        i = next(i for i, (c, pair) in enumerate(zip(got, given)) if not same(c, pair))
+        c = got[i]
+        shapes = (
+            "("
+            + ", ".join(str(tuple(t.shape)) if isinstance(t, torch.Tensor) else f"{t!r:.40}" for t in c)
+            + ")"
+            if isinstance(c, (list, tuple))
+            else f"{c!r:.80}"
+        )
+        now = msg("kv_cache[{i}] replaced by the call: now {shapes}", i=i, shapes=shapes)
+    k = given[0][0]
+    raise CheckFailure(
+        msg("GPT modified the kv_cache list it was given.")
+        + got_expected(
+            now,
+            msg(
+                "the caller's list as it was: {n} pairs (k, v) of shape {shape}",
+                n=len(given),
+                shape=tuple(k.shape),
+            ),
+        )
+        + hint_line(
+            N_(
+                "leave kv_cache as it is and return a new list: new_cache = [], then new_cache.append(c) for "
+                "each block; kv_cache[i] = c changes the caller's cache under it"
+            )
+        )
+    )

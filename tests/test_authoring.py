@@ -253,3 +253,44 @@ def test_refresh_bumps_the_version_once_and_records_the_fingerprint_after_the_bu
     assert sorted(recorded) == ["0.3.0", "0.3.1"] and recorded["0.3.1"] == refresh.checks_fingerprint(pkg), (
         f"got {recorded}, expected 0.3.1 re-recorded without a bump"
     )
+
+
+def test_the_committed_tree_is_refreshed():
+    """refresh.json's digests match what every step's inputs are now: nothing derived is stale (a
+    check committed without `make refresh` fails here, naming the step to redo)."""
+    from autograder.tooling import refresh
+
+    recorded = refresh.read_digests()
+    stale = [
+        s.name
+        for s in refresh.steps(course.lessons())
+        if recorded.get(s.name) != refresh.digest(s.inputs(), s.extra())
+    ]
+    assert not stale, f"got stale steps {stale}, expected none: run `make refresh` and commit what it wrote"
+
+
+def test_a_merged_check_without_refresh_is_stale(tmp_path, monkeypatch):
+    """After a merge, every input is as committed; the step is still stale when its inputs differ
+    from its digest (before refresh.json, a worktree without build/ stamps called it fresh)."""
+    from autograder.tooling import refresh
+
+    (tmp_path / "checks.py").write_text("X = 1\n")
+    monkeypatch.setattr(refresh, "ROOT", tmp_path)
+    monkeypatch.setattr(refresh, "DIGESTS", tmp_path / "refresh.json")
+    step = refresh.Step("execute-x", lambda: [tmp_path / "checks.py"], lambda: ["ran"])
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    step.done()
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "refreshed"], check=True)
+    assert step.fresh(), "got stale, expected fresh: nothing changed since the step was done"
+
+    (tmp_path / "checks.py").write_text("X = 2\n")  # the branch's change, committed without a refresh
+    subprocess.run([*git, "commit", "-qam", "merged"], check=True)
+    assert not step.fresh(), "got fresh, expected stale: the check changed after the step was done"
+    step.done()
+    assert step.fresh()
+
+    (tmp_path / "refresh.json").write_text("<<<<<<< ours\n{}\n=======\n{}\n>>>>>>> theirs\n")
+    with pytest.raises(SystemExit, match="merge conflict"):
+        step.fresh()

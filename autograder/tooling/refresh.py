@@ -13,15 +13,20 @@
    last commit bumped to it, never released) has its line updated instead; `--no-bump` updates the
    current version's line (a version never released).
 
-Incremental: a step is skipped when its inputs are what they were when it was last done (a digest in
-build/refresh/) or, with no digest, what the last commit has (`git status`: the committed tree is
-consistent, the gate checks it). `--all` redoes everything. It prints what it redid and what is left
-to write by hand (ids to translate, stale translations).
+Incremental: a step is skipped when its inputs are what they were when it was last done: a digest per
+step in `refresh.json`, which is committed with what the step wrote, so a fresh clone, a worktree or a
+merge knows it too. A branch that changed a lesson's checks and committed them without `make refresh`
+leaves that lesson's digest stale, and the next refresh after the merge redoes it (a digest kept
+outside the tree could not tell). A conflict in `refresh.json`: take either side, `make refresh`
+redoes every step whose digest differs. A step with no digest (a new lesson) counts as fresh when its
+inputs and outputs are what the last commit has. `--all` redoes everything. It prints what it redid
+and what is left to write by hand (ids to translate, stale translations).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 from collections.abc import Callable
@@ -32,7 +37,7 @@ from autograder import course
 
 ROOT = course.ROOT
 STUDENT = ROOT / "student" / "byhand"
-STAMPS = course.BUILD / "refresh"
+DIGESTS = ROOT / "refresh.json"  # step -> the digest of its inputs when it was last done
 REGRADE = ROOT / "tests" / "test_regrade.py"
 VERSION_LINE = re.compile(r'^__version__ = "([^"]+)"', re.M)
 
@@ -166,27 +171,43 @@ def unchanged_since_commit(paths: list[Path]) -> bool:
 
 @dataclass
 class Step:
-    name: str  # also the stamp's file name
+    name: str  # its key in refresh.json
     inputs: Callable[[], list]  # the files it is derived from
     run: Callable[[], list]  # does it; what it says it did
     outputs: tuple = ()  # files it writes that must exist
     extra: Callable[[], bytes] = lambda: b""  # a digest of inputs that are not whole files
 
-    def stamp(self) -> Path:
-        return STAMPS / self.name
-
     def fresh(self) -> bool:
         if not all(p.exists() for p in self.outputs):
             return False
-        stamp = self.stamp()
         paths = self.inputs()
-        if stamp.exists() and stamp.read_text() == digest(paths, self.extra()):
-            return True
+        recorded = read_digests().get(self.name)
+        if recorded is not None:
+            return recorded == digest(paths, self.extra())
         return unchanged_since_commit(paths + list(self.outputs))
 
     def done(self) -> None:
-        STAMPS.mkdir(parents=True, exist_ok=True)
-        self.stamp().write_text(digest(self.inputs(), self.extra()))
+        digests = read_digests()
+        digests[self.name] = digest(self.inputs(), self.extra())
+        write_digests(digests)
+
+
+def read_digests() -> dict:
+    """refresh.json: {step: digest}; empty when there is none."""
+    if not DIGESTS.exists():
+        return {}
+    try:
+        return json.loads(DIGESTS.read_text(encoding="utf-8"))
+    except ValueError:  # a merge conflict left in it: guessing would call a stale step fresh
+        raise SystemExit(
+            f"{DIGESTS.name} does not parse (a merge conflict?): take either side "
+            f"(git checkout --theirs {DIGESTS.name}); make refresh then redoes every step whose digest differs"
+        ) from None
+
+
+def write_digests(digests: dict) -> None:
+    # one step per line, sorted: a merge conflicts only where two branches redid the same step
+    DIGESTS.write_text(json.dumps(dict(sorted(digests.items())), indent=0) + "\n", encoding="utf-8")
 
 
 def _checks_of(lesson: str) -> list[Path]:

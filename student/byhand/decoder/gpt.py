@@ -150,15 +150,35 @@ def _gpt_mistakes(s, idx, h, cache=None):
                 lambda: _pos_restart_only(s, idx, h, cache),
             ),
         )
+        # a T_past read from another dim of the cache: n_heads, d_head or B; named only where that
+        # dim's size is no other's, so the dim it names is the one the answer read
+        shape, t_past = cache[0][0].shape, cache[0][0].shape[2]
+        sizes = [shape[dim] for dim in range(4)]
+        m[2:2] = [
+            (
+                msg(
+                    "your T_past is read from dim {dim} of the cache (kv_cache[0][0].shape[{dim}] = "
+                    "{got}): the cache is (B, n_heads, T, d_head), its time axis is dim 2, T_past = "
+                    "kv_cache[0][0].shape[2] = {t_past}",
+                    dim=dim,
+                    got=shape[dim],
+                    t_past=t_past,
+                ),
+                lambda start=shape[dim]: _pos_restart_only(s, idx, h, cache, start),
+            )
+            for dim in (1, 3, 0)
+            if sizes.count(shape[dim]) == 1 and shape[dim] + idx.shape[1] <= s["pos_emb.weight"].shape[0]
+        ]
     return m
 
 
-def _pos_restart_only(s, idx, h, cache):
-    """Positions of pos_emb restarted at 0, while the attention itself handles the cache right."""
+def _pos_restart_only(s, idx, h, cache, start=0):
+    """Positions of pos_emb from `start` (restarted at 0, or a T_past read from another dim of the
+    cache), while the attention itself handles the cache right."""
     t_past, t = cache[0][0].shape[2], idx.shape[1]
     shifted = dict(s)
     pe = s["pos_emb.weight"].clone()
-    pe[t_past : t_past + t] = s["pos_emb.weight"][:t]
+    pe[t_past : t_past + t] = s["pos_emb.weight"][start : start + t]
     shifted["pos_emb.weight"] = pe
     return ref_gpt(shifted, idx, h, cache)[0]
 
@@ -176,55 +196,64 @@ def _reference_gpt(logits, dt, s, idx, h, cache=None):
     return exact
 
 
+# no "first make CausalSelfAttention pass": while these cases run, a CausalSelfAttention that fails
+# its own check is the reference one (EARLIER), so what differs is the GPT's own
 GPT_GENERIC = N_(
-    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
-    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head"
+    "compare step by step: x = tok_emb(idx) + pos_emb(positions), each block x = x + attn(ln1(x)); "
+    "x = x + mlp(ln2(x)), then ln_f, then head"
 )
 GPT_GENERIC_CACHE = N_(
-    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
-    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head; with a cache, give "
-    "block i its kv_cache[i], and start the positions at T_past"
+    "compare step by step: x = tok_emb(idx) + pos_emb(positions), each block x = x + attn(ln1(x)); "
+    "x = x + mlp(ln2(x)), then ln_f, then head; with a cache, give block i its kv_cache[i], and start the "
+    "positions at T_past = kv_cache[0][0].shape[2]"
 )
+
+
+def _tied(out, model, s):
+    """Did `model` (as built, or converted to float64) keep one matrix in both places after loading
+    two different ones into tok_emb.weight and head.weight?"""
+    e, w = out[f"{model}.tok_emb.weight"], out[f"{model}.head.weight"]
+    expect_tensor(e, "model.tok_emb.weight", shape=s["tok_emb.weight"].shape)
+    expect_tensor(w, "model.head.weight", shape=s["head.weight"].shape)
+    return torch.equal(e, w)
+
+
+def _tie_judge(f, out):
+    if not _tied(out, "model", f["s"]):
+        raise CheckFailure(
+            msg(
+                "the output weight is not tied to the token embedding: after loading two different "
+                "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two "
+                "separate matrices."
+            )
+            + hint_line(N_("make them one parameter: self.head.weight = self.tok_emb.weight"))
+        )
+    if not _tied(out, "model64", f["s"]):
+        raise CheckFailure(
+            msg(
+                "the output weight is not the token embedding's own parameter: your model.head.weight "
+                "and model.tok_emb.weight are one matrix as built, two after {to}.",
+                to="model.to(torch.float64)",
+            )
+            + got_expected(
+                N_("two parameters: loading two different matrices after the conversion keeps both"),
+                N_("one parameter: the matrix loaded last, in both places"),
+            )
+            + hint_line(
+                N_(
+                    "you tied the tensors (.data), not the parameters: two nn.Parameter objects that "
+                    "share one tensor are counted twice by model.parameters(), and .to(torch.float64) or "
+                    ".cuda() gives each its own copy. Share the nn.Parameter itself: self.head.weight = "
+                    "self.tok_emb.weight"
+                )
+            )
+        )
 
 
 def _gpt_judge(case, out):
     f = case.facts
     if f.get("tie"):
-        e, w = out["model.tok_emb.weight"], out["model.head.weight"]
-        expect_tensor(e, "model.tok_emb.weight", shape=f["s"]["tok_emb.weight"].shape)
-        expect_tensor(w, "model.head.weight", shape=f["s"]["head.weight"].shape)
-        if not torch.equal(e, w):
-            raise CheckFailure(
-                msg(
-                    "the output weight is not tied to the token embedding: after loading two different "
-                    "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two "
-                    "separate matrices."
-                )
-                + hint_line(N_("make them one parameter: self.head.weight = self.tok_emb.weight"))
-            )
-        e64, w64 = out["model64.tok_emb.weight"], out["model64.head.weight"]
-        expect_tensor(e64, "model.tok_emb.weight", shape=f["s"]["tok_emb.weight"].shape)
-        expect_tensor(w64, "model.head.weight", shape=f["s"]["head.weight"].shape)
-        if not torch.equal(e64, w64):
-            raise CheckFailure(
-                msg(
-                    "the output weight is not the token embedding's own parameter: your model.head.weight "
-                    "and model.tok_emb.weight are one matrix as built, two after {to}.",
-                    to="model.to(torch.float64)",
-                )
-                + got_expected(
-                    N_("two parameters: loading two different matrices after the conversion keeps both"),
-                    N_("one parameter: the matrix loaded last, in both places"),
-                )
-                + hint_line(
-                    N_(
-                        "you tied the tensors (.data), not the parameters: two nn.Parameter objects that "
-                        "share one tensor are counted twice by model.parameters(), and .to(torch.float64) or "
-                        ".cuda() gives each its own copy. Share the nn.Parameter itself: self.head.weight = "
-                        "self.tok_emb.weight"
-                    )
-                )
-            )
+        _tie_judge(f, out)
         return
     s, h, dt = f["s"], f["h"], f["dt"]
     if "idx" in f:

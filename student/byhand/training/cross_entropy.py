@@ -181,14 +181,13 @@ def _flat_only(case, r):
         and torch.isfinite(flat).all()
         and torch.allclose(flat.double().reshape(()), expected, rtol=1e-4, atol=1e-5)
     )
-    where = ""
+    where = ""  # the answer's line that raised, as an error names it
     if isinstance(at, (tuple, list)) and len(at) == 3 and isinstance(at[1], int) and at[1] > 0:
-        where = LINE + msg(
-            "in your code: {cell}, line {line}: {code}",
-            cell=str(at[0])[:200],
-            line=at[1],
-            code=str(at[2])[:200],
-        )
+        cell, line, code = str(at[0])[:200], at[1], str(at[2] or "")[:200]
+        if code:
+            where = LINE + msg("in your code: {cell}, line {line}: {code}", cell=cell, line=line, code=code)
+        else:
+            where = LINE + msg("in your code: {cell}, line {line}", cell=cell, line=line)
     return CheckFailure(
         msg("cross_entropy raised an error on logits of shape {shape}.", shape=str(tuple(logits.shape)))
         + got_expected(error, f"{float(expected):.6g}")

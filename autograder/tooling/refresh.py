@@ -217,6 +217,12 @@ def _checks_of(lesson: str) -> list[Path]:
     return sorted(pkg.rglob("*.py")) + sorted(STUDENT.glob("*.py"))
 
 
+def _torch_pin() -> bytes:
+    """requirements.txt's torch line: its kernels decide the stored outputs (another pin, none of them)."""
+    lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    return "\n".join(line for line in lines if re.match(r"torch\b", line)).encode()
+
+
 def _release_words() -> bytes:
     """The translations the release itself writes (setup lines, notes): the catalogue's entries that
     the release code uses, not the checks' messages (a new check message re-releases nothing)."""
@@ -264,6 +270,7 @@ def steps(lessons: list[str]) -> list[Step]:
             f"execute-{lesson}",
             lambda: [course.SOLUTIONS / f"{lesson}.ipynb", *_checks_of(lesson)],
             run,
+            extra=_torch_pin,
         )
 
     def release_one(lesson):

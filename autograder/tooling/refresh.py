@@ -214,7 +214,8 @@ def _checks_of(lesson: str) -> list[Path]:
     import byhand
 
     pkg = STUDENT / byhand.LESSONS[lesson]
-    return sorted(pkg.rglob("*.py")) + sorted(STUDENT.glob("*.py"))
+    # what every lesson's checks run on: the package's top level and _core/ (its steps, judging, wire)
+    return sorted(pkg.rglob("*.py")) + sorted(STUDENT.glob("*.py")) + sorted(STUDENT.glob("_core/*.py"))
 
 
 def _torch_pin() -> bytes:

@@ -4,9 +4,9 @@ their judge.
 Dropout draws random masks, and the lesson prescribes where it applies (each sublayer's output,
 after the ReLU, the attention weights through `self_attn`) but not in which order the masks are
 drawn, so no single output can be compared with torch's. What every right answer shares is the
-distribution of its outputs: the case runs the module once on `COPIES` copies of one input (a
-batch of identical rows: one independent sample per row), and the judge compares the mean and the
-variance of each output over the copies with those of torch's own module run the same way. Right
+distribution of its outputs: the case runs the module on `COPIES` copies of one input (batches of
+identical rows: one independent sample per row), and the judge compares the mean and the variance
+of each output over the copies with those of torch's own module run the same way. Right
 answers, however their masks are drawn, agree within a few standard errors; dropout never applied
 gives identical copies; dropout at another place, or not rescaled, gives another spread.
 """
@@ -28,25 +28,33 @@ COPIES = 8000
 # or 0.99 or more in the log-ratio (dropout missing after the ReLU: 1.46 to 2.2).
 MAX_MEAN_GAP = 6.0  # in standard errors
 MAX_LOG_VAR_RATIO = 0.25
+# The copies go in CALLS calls of CHUNK rows, not one call of COPIES: an answer that takes the batch
+# for the sequence (nn.MultiheadAttention without batch_first=True) builds a rows x rows attention
+# matrix per position and head, 24 GB at 8000 rows (the self-check killed the kernel), 1 MB at 500.
+CHUNK = 500
+CALLS = COPIES // CHUNK
+OUTPUTS = [f"y_drop{i}" for i in range(CALLS)]
 
 
 def copies_steps(module: str, name: str, x, seed_value: int) -> list:
-    """Steps that put `module` in training mode and call it once on `COPIES` copies of x (1, ...)
-    after seeding the global RNG (so an answer's own result is the same at every run)."""
+    """Steps that put `module` in training mode and call it `CALLS` times on `CHUNK` copies of x
+    (1, ...) after seeding the global RNG (so an answer's own result is the same at every run); the
+    outputs are `OUTPUTS`."""
     return [
         call("_mode", ref(module, "train")),
-        let(name, x.expand(COPIES, *x.shape[1:]).contiguous()),
+        let(name, x.expand(CHUNK, *x.shape[1:]).contiguous()),
         seed(seed_value),
-        call("y_drop", ref(module), ref(name)),
+        *(call(out, ref(module), ref(name)) for out in OUTPUTS),
     ]
 
 
 def copies_label(module: str, what: str, shape, dtype: str):
-    """The label of a case that calls `module` once on `COPIES` copies of `what` (x or tokens)."""
+    """The label of a case that calls `module` `CALLS` times on `CHUNK` copies of `what` (x or tokens)."""
     return msg(
-        "{module} in training mode, called once on {n} copies of {what} {shape} {dtype}",
+        "{module} in training mode, called {calls} times on {n} copies of {what} {shape} {dtype}",
         module=module,
-        n=str(COPIES),
+        calls=str(CALLS),
+        n=str(CHUNK),
         what=what,
         shape=str(tuple(shape)),
         dtype=dtype,
@@ -77,13 +85,16 @@ def forked(seed_value: int, compute):
         return compute()
 
 
-def judge_copies(name: str, reference: str, p: float, got, exp: torch.Tensor, never: str, mistakes: list):
-    """`got`, the answer's outputs on the copies, against `exp`, torch's. `never`: the hint when every
+def judge_copies(
+    name: str, reference: str, p: float, out: dict, exp: torch.Tensor, never: str, mistakes: list
+):
+    """The answer's outputs on the copies (`OUTPUTS` of `out`) against `exp`, torch's on all `COPIES`
+    at once. `never`: the hint when every
     copy gave the same output (dropout never applied: that is what the answer did, exactly);
     `mistakes`: (hint, function computing that mistake's outputs on the copies), named when the
     answer's outputs are spread as that mistake's are and not as torch's."""
     what = msg("{x} output", x=name)
-    got = expect_tensor(got, what, shape=exp.shape)
+    got = torch.cat([expect_tensor(out[k], what, shape=(CHUNK, *exp.shape[1:])) for k in OUTPUTS])
     if torch.isnan(got).any():
         raise CheckFailure(msg("{what} contains NaN.", what=what))
     if same_spread(got, exp):
@@ -99,11 +110,12 @@ def judge_copies(name: str, reference: str, p: float, got, exp: torch.Tensor, ne
                 break
     raise CheckFailure(
         msg(
-            "{module} with dropout={p} in training mode, run once on {n} copies of one input: its outputs do not "
-            "vary over the copies as those of {reference} do.",
+            "{module} with dropout={p} in training mode, run on {n} copies of one input ({calls} calls): its "
+            "outputs do not vary over the copies as those of {reference} do.",
             module=name,
             p=str(p),
             n=str(COPIES),
+            calls=str(CALLS),
             reference=reference,
         )
         + got_expected(

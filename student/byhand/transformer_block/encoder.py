@@ -8,7 +8,7 @@ from .. import _judge
 from .._core import Case, gen, let, new, rand
 from .._judge import CheckFailure
 from ..i18n import N_, msg
-from ._dropout import COPIES, copies_label, copies_steps, forked, judge_copies
+from ._dropout import COPIES, OUTPUTS, copies_label, copies_steps, forked, judge_copies
 from ._shared import (
     ReferenceEncoder,
     _called_on_x,
@@ -111,7 +111,7 @@ def _encoder_cases(hidden):
         Case(
             copies_label(module, "x", x.shape, "torch.float64"),
             steps,
-            ["y_drop"],
+            OUTPUTS,
             facts=dict(state=state, h=h, n=n, x=x, nf=nf, train=p),
             size=10**6 + 1,
         )
@@ -127,7 +127,7 @@ def _encoder_judge(case, out):
             "Encoder",
             f"nn.TransformerEncoder(nn.TransformerEncoderLayer(..., dropout={p}), ...)",
             p,
-            out["y_drop"],
+            out,
             forked(6371, lambda: ref_torch_encoder(f["state"], f["h"], f["n"], xs, None, f["nf"], dropout=p)),
             N_(
                 "dropout never reaches the blocks: every copy gave the same output in training mode. Build "

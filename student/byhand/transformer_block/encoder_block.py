@@ -9,7 +9,7 @@ from .. import _judge
 from .._core import Case, gen, let, new, rand
 from .._judge import CheckFailure
 from ..i18n import N_, msg
-from ._dropout import COPIES, copies_label, copies_steps, forked, judge_copies
+from ._dropout import COPIES, OUTPUTS, copies_label, copies_steps, forked, judge_copies
 from ._shared import (
     F64,
     ReferenceEncoderBlock,
@@ -213,7 +213,7 @@ def _block_cases(hidden):
             Case(
                 copies_label(module, "x", x.shape, "torch.float64"),
                 steps,
-                ["y_drop"],
+                OUTPUTS,
                 facts=dict(state=state, h=h, x=x, nf=nf, train=p, seed=6170 + 3 * i),
                 size=10**6 + 1,
             )
@@ -291,7 +291,7 @@ def _dropout_judge(f, y):
 def _block_judge(case, out):
     f = case.facts
     if f.get("train"):
-        return _dropout_judge(f, out["y_drop"])
+        return _dropout_judge(f, out)
     state, h, x, pad, nf, dt = f["state"], f["h"], f["x"], f["pad"], f["nf"], f["dt"]
     if f.get("eval"):
         return _judge_eval("EncoderBlock", out, ref_torch_layer(state, h, x, pad, nf), dt)

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from .._core import Case, call, gen, got_expected, hint_line, let, new, rand, ref
 from .._judge import CheckFailure, assert_close, diagnose, expect_tensor
 from ..i18n import N_, msg
-from ._dropout import COPIES, copies_label, copies_steps, forked, judge_copies
+from ._dropout import COPIES, OUTPUTS, copies_label, copies_steps, forked, judge_copies
 from ._shared import (
     F64,
     _default_probe,
@@ -174,7 +174,7 @@ def _model_cases(hidden):
         Case(
             copies_label(module, "tokens", tokens.shape, "torch.float64"),
             steps,
-            ["y_drop"],
+            OUTPUTS,
             facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, nf=nf, train=p),
             size=10**6 + 1,
         )
@@ -228,7 +228,7 @@ def ref_model(f, pe=True, scale=1.0):
 def _model_judge(case, out):
     f = case.facts
     if f.get("train"):
-        return _dropout_judge(f, out["y_drop"])
+        return _dropout_judge(f, out)
     s, pad, dt = f["state"], f["pad"], f["dt"]
 
     def head(y):

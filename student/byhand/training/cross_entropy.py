@@ -190,7 +190,8 @@ def _flat_only(case, r):
             where = LINE + msg("in your code: {cell}, line {line}", cell=cell, line=line)
     return CheckFailure(
         msg("cross_entropy raised an error on logits of shape {shape}.", shape=str(tuple(logits.shape)))
-        + got_expected(error, f"{float(expected):.6g}")
+        + LINE
+        + msg("the error: {error}", error=error)
         + where
         + (hint_line(LEADING_DIMS) if right else ""),
         hint=LEADING_DIMS if right else None,

@@ -352,7 +352,7 @@ def _device_judge(f, got):
         hint = DEVICE_HINT if got == _positions_on_the_cpu_error(f) else ""
         raise CheckFailure(
             msg("CausalSelfAttention raised an error with its input on {device}.", device=want)
-            + got_expected(got, expected)
+            + got_expected(msg("{name} raised {error}", name="CausalSelfAttention", error=got), expected)
             + (hint_line(hint) if hint else "")
         )
     if isinstance(got, (list, tuple)) and list(got) == [want] * 6:

@@ -175,6 +175,7 @@ CHECKS_FINGERPRINTS = {
     "0.3.0": "48486ffd0379104f",  # a package per lesson, a module per exercise; matplotlib a dependency; CheckFailure shown in the notebook's language
     "0.4.0": "a1d681f78ceb1ac7",  # see CHANGELOG.md, 2026-12-07 (recorded again at each merge of that day)
     "0.4.1": "2abce62315ebb217",  # recorded by make refresh
+    "0.4.2": "8f6a1a1f18cf9575",  # recorded by make refresh
 }
 
 

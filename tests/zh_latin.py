@@ -30,7 +30,7 @@ ALLOWED = frozenset(
     Su Shazeer Ainslie Radford Brown Touvron Liu Bengio He Ioffe Szegedy Sennrich Zhang Press Wolf Xiong
     Dao Jiang Yang Bai Team Mistral Qwen Kingma Ba Loshchilov Hutter
     text vocab merges endoftext Tokenizer
-    Unicode Rust regex matplotlib
+    Unicode Rust regex matplotlib Gumbel-max
     route expert experts normalize capacity counts rows keepdim argsort bincount split logsumexp int loss kept
     Switch Mixtral gpt-oss Dai Fedus Lepikhin Riquelme Zoph
     """.split()

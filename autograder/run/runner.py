@@ -61,9 +61,7 @@ class Station:
             self._zygote = None
 
     def close(self) -> None:
-        if self._zygote is not None:
-            self._zygote.close()
-            self._zygote = None
+        self.forget_kernels()
         if self._uid is not None:
             self._uid.release()
             self._uid = None
@@ -89,7 +87,6 @@ class RunResult:
     seconds: float = 0.0
     steps: dict = field(default_factory=dict)  # step -> seconds: kernel start, cells, probe, kernel stop
     started: bool = False  # the kernel answered: a failure before that is the grader's, not the notebook's
-    start_tries: int = 0  # kernels started for this notebook (more than one: the first did not answer)
 
 
 # A kernel that does not answer within its startup limit (a loaded machine, a zygote that died) has
@@ -136,7 +133,6 @@ def run(
     A kernel that never answers is replaced, up to KERNEL_START_TRIES kernels in all."""
     for attempt in range(1, KERNEL_START_TRIES + 1):
         result = _run_once(nb, skip, per_question, station, check_names)
-        result.start_tries = attempt
         if result.started:
             return result
         station.forget_kernels()  # the zygote may be what did not answer

@@ -210,6 +210,12 @@ MISTAKES = {
         hint="`foward` looks like a misspelling of `forward`",
         not_hints=("not done yet",),
     ),
+    # the right output, and the caller's (B, Lq, Lk) mask left (B, 1, Lq, Lk)
+    "mha_mask_unsqueezed_in_place": dict(
+        cells={"MultiHeadAttention_answer": MHA_OK.replace("mask = mask.unsqueeze(1)", "mask.unsqueeze_(1)")},
+        question="MultiHeadAttention",
+        hint="not mask.unsqueeze_(1)",
+    ),
     "mha_mask_ignored": dict(
         cells={
             "MultiHeadAttention_answer": MHA_OK.replace(

@@ -93,6 +93,61 @@ MISTAKES = {
         question="EncoderBlock",
         hint="eval mode dropout must do nothing",
     ),
+    "dropout_never_applied": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "nn.MultiheadAttention(d_model, n_heads, dropout=dropout, batch_first=True)",
+                "nn.MultiheadAttention(d_model, n_heads, batch_first=True)",
+            ).replace("self.drop = nn.Dropout(dropout)", "self.drop = nn.Identity()")
+        },
+        question="EncoderBlock",
+        hint="never applies dropout",
+    ),
+    # the exercise's first wording, "apply dropout to each sublayer's output", taken to the letter
+    "dropout_not_after_relu": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "self.drop(F.relu(self.linear1(t)))", "F.relu(self.linear1(t))"
+            )
+        },
+        question="EncoderBlock",
+        hint="dropout is missing after the ReLU",
+    ),
+    "dropout_attention_weights_kept": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "nn.MultiheadAttention(d_model, n_heads, dropout=dropout, batch_first=True)",
+                "nn.MultiheadAttention(d_model, n_heads, batch_first=True)",
+            )
+        },
+        question="EncoderBlock",
+        hint="attention weights are not dropped",
+    ),
+    "dropout_on_the_residual_stream": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "return self.drop(self.self_attn(t, t, t, key_padding_mask=kpm, need_weights=False)[0])",
+                "return self.self_attn(t, t, t, key_padding_mask=kpm, need_weights=False)[0]",
+            )
+            .replace(
+                "return self.drop(self.linear2(self.drop(F.relu(self.linear1(t)))))",
+                "return self.linear2(self.drop(F.relu(self.linear1(t))))",
+            )
+            .replace("        return x\n", "        return self.drop(x)\n")
+        },
+        question="EncoderBlock",
+        hint="residual stream",
+    ),
+    "dropout_not_rescaled": dict(
+        cells={
+            "EncoderBlock_answer": BLOCK_OK.replace(
+                "self.drop = nn.Dropout(dropout)",
+                "self.drop = lambda t: t * (torch.rand_like(t) >= dropout) if self.training else t",
+            )
+        },
+        question="EncoderBlock",
+        hint="keeps the kept values as they are",
+    ),
     "missing_residual": dict(
         cells={
             "EncoderBlock_answer": BLOCK_OK.replace(
@@ -207,6 +262,40 @@ MISTAKES = {
         question="Encoder",
         hint="mask",
     ),
+    "encoder_dropout_not_passed": dict(
+        cells={
+            "Encoder_answer": ENCODER_OK.replace(
+                "EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=norm_first)",
+                "EncoderBlock(d_model, n_heads, d_ff, norm_first=norm_first)",
+            )
+        },
+        question="Encoder",
+        hint="dropout never reaches the blocks",
+    ),
+    "model_dropout_not_passed": dict(
+        cells={
+            "TinyTransformer_answer": MODEL_OK.replace(
+                "Encoder(n_layers, d_model, n_heads, d_ff, dropout, norm_first=norm_first)",
+                "Encoder(n_layers, d_model, n_heads, d_ff, norm_first=norm_first)",
+            )
+        },
+        question="TinyTransformer",
+        hint="dropout never reaches the encoder",
+    ),
+    # the original Transformer's dropout on embed + PE: this lesson's model has none outside the blocks
+    "model_dropout_on_embeddings": dict(
+        cells={
+            "TinyTransformer_answer": MODEL_OK.replace(
+                "        self.head = nn.Linear(d_model, vocab_size)\n",
+                "        self.head = nn.Linear(d_model, vocab_size)\n        self.drop = nn.Dropout(dropout)\n",
+            ).replace(
+                "return self.head(self.encoder(x, pad_mask))",
+                "return self.head(self.encoder(self.drop(x), pad_mask))",
+            )
+        },
+        question="TinyTransformer",
+        hint="applied to the embeddings",
+    ),
     "model_mask_ignored": dict(
         cells={"TinyTransformer_answer": MODEL_OK.replace("self.encoder(x, pad_mask)", "self.encoder(x)")},
         question="TinyTransformer",
@@ -294,7 +383,7 @@ def positional_encoding(max_len, d_model):
 class EncoderBlock(nn.Module):
     def __init__(self, d_model, n_heads, d_ff, dropout=0.0, norm_first=True):
         super().__init__()
-        self.h, self.pre = n_heads, norm_first
+        self.h, self.pre, self.p = n_heads, norm_first, dropout
         self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
         self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
@@ -306,11 +395,13 @@ class EncoderBlock(nn.Module):
         s = torch.einsum("bhqd,bhkd->bhqk", q, k) * (q.shape[-1] ** -0.5)
         if pad_mask is not None:
             s = torch.where(pad_mask[:, None, None, :], s, torch.full_like(s, -torch.inf))
-        o = (s.softmax(-1) @ v).transpose(1, 2).reshape(B, L, D)
-        return self.self_attn.out_proj(o)
+        a = F.dropout(s.softmax(-1), self.p, self.training)
+        o = (a @ v).transpose(1, 2).reshape(B, L, D)
+        return F.dropout(self.self_attn.out_proj(o), self.p, self.training)
 
     def forward(self, x, pad_mask=None):
-        ffn = lambda t: self.linear2(torch.clamp(self.linear1(t), min=0))
+        drop = lambda t: F.dropout(t, self.p, self.training)
+        ffn = lambda t: drop(self.linear2(drop(torch.clamp(self.linear1(t), min=0))))
         if self.pre:
             y = x + self.attend(self.norm1(x), pad_mask)
             y = y + ffn(self.norm2(y))

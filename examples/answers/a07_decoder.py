@@ -176,6 +176,16 @@ MISTAKES = {
         question="shift_targets",
         hint="time axis",
     ),
+    # inputs = the whole of tokens: the targets are shifted, the inputs not shortened
+    "inputs_not_shortened": dict(
+        cells={
+            "shift_targets_answer": _replace(
+                SHIFT_OK, "return tokens[:, :-1], tokens[:, 1:]", "return tokens, tokens[:, 1:]"
+            )
+        },
+        question="shift_targets",
+        hint="inputs keep all T+1 tokens",
+    ),
     "no_causal_mask": dict(
         cells=_attn('        scores = scores.masked_fill(~allowed, float("-inf"))\n', ""),
         question="CausalSelfAttention",
@@ -267,6 +277,34 @@ class CausalSelfAttention(nn.Module):
         question="CausalSelfAttention",
         hint="split by a view without the transpose",
     ),
+    # view(B, H, T, d_head) of the split q, k, v raises (they are not contiguous); what the same
+    # call gives with reshape in its place is the split without the transpose, so that is named, not
+    # "use reshape"
+    "heads_split_by_a_view_that_raises": dict(
+        cells=_attn(
+            "q, k, v = (z.view(B, T, H, d // H).transpose(1, 2) for z in (q, k, v))",
+            "q, k, v = (z.view(B, H, T, d // H) for z in (q, k, v))",
+        ),
+        question="CausalSelfAttention",
+        hint="reshape(B, n_heads, T, d_head) would run but mix",
+    ),
+    # the heads merged by a view after the transpose: it raises, and with reshape it is right, so
+    # the error's own explanation is the hint
+    "heads_merged_by_a_view_after_the_transpose": dict(
+        cells=_attn("y = y.transpose(1, 2).reshape(B, T, d)", "y = y.transpose(1, 2).view(B, T, d)"),
+        question="CausalSelfAttention",
+        hint="view needs a contiguous tensor",
+    ),
+    # right numbers on the CPU; on a GPU the mask's positions would stay on the CPU
+    "mask_positions_on_the_default_device": dict(
+        cells=_attn(
+            "pos_q = torch.arange(T_past, T_past + T, device=x.device)\n"
+            "        pos_k = torch.arange(k.shape[2], device=x.device)\n",
+            "pos_q = torch.arange(T_past, T_past + T)\n        pos_k = torch.arange(k.shape[2])\n",
+        ),
+        question="CausalSelfAttention",
+        hint="torch.arange(T, device=x.device)",
+    ),
     "heads_merged_without_the_transpose": dict(
         cells=_attn("y = y.transpose(1, 2).reshape(B, T, d)", "y = y.reshape(B, T, d)"),
         question="CausalSelfAttention",
@@ -318,6 +356,26 @@ class CausalSelfAttention(nn.Module):
         cells=_gpt("x = self.tok_emb(idx) + self.pos_emb(pos)", "x = self.tok_emb(idx)"),
         question="GPT",
         hint="position embeddings are missing",
+    ),
+    # the right logits and new cache, and the caller's list now holds the new cache too
+    "gpt_cache_list_updated_in_place": dict(
+        cells={
+            "GPT_answer": GPT_OK.replace(
+                "            new_cache.append(c)\n",
+                "            new_cache.append(c)\n            if kv_cache is not None:\n                kv_cache[i] = c\n",
+            )
+        },
+        question="GPT",
+        hint="leave kv_cache as it is",
+    ),
+    # T_past = kv_cache[0][0].shape[1], n_heads: the attention's own mask is right (it counts k)
+    "t_past_read_from_the_heads_dim": dict(
+        cells=_gpt(
+            "T_past = 0 if kv_cache is None else kv_cache[0][0].shape[2]",
+            "T_past = 0 if kv_cache is None else kv_cache[0][0].shape[1]",
+        ),
+        question="GPT",
+        hint="read from dim 1 of the cache",
     ),
     "positions_restart_at_0_with_a_cache": dict(
         cells=_gpt(
@@ -419,6 +477,41 @@ def sample_next(logits, temperature=1.0, top_k=None, generator=None):
         question="sample_next",
         hint="tied positions",
     ),
+    # logits /= temperature and masked_fill_: the caller's logits change at every call
+    "logits_changed_in_place": dict(
+        cells=_sample(
+            "    logits = logits / temperature\n    if top_k is not None:\n"
+            "        kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]\n"
+            '        logits = logits.masked_fill(logits < kth, float("-inf"))\n',
+            "    logits /= temperature\n    if top_k is not None:\n"
+            "        kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]\n"
+            '        logits.masked_fill_(logits < kth, float("-inf"))\n',
+        ),
+        question="sample_next",
+        hint="caller's logits in place",
+    ),
+    # a draw among the top k returned as its rank in torch.topk's list, not as the token's id
+    "top_k_returns_the_rank": dict(
+        cells={
+            "sample_next_answer": """
+def sample_next(logits, temperature=1.0, top_k=None, generator=None):
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    logits = logits / temperature
+    if top_k is not None:
+        logits = torch.topk(logits, top_k, dim=-1).values
+    probs = torch.softmax(logits, dim=-1)
+    return torch.multinomial(probs, 1, generator=generator)[:, 0]
+"""
+        },
+        question="sample_next",
+        hint="position of the draw within the top-k list",
+    ),
+    "default_temperature_0_8": dict(
+        cells=_sample("temperature=1.0", "temperature=0.8"),
+        question="sample_next",
+        hint="default temperature should be 1.0",
+    ),
     "generator_ignored": dict(
         cells=_sample("torch.multinomial(probs, 1, generator=generator)", "torch.multinomial(probs, 1)"),
         question="sample_next",
@@ -446,6 +539,34 @@ def sample_next(logits, temperature=1.0, top_k=None, generator=None):
         ),
         question="generate",
         hint="kept the last one",
+    ),
+    "top_k_not_passed_on": dict(
+        cells=_generate(
+            "nxt = sample_next(logits[:, -1, :], temperature, top_k, generator)",
+            "nxt = sample_next(logits[:, -1, :], temperature, generator=generator)",
+        ),
+        question="generate",
+        hint="does not pass top_k on",
+    ),
+    # a token sampled after the prompt's step, then one per step of a loop of max_new_tokens
+    "one_token_too_many": dict(
+        cells={
+            "generate_answer": """
+def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None, use_cache=True):
+    with torch.no_grad():
+        logits, cache = model(idx)
+        out = torch.cat([idx, sample_next(logits[:, -1], temperature, top_k, generator)[:, None]], 1)
+        for _ in range(max_new_tokens):
+            if use_cache:
+                logits, cache = model(out[:, -1:], kv_cache=cache)
+            else:
+                logits, _ = model(out)
+            out = torch.cat([out, sample_next(logits[:, -1], temperature, top_k, generator)[:, None]], 1)
+    return out
+"""
+        },
+        question="generate",
+        hint="one token too many",
     ),
     "sampled_from_the_first_position": dict(
         cells=_generate("sample_next(logits[:, -1, :],", "sample_next(logits[:, 0, :],"),

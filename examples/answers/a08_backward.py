@@ -135,6 +135,10 @@ MISTAKES = {
     "sm_sum_over_dim0": _mistake(
         SM, _softmax("return y * (dy - (dy * y).sum(0, keepdim=True))"), "softmax_backward", "wrong dim"
     ),
+    # the row sum without keepdim: (...,) against (..., n) raises a broadcast error on every case
+    "sm_row_sum_without_keepdim": _mistake(
+        SM, _softmax("return y * (dy - (dy * y).sum(-1))"), "softmax_backward", "no keepdim=True"
+    ),
     "sm_full_sum_not_per_row": _mistake(
         SM, _softmax("return y * (dy - (dy * y).sum())"), "softmax_backward", "the dot product is per row"
     ),
@@ -266,6 +270,13 @@ MISTAKES = {
         "layer_norm_backward",
         "unbiased",
     ),
+    # x.var's default is the unbiased variance; the backward's means divide by d as they should
+    "ln_unbiased_variance_only": _mistake(
+        LN,
+        _layer_norm_backward(var_line="var = x.var(dim=-1, keepdim=True)"),
+        "layer_norm_backward",
+        "unbiased=False",
+    ),
     "ln_eps_outside_sqrt": _mistake(
         LN,
         _layer_norm_backward(rstd_line="rstd = 1 / (var.sqrt() + eps)"),
@@ -341,6 +352,14 @@ def layer_norm_backward(dy, x, weight, eps=1e-5):
     ),
     "attn_scale_ignored": _mistake(
         AT, _attention_backward(scale_line="scale = 1.0"), "attention_backward", "without the scale"
+    ),
+    "attn_p_without_scale": _mistake(
+        AT,
+        _attention_backward().replace(
+            "scores = q @ k.transpose(-2, -1) * scale", "scores = q @ k.transpose(-2, -1)"
+        ),
+        "attention_backward",
+        "though dq and dk have it",
     ),
     "attn_scale_by_d_k": _mistake(
         AT, _attention_backward(scale_line="scale = 1 / q.shape[-1]"), "attention_backward", "divided by d_k"

@@ -202,6 +202,37 @@ MISTAKES = {
         question="cross_entropy",
         hint="not added back",
     ),
+    "ce_torch_logsumexp": dict(
+        cells={
+            CE: _ce(
+                "    picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)\n"
+                "    return (torch.logsumexp(logits, dim=-1) - picked).mean()"
+            )
+        },
+        question="cross_entropy",
+        hint="compute the log-sum-exp yourself",
+    ),
+    "ce_log_softmax": dict(
+        cells={
+            CE: _ce(
+                "    log_p = torch.log_softmax(logits, dim=-1)\n"
+                "    return -log_p.gather(-1, targets.unsqueeze(-1)).mean()"
+            )
+        },
+        question="cross_entropy",
+        hint="compute the log-sum-exp yourself",
+    ),
+    # z_y picked as if the logits were (N, V): right on (N, V), an IndexError on (B, T, V)
+    "ce_two_dim_indexing": dict(
+        cells={
+            CE: CE_OK.replace(
+                "shifted.gather(-1, targets.unsqueeze(-1)).squeeze(-1)",
+                "shifted[torch.arange(logits.shape[0]), targets]",
+            )
+        },
+        question="cross_entropy",
+        hint="any number of leading dims",
+    ),
     "ce_sum_not_mean": dict(
         cells={CE: CE_OK.replace("(lse - picked).mean()", "(lse - picked).sum()")},
         question="cross_entropy",
@@ -225,6 +256,11 @@ MISTAKES = {
         cells={ADAM: _adamw(v_hat="state['exp_avg_sq']")},
         question="AdamW",
         hint="applied to m only",
+    ),
+    "adamw_eps_inside_sqrt": dict(
+        cells={ADAM: _adamw().replace("(v_hat.sqrt() + eps)", "(v_hat + eps).sqrt()")},
+        question="AdamW",
+        hint="eps is added inside the square root",
     ),
     "adamw_weight_decay_in_gradient": dict(
         cells={ADAM: _adamw(grad_line="g = p.grad + wd * p", decay_before="")},
@@ -359,6 +395,27 @@ def clip_grad_norm_(parameters, max_norm):
         question="clip_grad_norm_",
         hint="can be read only once",
     ),
+    "clip_without_eps": dict(
+        cells={CLIP: _clip(coef="coef = (max_norm / norm).clamp(max=1.0)")},
+        question="clip_grad_norm_",
+        hint="the 1e-6 is missing",
+    ),
+    "batch_whole_array_converted": dict(
+        cells={
+            BATCH: _replace(
+                BATCH_OK,
+                "        windows = torch.from_numpy(np.asarray(data[idx.numpy()]).astype(np.int64))",
+                "        windows = torch.as_tensor(np.asarray(data).astype(np.int64))[idx]",
+            )
+        },
+        question="get_batch",
+        hint="the whole array is converted",
+    ),
+    "batch_int32": dict(
+        cells={BATCH: _replace(BATCH_OK, "dtype=torch.long)", "dtype=torch.int32)")},
+        question="get_batch",
+        hint="convert the window to torch.long",
+    ),
     "batch_windows_overrun": dict(
         cells={BATCH: _batch(high="len(data) - context_length + 1")},
         question="get_batch",
@@ -415,6 +472,11 @@ def get_batch(data, batch_size, context_length, generator=None, device="cpu"):
         cells={CKPT: _replace(CKPT_OK, "weights_only=True", "weights_only=False")},
         question="checkpoint",
         hint="unpickles anything",
+    ),
+    "checkpoint_iteration_plus_one": dict(
+        cells={CKPT: _ckpt(ret='return state["iteration"] + 1')},
+        question="checkpoint",
+        hint="one more than the saved iteration",
     ),
     "checkpoint_without_iteration": dict(
         cells={

@@ -89,7 +89,8 @@ def stopped_message(name: str, seconds) -> str:
     except (TypeError, ValueError):
         seconds = 0.0
     return msg(
-        "{name} ran past the {s} s limit for one case and was stopped (an infinite loop?)",
+        "{name} ran past the {s} s limit for one case and was stopped (a limit of wall-clock time: a loop "
+        "that never ends, a very slow answer, or a machine too busy to run it in time)",
         name=name,
         s=f"{seconds:g}",
     )

@@ -119,7 +119,10 @@ def _to_device(value: Any, device) -> Any:
     if isinstance(value, torch.Tensor):
         return value.to(device)
     if isinstance(value, (list, tuple)):
-        return type(value)(_to_device(v, device) for v in value)
+        moved = [_to_device(v, device) for v in value]
+        if all(m is v for m, v in zip(moved, value)):
+            return value  # nothing moved: the caller's own list, so a change made to it in place shows
+        return type(value)(moved)
     return value
 
 

@@ -106,7 +106,7 @@ def _mha_cases(hidden):
             let("value", value),
         ]
         args = [ref("query"), ref("key"), ref("value")]
-        outputs = ["y"]
+        outputs = ["y", "query", "key", "value"]  # the inputs too: the caller's, left as they were
         if i == 0:  # the signature's default: MultiHeadAttention(d_model, n_heads) has biases
             steps.append(new("fresh", "MultiHeadAttention", d, h))
             outputs += ["fresh.w_q.bias", "fresh.w_o.bias"]
@@ -116,7 +116,7 @@ def _mha_cases(hidden):
                 call("y", ref("mha"), *args, mask=ref("mask")),
                 call("y_nomask", ref("mha"), *args),  # a probe: does the mask change anything?
             ]
-            outputs.append("y_nomask")
+            outputs += ["y_nomask", "mask"]
         else:
             steps.append(call("y", ref("mha"), *args))
         label = msg(
@@ -205,3 +205,42 @@ def _mha_judge(case, out):
         rtol=1e-4 if y.dtype == torch.float32 else 1e-7,
         atol=1e-4 if y.dtype == torch.float32 else 1e-9,
     )
+    _inputs_unchanged(out, f)
+
+
+def _inputs_unchanged(out, f):
+    """The caller's query, key, value and mask, as they were: an answer that reshapes or fills the
+    mask in place (mask.unsqueeze_(1) for a (B, Lq, Lk) mask) changes what the caller holds."""
+    for name in ("query", "key", "value", "mask"):
+        if name not in out or f[name] is None:
+            continue
+        got, given = out[name], f[name]
+        if isinstance(got, torch.Tensor) and _judge.close(got, given):
+            continue
+        if not isinstance(got, torch.Tensor) or got.shape != given.shape:
+            now = msg("{name} is {what} after the call", name=name, what=_judge.type_of(got))
+        else:
+            changed = int((got.to(torch.float64) != given.to(torch.float64)).sum())
+            now = msg(
+                "{name} changed at {n} of its {total} entries", name=name, n=changed, total=given.numel()
+            )
+        raise CheckFailure(
+            msg("MultiHeadAttention modified its input {name} in place.", name=name)
+            + got_expected(
+                now,
+                msg(
+                    "{name} as the caller gave it: a tensor of shape {shape}",
+                    name=name,
+                    shape=tuple(given.shape),
+                ),
+            )
+            + hint_line(
+                N_(
+                    "build a new mask instead of changing the caller's: mask[:, None] or mask.unsqueeze(1), "
+                    "not mask.unsqueeze_(1); mask.masked_fill(...) or mask & other, not mask.masked_fill_(...) "
+                    "or mask &= other"
+                )
+                if name == "mask"
+                else _judge.OUT_OF_PLACE
+            )
+        )

@@ -125,7 +125,7 @@ def ref_layer_norm_backward(dy, x, w, eps, mistake=None):
     dy, x, w = dy.double(), x.double(), w.double()
     d = x.shape[-1]
     mean = x.mean(-1, keepdim=True)
-    var = x.var(-1, unbiased=mistake == "unbiased", keepdim=True)
+    var = x.var(-1, unbiased=mistake in ("unbiased", "unbiased_var"), keepdim=True)
     e = {"eps_ignored": 0.0, "default_eps": 1e-5}.get(mistake, eps)
     rstd = 1 / (var.sqrt() + e) if mistake == "eps_outside" else (var + e).rsqrt()
     xhat = (x - mean) * rstd
@@ -201,6 +201,14 @@ _LN_DX_MISTAKES = [
         N_(
             "you used the unbiased variance (divides by d-1); layer_norm uses the population variance, "
             "and the backward divides by d"
+        ),
+    ),
+    (
+        "unbiased_var",
+        N_(
+            "x_hat and rstd use the unbiased variance (x.var(-1) divides by d - 1 unless unbiased=False): "
+            "layer_norm normalises with the population variance, the mean of (x - mean)^2, "
+            "x.var(-1, unbiased=False)"
         ),
     ),
     ("eps_outside", N_("eps is added to the std, outside the sqrt: rstd = 1 / sqrt(var + eps)")),
@@ -309,7 +317,7 @@ def _ln_grads_judge(grads, x, w, b, eps, dy, who, default_eps=False):
         ),
     ] + [
         (hints[k], lambda k=k: models[k][1])
-        for k in ("unbiased", "eps_outside", "eps_ignored", "default_eps")
+        for k in ("unbiased", "unbiased_var", "eps_outside", "eps_ignored", "default_eps")
     ]
     dweight = msg("{name} from {who}", name="dweight", who=who)
     _assert_grad(grads[1], exp[1], dweight, diagnose(grads[1], dw_hints), x.dtype)

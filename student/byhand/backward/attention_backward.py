@@ -9,9 +9,9 @@ import torch
 
 from .. import _core
 from .._core import Case, call, gen, graded, hint_line, let, rand, ref
-from .._judge import CheckFailure, diagnose, expect_tensor
+from .._judge import CheckFailure, close, diagnose, expect_tensor
 from ..i18n import N_, msg
-from ._shared import BY_HAND, _assert_grad, _autograd, _unchanged, by_hand
+from ._shared import BY_HAND, _assert_grad, _autograd, _tols, _unchanged, by_hand
 
 EARLIER = ("softmax_backward",)  # the reference when the student's fails its own check
 
@@ -39,7 +39,9 @@ def ref_attention_backward(d_out, q, k, v, mask=None, mistake=None):
     """(dq, dk, dv) by the hand formulas, or with one classic mistake (float64)."""
     d_out, q, k, v = d_out.double(), q.double(), k.double(), v.double()
     scale = 1 / math.sqrt(q.shape[-1])
-    fwd_scale = {"no_scale_forward": 1.0, "scale_dk": 1 / q.shape[-1]}.get(mistake, scale)
+    fwd_scale = {"no_scale_forward": 1.0, "no_scale_in_p": 1.0, "scale_dk": 1 / q.shape[-1]}.get(
+        mistake, scale
+    )
     bwd_scale = {"no_scale_forward": 1.0, "no_scale_backward": 1.0, "scale_dk": 1 / q.shape[-1]}.get(
         mistake, scale
     )
@@ -88,6 +90,13 @@ _ATTN_MISTAKES = [
         ),
     ),
     (
+        "no_scale_in_p",
+        N_(
+            "the attention weights are recomputed without the scale 1/sqrt(d_k), P = softmax(q k^T), though "
+            "dq and dk have it: recompute P = softmax(q k^T / sqrt(d_k)), as the forward did"
+        ),
+    ),
+    (
         "scale_dk",
         N_(
             "the scores are divided by d_k: attention divides q k^T by sqrt(d_k), so the weights and "
@@ -116,6 +125,15 @@ _ATTN_MISTAKES = [
     ),
     ("dk_no_transpose", _DK_NO_TRANSPOSE),
 ]
+
+# mistakes whose hints say what all three gradients do
+_WHOLE_ONLY = ("no_scale_forward", "no_scale_in_p")
+
+
+def _flat(tensors):
+    """The gradients as one float64 vector (a model without one of them raises: diagnose skips it)."""
+    return torch.cat([t.reshape(-1).double() for t in tensors])
+
 
 _NAN_HINT = N_(
     "your gradients contain NaN: a fully masked row (a query with no allowed key) has softmax of all "
@@ -204,12 +222,35 @@ def _attn_judge(case, out):
     exp = _autograd(lambda q_, k_, v_: ref_attention(q_, k_, v_, mask), [q, k, v], d_out)
     hints = dict(_ATTN_MISTAKES)
     models = {key: ref_attention_backward(d_out, q, k, v, mask, key) for key in hints}
+    whole = []  # the mistake that gives all three gradients at once, found on the first failure
+
+    def whole_hint():
+        if not whole:
+            try:
+                got_all = [
+                    expect_tensor(grads[i], n, shape=exp[i].shape) for i, n in enumerate(("dq", "dk", "dv"))
+                ]
+            except CheckFailure:
+                got_all = None
+            whole.append(
+                diagnose(_flat(got_all), [(hints[key], lambda key=key: _flat(models[key])) for key in hints])
+                if got_all is not None
+                else ""
+            )
+        return whole[0]
+
     for i, name in sorted(enumerate(("dq", "dk", "dv")), key=lambda t: -t[0]):  # dv first: it needs no dS
         got = expect_tensor(grads[i], name, shape=exp[i].shape)
         what = msg("{name} from {who}", name=name, who="attention_backward")
         if torch.isnan(got).any():
             raise CheckFailure(msg("{what} contains NaN.", what=what) + hint_line(_NAN_HINT))
-        hint = diagnose(got, [(hints[key], lambda key=key: models[key][i]) for key in hints])
+        # one gradient alone cannot tell the mistakes that share it apart (the weights without the scale
+        # give the same dv whether dq and dk have it or not): those are named only by all three
+        hint = ""
+        if not close(got, exp[i].to(got.dtype), *_tols(exp[i], q.dtype)):
+            hint = whole_hint() or diagnose(
+                got, [(hints[key], lambda key=key: models[key][i]) for key in hints if key not in _WHOLE_ONLY]
+            )
         _assert_grad(
             got,
             exp[i],

@@ -34,9 +34,27 @@ def ref_softmax_backward(dy, y, mistake=None):
         return y * (dy - (dy * y).sum(0, keepdim=True))
     if mistake == "wrong_dim_2":
         return y * (dy - (dy * y).sum(-2, keepdim=True))
+    if mistake == "no_keepdim":  # (...,) against (..., n): raises unless the last two dims agree
+        return y * (dy - (dy * y).sum(-1))
     if mistake == "full_sum":
         return y * (dy - (dy * y).sum())
     return y * (dy - s)
+
+
+NO_KEEPDIM = N_(
+    "the row sum (dy * y).sum(-1) lost its last dim (no keepdim=True): shape (...,) against dy's (..., n) "
+    "lines up with the wrong axis, which raises, or, where the sizes happen to agree, mixes rows. Keep the "
+    "dim: (dy * y).sum(dim=-1, keepdim=True)"
+)
+
+
+def _no_keepdim_error(dy, y):
+    """The error the row sum without keepdim raises on these inputs (None where it does not raise)."""
+    try:
+        ref_softmax_backward(dy, y, "no_keepdim")
+    except RuntimeError as exc:
+        return str(exc)
+    return None
 
 
 _SOFTMAX_MISTAKES = [
@@ -80,6 +98,7 @@ _SOFTMAX_MISTAKES = [
             "over dim=-1 with keepdim=True"
         ),
     ),
+    ("no_keepdim", NO_KEEPDIM),
     (
         "full_sum",
         N_(
@@ -110,6 +129,7 @@ def _softmax_cases(hidden):
         x = rand(*lead, n, dtype=torch.float64, mean=0.5, std=scale, generator=g)
         y = torch.softmax(x, dim=-1).to(dt)
         dy = rand(*lead, n, dtype=dt, mean=0.4, std=1.5, generator=g)
+        err = _no_keepdim_error(dy, y)
         cases.append(
             Case(
                 msg(
@@ -125,7 +145,8 @@ def _softmax_cases(hidden):
                     call("dx", BY_HAND, graded("softmax_backward"), ref("dy"), ref("y")),
                 ],
                 ["dx", "dy", "y"],
-                facts=dict(x=x, y=y, dy=dy),
+                # an answer that raises what the row sum without keepdim raises here is told so
+                facts=dict(x=x, y=y, dy=dy, raised_hint=(NO_KEEPDIM, (err,)) if err else None),
                 size=x.numel(),
             )
         )

@@ -25,7 +25,10 @@ from ._shared import attn_state as attn_state
 from ._shared import gpt_state as gpt_state
 from ._shared import ref_attention as ref_attention
 from ._shared import ref_gpt as ref_gpt
+from .causal_self_attention import OTHER_DEVICE as OTHER_DEVICE
 from .causal_self_attention import _attn_cases, _attn_judge
+from .causal_self_attention import attend as attend
+from .causal_self_attention import on_other_device as on_other_device
 from .generate import GENERATE_DEFAULTS as GENERATE_DEFAULTS
 from .generate import MAX_RECORDED as MAX_RECORDED
 from .generate import _gen_cases, _gen_judge
@@ -43,7 +46,7 @@ from .sample_next import sampling_probs as sampling_probs
 from .shift_targets import _shift_cases, _shift_judge
 
 LESSON = "07_decoder"
-HELPERS = ("record_generate", "init_stats")
+HELPERS = ("record_generate", "init_stats", "attend", "on_other_device")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -263,6 +263,10 @@ def ref_gpt(s, idx, n_heads, cache=None, pos=True, final_norm=True, pre_ln=True,
 class ReferenceCausalSelfAttention(torch.nn.Module):
     """The contract's CausalSelfAttention (docs/api/07_decoder.md)."""
 
+    # where the mask's positions are made: on x's device (None); a device, to simulate the mistake of
+    # making them without device=x.device
+    positions_on = None
+
     def __init__(self, d_model, n_heads):
         super().__init__()
         self.n_heads = n_heads
@@ -276,9 +280,10 @@ class ReferenceCausalSelfAttention(torch.nn.Module):
         if kv_cache is not None:
             k, v = torch.cat([kv_cache[0], k], dim=2), torch.cat([kv_cache[1], v], dim=2)
         t_past = k.shape[2] - t
+        on = x.device if self.positions_on is None else self.positions_on
         allowed = (
-            torch.arange(k.shape[2], device=x.device)[None, :]
-            <= torch.arange(t_past, t_past + t, device=x.device)[:, None]
+            torch.arange(k.shape[2], device=on)[None, :]
+            <= torch.arange(t_past, t_past + t, device=on)[:, None]
         )
         scores = (q @ k.transpose(-2, -1) / math.sqrt(d // h)).masked_fill(~allowed, -math.inf)
         y = (scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(b, t, d)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import torch
 
 from .. import _judge
-from .._core import Case, call, gen, hint_line, let, new, rand, ref
+from .._core import LINE, AnswerError, Case, call, gen, got_expected, helper, hint_line, let, new, rand, ref
+from .._core.known_errors import explain_error
+from .._core.steps import _student_line
 from .._judge import CheckFailure, diagnose, expect_tensor
 from ..i18n import N_, msg
 from ._shared import (
@@ -22,6 +24,88 @@ from ._shared import (
 )
 
 REFERENCE = ReferenceCausalSelfAttention  # what replaces an answer that fails (byhand._depends)
+
+# a device every torch has, on a CPU-only machine too: a tensor the forward makes on the CPU shows
+OTHER_DEVICE = torch.device("meta")
+VIEW_ERROR = "view size is not compatible with input tensor's size and stride"  # torch's words
+
+
+def attend(attn, x):
+    """`attn(x)`, run where the student's code lives. When it raises torch's "view size is not
+    compatible" error: ("raised", the error, [cell, line, code] of the student's line that raised it
+    or None, the y that the same call gives with each such view done by reshape, or None), so the
+    judge can tell a view that splits the heads without the transpose (its y is that mistake's) from
+    one that merges them after the transpose (its y is right: only the view was wrong)."""
+    try:
+        return attn(x)
+    except RuntimeError as exc:
+        if VIEW_ERROR not in str(exc):
+            raise
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        at = _student_line(exc, getattr(getattr(type(attn), "forward", None), "__globals__", None))
+    own = torch.Tensor.__dict__.get("view")  # torch's view is its C base class's: usually none here
+    original = torch.Tensor.view
+
+    def view(self, *shape, **kwargs):
+        try:
+            return original(self, *shape, **kwargs)
+        except RuntimeError as exc:
+            if VIEW_ERROR not in str(exc):
+                raise
+            return self.reshape(*shape, **kwargs)
+
+    torch.Tensor.view = view
+    try:
+        y = attn(x)
+        y = y[0] if isinstance(y, (tuple, list)) and y else y
+    except Exception:  # noqa: BLE001 - it raises another error then: no output to name a mistake by
+        y = None
+    finally:
+        if own is None:
+            del torch.Tensor.view
+        else:
+            torch.Tensor.view = own
+    where = None if at is None else [at["cell"], at["line"], at["code"]]
+    return ("raised", error, where, y if isinstance(y, torch.Tensor) else None)
+
+
+def _device_of(t) -> str:
+    return str(t.device) if isinstance(t, torch.Tensor) else type(t).__name__[:40]
+
+
+def _run_twice(attn, x, x_new, cache, device):
+    """attn on x without a cache, then on x_new with `cache`, with the inputs on `device`: the
+    devices of y, k and v of each call (six strings)."""
+    devices = []
+    for args, kw in (
+        ((x.to(device),), {}),
+        ((x_new.to(device),), {"kv_cache": tuple(c.to(device) for c in cache)}),
+    ):
+        y, (k, v) = attn(*args, **kw)
+        devices += [_device_of(y), _device_of(k), _device_of(v)]
+    return devices
+
+
+def on_other_device(attn, x, x_new, cache):
+    """Where `attn`'s outputs are when its parameters and inputs are on OTHER_DEVICE, run where the
+    student's code lives: the devices of y, k and v of a call on x without a cache, then of one on
+    x_new with `cache` (six strings), or the error a call raised (text).
+
+    First cheaply, on the CPU with OTHER_DEVICE as torch's default device: an answer that makes every
+    tensor on x's device never touches OTHER_DEVICE there (the meta device's kernels import torch's
+    compiler, seconds), so its outputs are where they would be on OTHER_DEVICE. Else, for real on
+    OTHER_DEVICE, which treats a tensor made on the CPU as a GPU does (a CPU scalar mixes with it,
+    x.to(device) moves it)."""
+    try:
+        with torch.device(OTHER_DEVICE):
+            if _run_twice(attn, x, x_new, cache, x.device) == [_device_of(x)] * 6:
+                return [str(OTHER_DEVICE)] * 6
+    except Exception:  # noqa: BLE001 - a tensor made on the default device: judged for real below
+        pass
+    try:
+        return _run_twice(attn.to(OTHER_DEVICE), x, x_new, cache, OTHER_DEVICE)
+    except Exception as exc:  # noqa: BLE001 - a fact to judge
+        return f"{type(exc).__name__}: {exc}"[:300]
 
 
 def _attn_mistakes(s, x, h, cache=None):
@@ -148,8 +232,8 @@ def _attn_cases(hidden):
                 new("attn", "CausalSelfAttention", d, h, state=s, dtype=dt),
                 let("x", x),
                 let("x_pert", x_pert),
-                call("full", ref("attn"), ref("x")),
-                call("pert", ref("attn"), ref("x_pert")),
+                call("full", helper("decoder.attend"), ref("attn"), ref("x")),
+                call("pert", helper("decoder.attend"), ref("attn"), ref("x_pert")),
             ]
             cases.append(
                 Case(
@@ -194,7 +278,133 @@ def _attn_cases(hidden):
                     size=CACHED + b * t * d,
                 )
             )
+    cases.append(_device_case(hidden))
     return cases
+
+
+def _device_case(hidden):
+    """The module moved to OTHER_DEVICE, called there without and with a cache: its outputs must be
+    there too (a mask made by torch.arange without device= stays on the CPU). Judged last."""
+    b, t, d, h, dt, t_past = (
+        (2, 6, 12, 3, torch.float32, 4) if not hidden else (3, 7, 16, 4, torch.float64, 5)
+    )
+    g = gen(7190 + (900 if hidden else 0))
+    s = attn_state(d, g, dt)
+    x = rand(b, t, d, dtype=dt, mean=0.3, std=2.0, generator=g)
+    _, (pk, pv) = ref_attention(s, x[:, :t_past], h)
+    cache = (pk.to(dt), pv.to(dt))
+    module = f"CausalSelfAttention(d_model={d}, n_heads={h})"
+    return Case(
+        msg(
+            "{module} ({dtype}) moved to {device}, called there on x {shape} without a cache, then on the "
+            "next {n} positions with the cache of the first {t_past}",
+            module=module,
+            dtype=dt,
+            device=f"torch.device({str(OTHER_DEVICE)!r})",
+            shape=(b, t_past, d),
+            n=t - t_past,
+            t_past=t_past,
+        ),
+        [
+            new("attn", "CausalSelfAttention", d, h, state=s, dtype=dt),
+            let("x", x[:, :t_past]),
+            let("x_new", x[:, t_past:]),
+            let("cache", cache),
+            call(
+                "devices",
+                helper("decoder.on_other_device"),
+                ref("attn"),
+                ref("x"),
+                ref("x_new"),
+                ref("cache"),
+            ),
+        ],
+        ["devices"],
+        facts=dict(device=True, d=d, h=h, dt=dt, x=x[:, :t_past]),
+        size=2 * CACHED,
+    )
+
+
+DEVICE_HINT = N_(
+    "a tensor your forward makes is on the CPU, not on x's device: the mask's positions made by "
+    "torch.arange(T) without device= give this error. Make every new tensor on x's device, "
+    "torch.arange(T, device=x.device)"
+)
+
+
+def _positions_on_the_cpu_error(f):
+    """The error the reference raises on OTHER_DEVICE when its mask's positions are made on the CPU."""
+    cls = type("PositionsOnTheCpu", (ReferenceCausalSelfAttention,), {"positions_on": "cpu"})
+    attn = cls(f["d"], f["h"]).to(f["dt"]).to(OTHER_DEVICE)
+    try:
+        attn(f["x"].to(OTHER_DEVICE))
+    except Exception as exc:  # noqa: BLE001 - the error is what is compared
+        return f"{type(exc).__name__}: {exc}"[:300]
+    return None
+
+
+def _device_judge(f, got):
+    want = str(OTHER_DEVICE)
+    expected = f"y.device = k.device = v.device = {want!r}"
+    if isinstance(got, str):
+        if "device" not in got:  # an op without a kernel for the meta device: nothing to judge there
+            return
+        hint = DEVICE_HINT if got == _positions_on_the_cpu_error(f) else ""
+        raise CheckFailure(
+            msg("CausalSelfAttention raised an error with its input on {device}.", device=want)
+            + got_expected(msg("{name} raised {error}", name="CausalSelfAttention", error=got), expected)
+            + (hint_line(hint) if hint else "")
+        )
+    if isinstance(got, (list, tuple)) and list(got) == [want] * 6:
+        return
+    if isinstance(got, (list, tuple)) and len(got) == 6:
+        call = list(got[:3]) if list(got[:3]) != [want] * 3 else list(got[3:])  # the call that is off
+        shown = "y.device = {!r}, k.device = {!r}, v.device = {!r}".format(*call)
+    else:
+        shown = f"{got!r:.200}"
+    raise CheckFailure(
+        msg("CausalSelfAttention did not return its outputs on the device of its input.")
+        + got_expected(shown, expected)
+    )
+
+
+SPLIT_VIEW_HINT = N_(
+    "the heads are split by a view without the transpose: view(B, n_heads, T, d_head) of the "
+    "(B, T, d_model) tensor raises here, and reshape(B, n_heads, T, d_head) would run but mix "
+    "positions and heads. Split as view(B, T, n_heads, d_head), then transpose(1, 2)"
+)
+
+
+def _raised_view(got, f, dt):
+    """The no-cache call raised torch's view error (`attend`): the message an answer that raises
+    gets, with the mistake named when the same call with each failing view done by reshape gives
+    that mistake's y (a view that merges the heads after the transpose gives the right y: then the
+    error's own explanation, use reshape, is the advice)."""
+    _, error, where, y = got
+    line = ""
+    if isinstance(where, (list, tuple)) and len(where) == 3:
+        cell, number, code = where
+        line = LINE + (
+            msg("in your code: {cell}, line {line}: {code}", cell=cell, line=number, code=code)
+            if code
+            else msg("in your code: {cell}, line {line}", cell=cell, line=number)
+        )
+    split = ref_attention(f["s"], f["x"], f["h"], no_transpose=True)[0]
+    named = (
+        isinstance(y, torch.Tensor) and y.shape == split.shape and _judge.close(y.to(F64), split, *_tol(dt))
+    )
+    if named:
+        raise AnswerError(
+            msg("{name} raised {error}", name="CausalSelfAttention", error=error)
+            + line
+            + hint_line(SPLIT_VIEW_HINT)
+        )
+    raise AnswerError(
+        msg("{name} raised an error: {meaning}", name="CausalSelfAttention", meaning=explain_error(error))
+        + LINE
+        + msg("the error: {error}", error=error)
+        + line
+    )
 
 
 ATTN_GENERIC = N_(
@@ -210,9 +420,16 @@ ATTN_GENERIC_CACHE = N_(
 
 def _attn_judge(case, out):
     f = case.facts
+    if f.get("device"):
+        _device_judge(f, out["devices"])
+        return
     s, h, dt = f["s"], f["h"], f["dt"]
     if "x" in f:
         x = f["x"]
+        for name in ("full", "pert"):
+            got = out[name]
+            if isinstance(got, tuple) and len(got) == 4 and got[0] == "raised":
+                _raised_view(got, f if name == "full" else {**f, "x": f["x_pert"]}, dt)
         y, cache = _pair(out["full"], "CausalSelfAttention(x)")
         y_pert, _ = _pair(out["pert"], "CausalSelfAttention(x)")
         exp, (ek, ev) = ref_attention(s, x, h)

@@ -3,6 +3,8 @@ what each step feeds the model (`record_generate`, run where the student's code 
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 
 from .._core import LINE, Case, call, gen, got_expected, graded, helper, hint_line, let, new, ref
@@ -67,19 +69,31 @@ MAX_RECORDED = 200  # calls of the model recorded per generate (the cases need a
 
 def record_generate(generate, model, idx, max_new_tokens, **kwargs):
     """Run the student's `generate` with `model` whose forward records each call, and report raw
-    facts: (tokens, calls, sampled), one row of `calls` per call of the model: [tokens fed (T),
-    T_past of the kv_cache passed (-1: none, -2: unreadable), grad mode on (0/1), logits part of an
-    autograd graph (0/1)]; one row of `sampled` per call of `sample_next` (the name generate's
+    facts: (tokens, calls, sampled, top_ks), one row of `calls` per call of the model: [tokens fed
+    (T), T_past of the kv_cache passed (-1: none, -2: unreadable), grad mode on (0/1), logits part of
+    an autograd graph (0/1)]; one row of `sampled` per call of `sample_next` (the name generate's
     module binds, seen through generate.__globals__): the shape of the logits it was given ([-1]:
-    not a tensor). It runs where the student's code lives; the judge decides from these numbers alone."""
-    calls, sampled = [], []
+    not a tensor); one entry of `top_ks` per such call: the top_k it was given, its default included
+    (-1: None, -2: not an int, or arguments sample_next's signature does not take). It runs where the
+    student's code lives; the judge decides from these numbers alone."""
+    calls, sampled, top_ks = [], [], []
     scope = getattr(generate, "__globals__", None)
     sampler = scope.get("sample_next") if isinstance(scope, dict) else None
+
+    def top_k_given(args, kw):
+        try:
+            bound = inspect.signature(sampler).bind(*args, **kw)
+            bound.apply_defaults()
+            k = bound.arguments.get("top_k")
+        except (TypeError, ValueError):  # arguments its signature does not take: it raises itself
+            return -2
+        return -1 if k is None else int(k) if isinstance(k, int) and not isinstance(k, bool) else -2
 
     def recording_sampler(*args, **kw):
         logits = args[0] if args else kw.get("logits")
         if len(sampled) < MAX_RECORDED:
             sampled.append([int(n) for n in logits.shape] if isinstance(logits, torch.Tensor) else [-1])
+            top_ks.append(top_k_given(args, kw))
         return sampler(*args, **kw)
 
     forward = model.forward
@@ -109,7 +123,7 @@ def record_generate(generate, model, idx, max_new_tokens, **kwargs):
         del model.forward
         if callable(sampler):
             scope["sample_next"] = sampler
-    return out, calls, sampled
+    return out, calls, sampled, top_ks
 
 
 def _gen_cases(hidden):
@@ -178,7 +192,15 @@ def _gen_cases(hidden):
                 steps,
                 outputs,
                 facts=dict(
-                    s=s, idx=idx, n_new=n_new, h=h, v=v, sampled=sampled, use_cache=use_cache, default=default
+                    s=s,
+                    idx=idx,
+                    n_new=n_new,
+                    h=h,
+                    v=v,
+                    sampled=sampled,
+                    use_cache=use_cache,
+                    default=default,
+                    top_k=top_k,
                 ),
                 size=b * (t0 + n_new) * d * n,
             )
@@ -294,9 +316,10 @@ def _gen_judge(case, out):
     s, idx, n_new, h, v = f["s"], f["idx"], f["n_new"], f["h"], f["v"]
     b, t0 = idx.shape
     recorded = out["out"]
-    if not isinstance(recorded, (tuple, list)) or len(recorded) != 3:
+    if not isinstance(recorded, (tuple, list)) or len(recorded) != 4:
         raise CheckFailure(msg("generate's output could not be read back: {got}", got=f"{recorded!r:.80}"))
-    got, calls, sampled = recorded
+    got, calls, sampled, top_ks = recorded
+    _token_count(got, f)
     got = expect_tensor(got, GENERATE_OUTPUT, shape=(b, t0 + n_new))
     if got.dtype != torch.int64:
         raise CheckFailure(msg("generate should return token ids.") + got_expected(got.dtype, "torch.int64"))
@@ -328,11 +351,11 @@ def _gen_judge(case, out):
         )
     if f.get("default"):  # "again": the same call with the defaults given explicitly, recorded too
         explicit = out["again"]
-        if not isinstance(explicit, (tuple, list)) or len(explicit) != 3:
+        if not isinstance(explicit, (tuple, list)) or len(explicit) != 4:
             raise CheckFailure(
                 msg("generate's output could not be read back: {got}", got=f"{explicit!r:.80}")
             )
-        again, calls_again, _ = explicit
+        again, calls_again, _, _ = explicit
         _judge_calls(calls_again, t0, n_new, True)  # its own mistakes are named first
         _judge_calls(calls, t0, n_new, True, default=True)
         _judge_sampled(sampled, calls, b, v)
@@ -357,6 +380,7 @@ def _gen_judge(case, out):
             )
         _judge_calls(calls, t0, n_new, f["use_cache"])
         _judge_sampled(sampled, calls, b, v)
+        _judge_top_k(top_ks, f["top_k"])
         return
     exp = ref_generate(s, idx, n_new, h, f["use_cache"])
     if torch.equal(got, exp) or torch.equal(
@@ -388,17 +412,19 @@ def _gen_judge(case, out):
             "last_token_only",
         ),
     ]
-    hint = ""
-    for text, mode in mistakes:
+    other = _other_top_k(top_ks, f["top_k"])
+    hint = TOP_K_NOT_PASSED if other and set(other) == {-1} else ""  # sample_next's default, None
+    for text, mode in mistakes if not hint else []:
         try:
             if torch.equal(got, ref_generate(s, idx, n_new, h, f["use_cache"], mode)):
                 hint = text
                 break
         except Exception:  # noqa: BLE001 - a mistake the reference cannot even run
             continue
+    row = next(i for i in range(b) if not torch.equal(got[i], exp[i]))  # the first sequence that differs
     raise CheckFailure(
         msg("generate with greedy decoding (temperature 0 or top_k=1) gave other tokens than the reference.")
-        + got_expected(got[0].tolist(), exp[0].tolist())
+        + got_expected(f"out[{row}] = {got[row].tolist()}", f"out[{row}] = {exp[row].tolist()}")
         + hint_line(
             hint
             or N_(
@@ -407,3 +433,64 @@ def _gen_judge(case, out):
             )
         )
     )
+
+
+TOP_K_NOT_PASSED = N_(
+    "your generate does not pass top_k on to sample_next: call sample_next(logits[:, -1, :], temperature, "
+    "top_k, generator) with the top_k generate was given"
+)
+
+
+def _other_top_k(top_ks, top_k) -> list:
+    """The top_k values sample_next was given other than generate's own (-1: None), in call order."""
+    want = -1 if top_k is None else top_k
+    if not isinstance(top_ks, (list, tuple)):
+        return []
+    return [k for k in top_ks if k != want]
+
+
+def _judge_top_k(top_ks, top_k):
+    """Each call of sample_next is given generate's top_k (a sampled case has no reference tokens)."""
+    other = _other_top_k(top_ks, top_k)
+    if not other:
+        return
+    shown = {-1: "None", -2: "?"}
+    raise CheckFailure(
+        msg("generate called sample_next with another top_k than it was given.")
+        + got_expected(f"top_k={shown.get(other[0], other[0])}", f"top_k={top_k}")
+        + (hint_line(TOP_K_NOT_PASSED) if other[0] == -1 else "")
+    )
+
+
+def _token_count(got, f):
+    """An output one token longer or shorter than asked, named when the reference's greedy decoding
+    of that many tokens gives exactly its tokens."""
+    idx, n_new = f["idx"], f["n_new"]
+    b, t0 = idx.shape
+    if f["sampled"] or not isinstance(got, torch.Tensor) or got.dim() != 2 or got.shape[0] != b:
+        return
+    made = got.shape[1] - t0
+    why = {
+        n_new + 1: N_(
+            "one token too many: your generate samples max_new_tokens + 1 tokens (one from the prompt's step, "
+            "then one per step of a loop of max_new_tokens). The prompt's step makes the first of the "
+            "max_new_tokens new tokens"
+        ),
+        n_new - 1: N_(
+            "one token too few: your generate samples max_new_tokens - 1 tokens; the prompt's step makes the "
+            "first new token, and every step samples one"
+        ),
+    }.get(made)
+    if why is None or made < 0:
+        return
+    for act in ("gelu", "gelu_tanh"):
+        try:
+            same = torch.equal(got, ref_generate(f["s"], idx, made, f["h"], f["use_cache"], act=act))
+        except Exception:  # noqa: BLE001 - more positions than max_len: not this mistake
+            same = False
+        if same:
+            raise CheckFailure(
+                msg("{what} has the wrong shape.", what=GENERATE_OUTPUT)
+                + got_expected(tuple(got.shape), f"({b}, {t0 + n_new}) = (B, T + max_new_tokens)")
+                + hint_line(why)
+            )

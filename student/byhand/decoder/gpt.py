@@ -73,7 +73,7 @@ def _gpt_cases(hidden):
                         t_past=t_past,
                     ),
                     steps,
-                    ["inc"],
+                    ["inc", "cache"],  # the given cache too: the caller's, left as it was
                     facts=dict(s=s, idx_new=idx_new, cache=cache, h=h, dt=dt),
                     size=CACHED + b * t * d * n,
                 )
@@ -150,15 +150,35 @@ def _gpt_mistakes(s, idx, h, cache=None):
                 lambda: _pos_restart_only(s, idx, h, cache),
             ),
         )
+        # a T_past read from another dim of the cache: n_heads, d_head or B; named only where that
+        # dim's size is no other's, so the dim it names is the one the answer read
+        shape, t_past = cache[0][0].shape, cache[0][0].shape[2]
+        sizes = [shape[dim] for dim in range(4)]
+        m[2:2] = [
+            (
+                msg(
+                    "your T_past is read from dim {dim} of the cache (kv_cache[0][0].shape[{dim}] = "
+                    "{got}): the cache is (B, n_heads, T, d_head), its time axis is dim 2, T_past = "
+                    "kv_cache[0][0].shape[2] = {t_past}",
+                    dim=dim,
+                    got=shape[dim],
+                    t_past=t_past,
+                ),
+                lambda start=shape[dim]: _pos_restart_only(s, idx, h, cache, start),
+            )
+            for dim in (1, 3, 0)
+            if sizes.count(shape[dim]) == 1 and shape[dim] + idx.shape[1] <= s["pos_emb.weight"].shape[0]
+        ]
     return m
 
 
-def _pos_restart_only(s, idx, h, cache):
-    """Positions of pos_emb restarted at 0, while the attention itself handles the cache right."""
+def _pos_restart_only(s, idx, h, cache, start=0):
+    """Positions of pos_emb from `start` (restarted at 0, or a T_past read from another dim of the
+    cache), while the attention itself handles the cache right."""
     t_past, t = cache[0][0].shape[2], idx.shape[1]
     shifted = dict(s)
     pe = s["pos_emb.weight"].clone()
-    pe[t_past : t_past + t] = s["pos_emb.weight"][:t]
+    pe[t_past : t_past + t] = s["pos_emb.weight"][start : start + t]
     shifted["pos_emb.weight"] = pe
     return ref_gpt(shifted, idx, h, cache)[0]
 
@@ -176,55 +196,64 @@ def _reference_gpt(logits, dt, s, idx, h, cache=None):
     return exact
 
 
+# no "first make CausalSelfAttention pass": while these cases run, a CausalSelfAttention that fails
+# its own check is the reference one (EARLIER), so what differs is the GPT's own
 GPT_GENERIC = N_(
-    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
-    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head"
+    "compare step by step: x = tok_emb(idx) + pos_emb(positions), each block x = x + attn(ln1(x)); "
+    "x = x + mlp(ln2(x)), then ln_f, then head"
 )
 GPT_GENERIC_CACHE = N_(
-    "first make CausalSelfAttention pass its check; then x = tok_emb(idx) + pos_emb(positions), "
-    "each block x = x + attn(ln1(x)); x = x + mlp(ln2(x)), then ln_f, then head; with a cache, give "
-    "block i its kv_cache[i], and start the positions at T_past"
+    "compare step by step: x = tok_emb(idx) + pos_emb(positions), each block x = x + attn(ln1(x)); "
+    "x = x + mlp(ln2(x)), then ln_f, then head; with a cache, give block i its kv_cache[i], and start the "
+    "positions at T_past = kv_cache[0][0].shape[2]"
 )
+
+
+def _tied(out, model, s):
+    """Did `model` (as built, or converted to float64) keep one matrix in both places after loading
+    two different ones into tok_emb.weight and head.weight?"""
+    e, w = out[f"{model}.tok_emb.weight"], out[f"{model}.head.weight"]
+    expect_tensor(e, "model.tok_emb.weight", shape=s["tok_emb.weight"].shape)
+    expect_tensor(w, "model.head.weight", shape=s["head.weight"].shape)
+    return torch.equal(e, w)
+
+
+def _tie_judge(f, out):
+    if not _tied(out, "model", f["s"]):
+        raise CheckFailure(
+            msg(
+                "the output weight is not tied to the token embedding: after loading two different "
+                "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two "
+                "separate matrices."
+            )
+            + hint_line(N_("make them one parameter: self.head.weight = self.tok_emb.weight"))
+        )
+    if not _tied(out, "model64", f["s"]):
+        raise CheckFailure(
+            msg(
+                "the output weight is not the token embedding's own parameter: your model.head.weight "
+                "and model.tok_emb.weight are one matrix as built, two after {to}.",
+                to="model.to(torch.float64)",
+            )
+            + got_expected(
+                N_("two parameters: loading two different matrices after the conversion keeps both"),
+                N_("one parameter: the matrix loaded last, in both places"),
+            )
+            + hint_line(
+                N_(
+                    "you tied the tensors (.data), not the parameters: two nn.Parameter objects that "
+                    "share one tensor are counted twice by model.parameters(), and .to(torch.float64) or "
+                    ".cuda() gives each its own copy. Share the nn.Parameter itself: self.head.weight = "
+                    "self.tok_emb.weight"
+                )
+            )
+        )
 
 
 def _gpt_judge(case, out):
     f = case.facts
     if f.get("tie"):
-        e, w = out["model.tok_emb.weight"], out["model.head.weight"]
-        expect_tensor(e, "model.tok_emb.weight", shape=f["s"]["tok_emb.weight"].shape)
-        expect_tensor(w, "model.head.weight", shape=f["s"]["head.weight"].shape)
-        if not torch.equal(e, w):
-            raise CheckFailure(
-                msg(
-                    "the output weight is not tied to the token embedding: after loading two different "
-                    "matrices, your model.head.weight and model.tok_emb.weight differ, so they are two "
-                    "separate matrices."
-                )
-                + hint_line(N_("make them one parameter: self.head.weight = self.tok_emb.weight"))
-            )
-        e64, w64 = out["model64.tok_emb.weight"], out["model64.head.weight"]
-        expect_tensor(e64, "model.tok_emb.weight", shape=f["s"]["tok_emb.weight"].shape)
-        expect_tensor(w64, "model.head.weight", shape=f["s"]["head.weight"].shape)
-        if not torch.equal(e64, w64):
-            raise CheckFailure(
-                msg(
-                    "the output weight is not the token embedding's own parameter: your model.head.weight "
-                    "and model.tok_emb.weight are one matrix as built, two after {to}.",
-                    to="model.to(torch.float64)",
-                )
-                + got_expected(
-                    N_("two parameters: loading two different matrices after the conversion keeps both"),
-                    N_("one parameter: the matrix loaded last, in both places"),
-                )
-                + hint_line(
-                    N_(
-                        "you tied the tensors (.data), not the parameters: two nn.Parameter objects that "
-                        "share one tensor are counted twice by model.parameters(), and .to(torch.float64) or "
-                        ".cuda() gives each its own copy. Share the nn.Parameter itself: self.head.weight = "
-                        "self.tok_emb.weight"
-                    )
-                )
-            )
+        _tie_judge(f, out)
         return
     s, h, dt = f["s"], f["h"], f["dt"]
     if "idx" in f:
@@ -259,3 +288,54 @@ def _gpt_judge(case, out):
             raise CheckFailure(msg("GPT's new_cache should be a list with one (k, v) per block"))
         for i, (c, (ek, ev)) in enumerate(zip(cache, exp_cache)):
             _check_cache(c, ek, ev, dt, msg("new_cache[{i}] (block {i})", i=i))
+        _cache_unchanged(out.get("cache"), past)
+
+
+def _cache_unchanged(got, given):
+    """The caller's kv_cache list after the call: the same pairs, none replaced, none added."""
+
+    def same(c, pair):
+        return (
+            isinstance(c, (list, tuple))
+            and len(c) == 2
+            and all(isinstance(t, torch.Tensor) and _judge.close(t, e) for t, e in zip(c, pair))
+        )
+
+    if isinstance(got, (list, tuple)) and len(got) == len(given) and all(map(same, got, given)):
+        return
+    if not isinstance(got, (list, tuple)) or len(got) != len(given):
+        now = msg(
+            "kv_cache is {what} after the call",
+            what=f"{got!r:.80}"
+            if not isinstance(got, (list, tuple))
+            else msg("a list of {n} entries", n=len(got)),
+        )
+    else:
+        i = next(i for i, (c, pair) in enumerate(zip(got, given)) if not same(c, pair))
+        c = got[i]
+        shapes = (
+            "("
+            + ", ".join(str(tuple(t.shape)) if isinstance(t, torch.Tensor) else f"{t!r:.40}" for t in c)
+            + ")"
+            if isinstance(c, (list, tuple))
+            else f"{c!r:.80}"
+        )
+        now = msg("kv_cache[{i}] replaced by the call: now {shapes}", i=i, shapes=shapes)
+    k = given[0][0]
+    raise CheckFailure(
+        msg("GPT modified the kv_cache list it was given.")
+        + got_expected(
+            now,
+            msg(
+                "the caller's list as it was: {n} pairs (k, v) of shape {shape}",
+                n=len(given),
+                shape=tuple(k.shape),
+            ),
+        )
+        + hint_line(
+            N_(
+                "leave kv_cache as it is and return a new list: new_cache = [], then new_cache.append(c) for "
+                "each block; kv_cache[i] = c changes the caller's cache under it"
+            )
+        )
+    )

@@ -128,10 +128,15 @@ def _sample_cases(hidden):
                     call("out", "sample_next", ref("logits"), generator=ref("g"), **kw),
                     call("_", ref("g", "manual_seed"), seed_),
                     call("again", "sample_next", ref("logits"), generator=ref("g"), **kw),
+                    # the caller's logits after both calls: their first and last rows (all rows are
+                    # the same row), not the whole (N_DRAWS, V) back over the wire
+                    call("first", ref("logits", "__getitem__"), 0),
+                    call("last", ref("logits", "__getitem__"), -1),
                 ],
-                ["out", "again"],
+                ["out", "again", "first", "last"],
                 facts=dict(
                     kind=kind,
+                    dtype=dt,
                     row=row.to(F64),
                     temperature=1.0 if temp is None else temp,
                     top_k=top_k,
@@ -158,6 +163,48 @@ def sampling_probs(row, temperature, top_k, after_softmax=False, multiply=False,
     return p / p.sum() if renorm else p
 
 
+def _ranks(p, k):
+    """The distribution of the rank (0..k-1) within the top-k list of a draw from `p`: what a top-k
+    that returns the index into torch.topk's values, not the vocabulary id, draws."""
+    out = torch.zeros_like(p)
+    out[:k] = p.sort(descending=True).values[:k]
+    return out
+
+
+def _logits_unchanged(f, out):
+    """The caller's logits after both calls, as given; else which in-place change reproduces them."""
+    row = f["row"].to(f["dtype"])
+    first, last = out["first"], out["last"]
+    if all(
+        isinstance(r, torch.Tensor) and r.shape == row.shape and torch.equal(r, row) for r in (first, last)
+    ):
+        return
+    # logits /= temperature and masked_fill_ at each of the two calls
+    changed = row.clone()
+    for _ in range(2):
+        changed = changed / f["temperature"]
+        if f["top_k"] is not None:
+            changed = changed.masked_fill(changed < changed.topk(f["top_k"]).values[-1], -math.inf)
+    same = isinstance(first, torch.Tensor) and first.shape == row.shape
+    hint = (
+        N_(
+            "your sample_next divides (and masks) the caller's logits in place, logits /= temperature or "
+            "masked_fill_: each call changes them again. Compute new tensors: logits = logits / "
+            "temperature, logits.masked_fill(...)"
+        )
+        if same and first.dtype == row.dtype and torch.equal(first, changed)
+        else ""
+    )
+    raise CheckFailure(
+        msg("{who} modified its input {name} in place", who="sample_next", name="logits")
+        + got_expected(
+            f"logits[0] = {[round(x, 4) for x in first.tolist()] if same else repr(first)[:80]}",
+            f"logits[0] = {[round(x, 4) for x in row.tolist()]}",
+        )
+        + (hint_line(hint) if hint else "")
+    )
+
+
 def _expect_samples(got, b, what):
     if isinstance(got, torch.Tensor) and tuple(got.shape) == (b, 1):
         raise CheckFailure(
@@ -173,6 +220,9 @@ def _expect_samples(got, b, what):
         )
     return got
 
+
+# the temperatures a wrong default may have (0.8 and 0.7 most often): 0.05 to 3 by 0.05, 1.0 left out
+OTHER_DEFAULTS = [t / 20 for t in range(1, 61) if t != 20]
 
 SAMPLE_DEFAULT = N_(
     "the default temperature should be 1.0: sample_next(logits, temperature=1.0, top_k=None, generator=None) "
@@ -239,6 +289,7 @@ def _sample_judge(case, out):
             )
         )
     again = _expect_samples(out["again"], N_DRAWS, "sample_next")
+    _logits_unchanged(f, out)  # before the generator: logits changed in place change the second draw
     if not torch.equal(got, again):
         raise CheckFailure(
             msg("sample_next gave different draws with the same seeded generator: it does not use it.")
@@ -257,8 +308,7 @@ def _sample_judge(case, out):
     if f.get("default"):  # called without a temperature
         greedy = F.one_hot(row.argmax(), v).to(F64)
         mistakes += [
-            (SAMPLE_DEFAULT, p)
-            for p in [greedy] + [sampling_probs(row, t, top_k) for t in (0.5, 2.0, 0.7, 1.5)]
+            (SAMPLE_DEFAULT, p) for p in [greedy] + [sampling_probs(row, t, top_k) for t in OTHER_DEFAULTS]
         ]
     mistakes += [
         (
@@ -285,6 +335,14 @@ def _sample_judge(case, out):
             (
                 N_("top-k is not applied: only the k largest logits may ever be drawn"),
                 sampling_probs(row, temp, None),
+            ),
+            (
+                N_(
+                    "your top-k returns the position of the draw within the top-k list (0..k-1), not the "
+                    "token's id: map it back to the vocabulary, ids.gather(-1, pick) with the indices "
+                    "torch.topk returned"
+                ),
+                _ranks(exp, top_k),
             ),
         ]
         if top_k > 1:

@@ -74,15 +74,40 @@ def _shift_judge(case, out):
             + hint_line(N_("targets = tokens[:, 1:] (the next token)"))
         )
     if tuple(targets.shape) == (b, t1) or tuple(inputs.shape) == (b, t1):
+        # what the answer returned, recomputed from the mistakes that keep all T+1 tokens somewhere
+        full = [
+            (
+                (tokens, tokens[:, 1:]),
+                N_(
+                    "the inputs keep all T+1 tokens: drop the last one, inputs = tokens[:, :-1] (it is only a target)"
+                ),
+            ),
+            (
+                (tokens[:, :-1], tokens),
+                N_(
+                    "the targets keep all T+1 tokens: targets = tokens[:, 1:], the next token at each position"
+                ),
+            ),
+            ((tokens, tokens), N_("targets are not shifted: both are the whole of tokens")),
+        ]
+        hint = next(
+            (
+                h
+                for (i, t), h in full
+                if inputs.shape == i.shape
+                and targets.shape == t.shape
+                and torch.equal(inputs, i)
+                and torch.equal(targets, t)
+            ),
+            "",
+        )
         raise CheckFailure(
             msg("shift_targets returned a tensor of the full length T+1 = {n}.", n=t1)
-            + hint_line(
-                msg(
-                    "targets are not shifted: inputs = tokens[:, :-1], targets = tokens[:, 1:], "
-                    "both (B, T) = {shape}",
-                    shape=tuple(exp_in.shape),
-                )
+            + got_expected(
+                f"inputs.shape = {tuple(inputs.shape)}, targets.shape = {tuple(targets.shape)}",
+                f"inputs.shape = targets.shape = {tuple(exp_in.shape)} = (B, T)",  # code, shown as it is
             )
+            + (hint_line(hint) if hint else "")
         )
     assert_close(inputs, exp_in, "inputs", "inputs = tokens[:, :-1]")  # the hint is code, shown as it is
     assert_close(targets, exp_tg, "targets", N_("targets = tokens[:, 1:] (the next token at each position)"))

@@ -28,12 +28,12 @@ from ._shared import F64
 from .adamw import _adamw_cases, _adamw_judge, run_adamw
 from .checkpoint import _ckpt_cases, _ckpt_judge, resume
 from .clip_grad_norm import _clip_cases, _clip_judge, clip
-from .cross_entropy import CE_CALL, OVERFLOW, _ce_cases, _ce_judge, ref_cross_entropy
+from .cross_entropy import CE_CALL, OVERFLOW, _ce_cases, _ce_judge, by_hand, ref_cross_entropy
 from .get_batch import _batch_cases, _batch_judge, batches
 from .lr_cosine_schedule import _sched_cases, _sched_judge, ref_schedule, schedule
 
 LESSON = "12_training"
-HELPERS = ("run_adamw", "schedule", "clip", "batches", "resume")
+HELPERS = ("by_hand", "run_adamw", "schedule", "clip", "batches", "resume")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -59,6 +59,7 @@ __all__ = [
     "F64",
     "OVERFLOW",
     "batches",
+    "by_hand",
     "clip",
     "ref_cross_entropy",
     "ref_schedule",

@@ -13,7 +13,7 @@ import torch
 from .._core import Case, call, got_expected, graded, helper, hint_line
 from .._judge import CheckFailure, assert_close, diagnose
 from ..i18n import N_, msg
-from ._shared import F64
+from ._shared import F64, import_before_cases
 
 # ---------------------------------------------------------------------------------------------
 # save_checkpoint / load_checkpoint
@@ -128,6 +128,10 @@ _CKPT_HINTS = {
         "the saved model.state_dict()"
     ),
     "iteration": N_("load_checkpoint should return the iteration that save_checkpoint saved"),
+    "iteration_plus_one": N_(
+        "load_checkpoint returned one more than the saved iteration: return the iteration exactly as "
+        "save_checkpoint saved it; the training loop decides where to go on from it"
+    ),
     "unpickled": N_(
         "torch.load with weights_only=False (the default before torch 2.6) unpickles anything, and "
         "unpickling runs code the file names: a checkpoint from elsewhere could do anything. Load with "
@@ -137,6 +141,7 @@ _CKPT_HINTS = {
 
 
 def _ckpt_cases(hidden):
+    import_before_cases()
     specs = [(5, 4, 3, 2, "file"), (9, 6, 4, 3, "path")]
     if hidden:
         specs = [(12, 5, 5, 1, "path"), (3, 7, 2, 4, "file")]
@@ -179,11 +184,12 @@ def _ckpt_judge(case, out):
         raise CheckFailure(msg("the grader could not run the checkpoint round trip (no results came back)"))
     it, resumed, straight, restored, state_back, planted = r
     if it != f["k"]:
+        hint = _CKPT_HINTS["iteration_plus_one"] if it == f["k"] + 1 else _CKPT_HINTS["iteration"]
         raise CheckFailure(
             msg("load_checkpoint did not return the iteration saved.")
             + got_expected(repr(it), str(f["k"]))
-            + hint_line(_CKPT_HINTS["iteration"]),
-            hint=_CKPT_HINTS["iteration"],
+            + hint_line(hint),
+            hint=hint,
         )
     model, opt, xs, ys = _setup(f["seed"], f["d_in"], f["d_out"], f["seed"])
     expected = torch.tensor(_train(model, opt, xs, ys, 0, f["k"] + f["n"])[f["k"] :], dtype=F64)

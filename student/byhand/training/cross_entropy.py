@@ -7,9 +7,11 @@ import torch
 import torch.nn.functional as F
 
 from .. import _core
-from .._core import Case, gen, got_expected, hint_line, rand
+from .._core import LINE, Case, gen, got_expected, graded, helper, hint_line, rand
+from .._core.steps import _student_line
 from .._judge import CheckFailure, assert_close, diagnose, expect_scalar_tensor
 from ..i18n import N_, msg
+from ._shared import import_before_cases
 
 # ---------------------------------------------------------------------------------------------
 # cross_entropy
@@ -31,6 +33,60 @@ OVERFLOW = N_(
     "cross-entropy overflows: exp of a large logit is inf (softmax, then log, gives inf or nan); "
     "subtract the largest logit first (log-sum-exp), logsumexp(logits) - logits[target]"
 )
+
+
+# what the exercise rules out, by the name torch's function mode sees (a function of torch, of
+# torch.nn.functional or torch.special, or the tensor's own method)
+FORBIDDEN = {
+    "logsumexp": "torch.logsumexp",
+    "special_logsumexp": "torch.special.logsumexp",
+    "log_softmax": "log_softmax",
+    "special_log_softmax": "torch.special.log_softmax",
+    "cross_entropy": "F.cross_entropy",
+}
+
+
+def _forbidden_mode():
+    from torch.overrides import TorchFunctionMode
+
+    class Watch(TorchFunctionMode):
+        """Records the forbidden torch functions a call makes; calls them all as usual."""
+
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = FORBIDDEN.get(str(getattr(func, "__name__", "")))
+            if name and name not in self.seen:
+                self.seen.append(name)
+            return func(*args, **(kwargs or {}))
+
+    return Watch()
+
+
+def by_hand(fn, logits, targets):
+    """`fn(logits, targets)` under a function mode that records the forbidden calls: ["ok", its result,
+    the forbidden functions it called]. With more than one leading dim, an error the call raises is
+    followed by the same call on the leading dims flattened: ["flat", the error, that call's result,
+    (cell, line, code) of the line that raised], so the judge can tell an answer written for (N, V)
+    only; when that call raises too, the first error goes on up as any answer's error does. Runs
+    where the answer lives."""
+    watch = _forbidden_mode()
+    try:
+        with watch:
+            loss = fn(logits, targets)
+    except Exception as exc:
+        if logits.dim() <= 2:
+            raise
+        try:
+            flat = fn(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        except Exception:  # noqa: BLE001 - not an answer for (N, V) either: its own error is the news
+            raise exc from None
+        at = _student_line(exc, getattr(fn, "__globals__", {})) or {}
+        where = (at.get("cell", ""), at.get("line", 0), at.get("code", "")) if at else ()
+        return ["flat", f"{type(exc).__name__}: {exc}"[:300], flat, where]
+    return ["ok", loss, list(watch.seen)]
 
 
 def ref_cross_entropy(logits, targets):
@@ -70,6 +126,7 @@ _CE_HIDDEN = [
 
 
 def _ce_cases(hidden):
+    import_before_cases()
     cases = []
     for i, (lead, v, mean, std, dt) in enumerate(_CE_HIDDEN if hidden else _CE_SPECS):
         g = gen(12000 + 17 * i + (500 if hidden else 0))
@@ -85,8 +142,13 @@ def _ce_cases(hidden):
                     std=str(std),
                     targets=str(tuple(targets.shape)),
                 ),
-                _core.calling("loss", "cross_entropy", dict(logits=logits, targets=targets)),
-                ["loss", "logits", "targets"],
+                _core.calling(
+                    "r",
+                    helper("training.by_hand"),
+                    dict(logits=logits, targets=targets),
+                    graded("cross_entropy"),
+                ),
+                ["r", "logits", "targets"],
                 facts=dict(logits=logits, targets=targets, large=abs(mean) > 100),
                 size=logits.numel() + (10**6 if abs(mean) > 100 else 0),
             )
@@ -94,9 +156,56 @@ def _ce_cases(hidden):
     return cases
 
 
+LEADING_DIMS = N_(
+    "cross_entropy must accept logits with any number of leading dims, (..., V): yours gives the right "
+    "loss on the same logits flattened to (N, V), but indexes as if there were only one, "
+    "logits[torch.arange(N), targets]. Pick z_y along the last dim, logits.gather(-1, "
+    "targets.unsqueeze(-1)), or flatten first, logits.reshape(-1, V) and targets.reshape(-1)"
+)
+FORBIDDEN_HINT = N_(
+    "compute the log-sum-exp yourself, m + log(sum(exp(z - m))) with m the largest logit: torch.logsumexp, "
+    "log_softmax and F.cross_entropy do the work this exercise asks for (they are what the check compares "
+    "with)"
+)
+
+
+def _flat_only(case, r):
+    """The failure of an answer that raised on (..., V) logits; the hint when, flattened to (N, V), the
+    same logits give the right loss."""
+    logits, targets = case.facts["logits"], case.facts["targets"]
+    error, flat, at = str(r[1])[:300], r[2], r[3]
+    expected = ref_cross_entropy(logits, targets)
+    right = (
+        isinstance(flat, torch.Tensor)
+        and flat.numel() == 1
+        and torch.isfinite(flat).all()
+        and torch.allclose(flat.double().reshape(()), expected, rtol=1e-4, atol=1e-5)
+    )
+    where = ""  # the answer's line that raised, as an error names it
+    if isinstance(at, (tuple, list)) and len(at) == 3 and isinstance(at[1], int) and at[1] > 0:
+        cell, line, code = str(at[0])[:200], at[1], str(at[2] or "")[:200]
+        if code:
+            where = LINE + msg("in your code: {cell}, line {line}: {code}", cell=cell, line=line, code=code)
+        else:
+            where = LINE + msg("in your code: {cell}, line {line}", cell=cell, line=line)
+    return CheckFailure(
+        msg("cross_entropy raised an error on logits of shape {shape}.", shape=str(tuple(logits.shape)))
+        + LINE
+        + msg("the error: {error}", error=error)
+        + where
+        + (hint_line(LEADING_DIMS) if right else ""),
+        hint=LEADING_DIMS if right else None,
+    )
+
+
 def _ce_judge(case, out):
     logits, targets = case.facts["logits"], case.facts["targets"]
-    got = out["loss"]
+    r = out["r"]
+    if isinstance(r, (tuple, list)) and len(r) == 4 and r[0] == "flat":
+        raise _flat_only(case, r)
+    if not (isinstance(r, (tuple, list)) and len(r) == 3 and r[0] == "ok"):
+        raise CheckFailure(msg("{name}: the grader could not read what it returned", name="cross_entropy"))
+    got, seen = r[1], r[2]
     if isinstance(got, torch.Tensor) and got.numel() > 1:
         raise CheckFailure(
             msg("cross_entropy should return one number, the mean over all positions.")
@@ -132,6 +241,17 @@ def _ce_judge(case, out):
         atol=atol * max(1.0, abs(float(expected))),
     )
     _core_inputs_unchanged(out, case.facts, ("logits", "targets"), "cross_entropy")
+    called = [str(n)[:40] for n in seen] if isinstance(seen, (tuple, list)) else []
+    if called:
+        raise CheckFailure(
+            msg("cross_entropy calls {names}, which the exercise rules out.", names=", ".join(called))
+            + got_expected(
+                msg("a call of {names}", names=", ".join(called)),
+                msg("the log-sum-exp computed by hand: the max, exp, sum and log"),
+            )
+            + hint_line(FORBIDDEN_HINT),
+            hint=FORBIDDEN_HINT,
+        )
 
 
 def _core_inputs_unchanged(out, facts, names, who):

@@ -13,6 +13,7 @@ import torch
 from .._core import LINE, Case, call, got_expected, graded, helper, hint_line, let, ref
 from .._judge import CheckFailure, expect_tensor
 from ..i18n import N_, msg
+from ._shared import import_before_cases
 
 # ---------------------------------------------------------------------------------------------
 # get_batch
@@ -26,12 +27,80 @@ def _device_of(t) -> str:
     return str(t.device) if isinstance(t, torch.Tensor) else type(t).__name__[:40]
 
 
+# the memmap whose reading is measured: a whole-array conversion makes a new array of at least half
+# its bytes (its uint16 ids copied; int64 ones are four times that), a batch's windows a few hundred
+READ_TOKENS = 1 << 17
+READ_BATCH, READ_CONTEXT = 4, 8
+
+
+def _read_observer(lo, hi):
+    """A dispatch mode that records the largest tensor an op makes outside [lo, hi), the memory of the
+    memmap itself (torch.from_numpy of it copies nothing)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    class Largest(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.largest = [0, ""]
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for t in tree_leaves(out):
+                if not isinstance(t, torch.Tensor) or t.numel() <= self.largest[0]:
+                    continue
+                try:
+                    ptr = t.untyped_storage().data_ptr()
+                except Exception:  # noqa: BLE001 - a tensor without a storage holds no ids
+                    continue
+                if not lo <= ptr < hi:
+                    name = str(getattr(func, "overloadpacket", func).__name__).lstrip("_")
+                    self.largest = [int(t.numel()), name[:40]]
+            return out
+
+    return Largest()
+
+
+def _what_it_reads(fn, folder):
+    """get_batch on an np.memmap of READ_TOKENS uint16 ids: [the peak of new Python and numpy memory
+    (tracemalloc) in bytes, the elements of the largest tensor an op made outside the file's memory,
+    that op's name]; None when the call raised (the other calls judge that)."""
+    import tracemalloc
+
+    path = os.path.join(folder, "large.bin")
+    np.arange(READ_TOKENS, dtype=np.uint16).tofile(path)
+    held = np.memmap(path, dtype=np.uint16, mode="r")
+    lo = held.__array_interface__["data"][0]
+    observer = _read_observer(lo, lo + held.nbytes)
+    tracing = tracemalloc.is_tracing()
+    try:
+        with observer:  # once unmeasured: what a first call imports or caches is not what it reads
+            fn(held, READ_BATCH, READ_CONTEXT, generator=torch.Generator().manual_seed(0))
+        observer = _read_observer(lo, lo + held.nbytes)
+        if not tracing:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        with observer:
+            fn(held, READ_BATCH, READ_CONTEXT, generator=torch.Generator().manual_seed(1))
+        peak = tracemalloc.get_traced_memory()[1] - base
+    except Exception:  # noqa: BLE001 - an error here is judged by the calls before
+        return None
+    finally:
+        if not tracing and tracemalloc.is_tracing():
+            tracemalloc.stop()
+        del held
+    return [int(peak), observer.largest[0], observer.largest[1]]
+
+
 def batches(fn, data, kind, batch_size, context_length, seed, coverage):
     """get_batch on `data` held as `kind` ("numpy": uint16, "memmap": a uint16 np.memmap, "tensor":
     int32): the batch of one seed twice, of another seed once, then `coverage` windows in one batch,
-    then one batch with device=OTHER_DEVICE. Returns the eight tensors, then the devices of the last
-    x and y and the error that call raised (text, or None); or, when one of the first four calls
-    raised, its error (text) and the windows it asked for."""
+    then one batch with device=OTHER_DEVICE, then (a memmap only) one batch from a large memmap to see
+    what it reads. Returns the eight tensors, then the devices of the last x and y and the error that
+    call raised (text, or None), then what the large memmap's batch read (`_what_it_reads`, None
+    for another kind); or, when one of the first four calls raised, its error (text) and the windows
+    it asked for."""
     arr = np.asarray(data, dtype=np.uint16)  # a list: the data stays on the CPU, whatever the device
     folder = None
     if kind == "memmap":
@@ -68,8 +137,9 @@ def batches(fn, data, kind, batch_size, context_length, seed, coverage):
                 device=OTHER_DEVICE,
             )
         except Exception as exc:  # noqa: BLE001 - NotImplementedError too: an op the meta device lacks
-            return results + [None, None, f"{type(exc).__name__}: {exc}"[:300]]
-        return results + [_device_of(x), _device_of(y), None]
+            return results + [None, None, f"{type(exc).__name__}: {exc}"[:300], None]
+        read = _what_it_reads(fn, folder) if kind == "memmap" else None
+        return results + [_device_of(x), _device_of(y), None, read]
     finally:
         if folder is not None:
             del held
@@ -105,6 +175,12 @@ _BATCH_HINTS = {
     "not_uniform": N_(
         "the starts are not uniform over every valid start: torch.randint(0, len(data) - context_length, ...)"
     ),
+    "whole_array": N_(
+        "the whole array is converted before the windows are cut (torch.as_tensor(data), "
+        "np.asarray(data).astype(...), data.tolist()): from an np.memmap that reads the whole file, at every "
+        "batch. Index the numpy array with numpy indices first, data[idx] with idx of shape (batch_size, "
+        "context_length + 1), and convert only that small result"
+    ),
     "device_ignored": N_(
         "the device argument is ignored: the batch stays on the CPU. Return x and y on device, "
         'x.to(device) (a training loop on a GPU passes device="cuda")'
@@ -113,6 +189,7 @@ _BATCH_HINTS = {
 
 
 def _batch_cases(hidden):
+    import_before_cases()
     # (len(data) - context_length: the number of valid starts, context_length, batch size, kind, offset)
     specs = [(6, 5, 4, "numpy", 1000), (9, 8, 6, "memmap", 3), (5, 3, 3, "tensor", 60000)]
     if hidden:
@@ -233,9 +310,9 @@ def _batch_judge(case, out):
             + hint_line(hint or default),
             hint=hint or None,
         )
-    if not isinstance(r, (tuple, list)) or len(r) != 11:
+    if not isinstance(r, (tuple, list)) or len(r) != 12:
         raise CheckFailure(msg("get_batch should return a pair (x, y)"))
-    x1, y1, x2, y2, x3, y3, xb, yb, x_device, y_device, device_error = r
+    x1, y1, x2, y2, x3, y3, xb, yb, x_device, y_device, device_error, read = r
     for x, y in ((x1, y1), (xb, yb)):
         _window_problem(x, y, f)
     if x1.shape[0] != f["bsz"]:
@@ -308,3 +385,31 @@ def _batch_judge(case, out):
             + (hint_line(hint) if hint else ""),
             hint=hint,
         )
+    _judge_reading(read)
+
+
+def _judge_reading(read):
+    """Fail a batch from the large memmap that made a new array of half the file or more."""
+    if not (isinstance(read, (tuple, list)) and len(read) == 3):
+        return
+    peak, largest, op = read
+    if isinstance(largest, int) and largest >= READ_TOKENS // 2:
+        made = msg("a tensor of {n} elements (made by {op})", n=largest, op=str(op)[:40])
+    elif isinstance(peak, int) and peak >= READ_TOKENS:
+        made = msg("{n} bytes of new numpy or Python memory", n=peak)
+    else:
+        return
+    hint = _BATCH_HINTS["whole_array"]
+    raise CheckFailure(
+        msg(
+            "get_batch converted the whole array: for {b} windows of {t} tokens from an np.memmap of {n} "
+            "uint16 tokens ({bytes} bytes), it made more than half the file's size.",
+            b=READ_BATCH,
+            t=READ_CONTEXT,
+            n=READ_TOKENS,
+            bytes=2 * READ_TOKENS,
+        )
+        + got_expected(made, msg("only the windows: about {n} token ids", n=READ_BATCH * (READ_CONTEXT + 1)))
+        + hint_line(hint),
+        hint=hint,
+    )

@@ -65,19 +65,20 @@ def _sub(state, prefix):
 
 
 def _no_grad_f64(module, *args, **kwargs):
-    """Run a torch reference module in float64 on its slow (reference) path: training mode with
-    dropout 0 and autograd on, so no fused fast path is taken."""
+    """Run a torch reference module in float64 on its slow (reference) path: training mode (with
+    dropout 0 unless a case asks for more) and autograd on, so no fused fast path is taken."""
     module.train()
     with torch.enable_grad():
         return module(*args, **kwargs).detach()
 
 
-def ref_torch_encoder(state, h, n_layers, x, pad, norm_first):
-    """nn.TransformerEncoder (with a final LayerNorm when Pre-LN) with the same weights (float64)."""
+def ref_torch_encoder(state, h, n_layers, x, pad, norm_first, dropout=0.0):
+    """nn.TransformerEncoder (with a final LayerNorm when Pre-LN) with the same weights (float64),
+    in training mode: with `dropout` > 0 it draws from the global RNG."""
     d, d_ff = x.shape[-1], state["layers.0.linear1.weight"].shape[0]
     with torch.random.fork_rng(devices=[]):
         layer = nn.TransformerEncoderLayer(
-            d, h, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=F64
+            d, h, d_ff, dropout=dropout, batch_first=True, norm_first=norm_first, dtype=F64
         )
         enc = nn.TransformerEncoder(
             layer,
@@ -102,9 +103,14 @@ def ref_block(
     post_norm_sublayer=False,
     seq_first=False,
     swap_norms=False,
+    dropout=0.0,
+    drops=("attn", "out", "relu"),
 ):
     """A functional block in float64, used to recompute the classic mistakes. With the defaults it
-    equals nn.TransformerEncoderLayer."""
+    equals nn.TransformerEncoderLayer. With `dropout` > 0 it is in training mode and drops at the
+    places `drops` names: "attn" (the attention weights), "out" (each sublayer's output), "relu"
+    (after the ReLU), or mistaken ones: "in" (each sublayer's input), "stream" (the block's output);
+    "unscaled": the sublayers' drops keep the kept values unscaled (no 1/(1-p))."""
     s = {k: v.to(F64) for k, v in state.items()}
     if swap_norms:  # norm2 used with attention, norm1 with the FFN
         s = {
@@ -122,6 +128,13 @@ def ref_block(
     elif pad is not None and pad_mode == "inverted":
         kpm = pad
 
+    def drop(t, where):
+        if dropout == 0 or where not in drops:
+            return t
+        if "unscaled" in drops:
+            return t * (torch.rand_like(t) >= dropout)
+        return F.dropout(t, dropout, training=True)
+
     def ln1(t):
         return F.layer_norm(t, (d,), s["norm1.weight"], s["norm1.bias"], 1e-5)
 
@@ -129,6 +142,7 @@ def ref_block(
         return F.layer_norm(t, (d,), s["norm2.weight"], s["norm2.bias"], 1e-5)
 
     def sa(t):
+        t = drop(t, "in")
         t = t if seq_first else t.transpose(0, 1)  # (B, L, d) -> (L, B, d); seq_first: batch_first forgotten
         y, _ = F.multi_head_attention_forward(
             t,
@@ -141,29 +155,29 @@ def ref_block(
             None,
             None,
             False,
-            0.0,
+            dropout if "attn" in drops else 0.0,
             s["self_attn.out_proj.weight"],
             s["self_attn.out_proj.bias"],
-            training=False,
+            training=dropout > 0,
             key_padding_mask=kpm,
             need_weights=False,
         )
-        return y if seq_first else y.transpose(0, 1)  # (L, B, d) -> (B, L, d)
+        return drop(y if seq_first else y.transpose(0, 1), "out")  # (L, B, d) -> (B, L, d)
 
     def ff(t):
-        a = F.linear(t, s["linear1.weight"], s["linear1.bias"])
-        a = {"relu": F.relu, "gelu": F.gelu, "none": lambda z: z}[act](a)
-        return F.linear(a, s["linear2.weight"], s["linear2.bias"])
+        a = F.linear(drop(t, "in"), s["linear1.weight"], s["linear1.bias"])
+        a = drop({"relu": F.relu, "gelu": F.gelu, "none": lambda z: z}[act](a), "relu")
+        return drop(F.linear(a, s["linear2.weight"], s["linear2.bias"]), "out")
 
     keep_a, keep_f = (1.0 if res_attn else 0.0), (1.0 if res_ff else 0.0)
     if norm_first:
         x = keep_a * x + sa(ln1(x))
-        return keep_f * x + ff(ln2(x))
+        return drop(keep_f * x + ff(ln2(x)), "stream")
     if post_norm_sublayer:  # x + LN(f(x)): the norm on the wrong side of the sum
         x = keep_a * x + ln1(sa(x))
         return keep_f * x + ln2(ff(x))
     x = ln1(keep_a * x + sa(x))
-    return ln2(keep_f * x + ff(x))
+    return drop(ln2(keep_f * x + ff(x)), "stream")
 
 
 def _ignores_mask(out, got, what):

@@ -8,6 +8,7 @@ from .. import _judge
 from .._core import Case, gen, let, new, rand
 from .._judge import CheckFailure
 from ..i18n import N_, msg
+from ._dropout import COPIES, OUTPUTS, copies_label, copies_steps, forked, judge_copies
 from ._shared import (
     ReferenceEncoder,
     _called_on_x,
@@ -96,11 +97,44 @@ def _encoder_cases(hidden):
             size=10**6,
         )
     )
+    # dropout > 0 in training mode: it reaches the blocks (their outputs spread as torch's do)
+    seq, d, h, d_ff, n, nf, p = (5, 12, 3, 20, 2, True, 0.3) if not hidden else (6, 10, 2, 18, 2, False, 0.4)
+    g = gen(6370 + (900 if hidden else 0))
+    state = encoder_state(n, d, d_ff, g, torch.float64, nf)
+    x = rand(1, seq, d, dtype=torch.float64, mean=-0.5, std=3.0, generator=g)
+    module = f"Encoder(n_layers={n}, d_model={d}, n_heads={h}, d_ff={d_ff}, dropout={p}, norm_first={nf})"
+    steps = [
+        new("enc", "Encoder", n, d, h, d_ff, dropout=p, norm_first=nf, state=state, dtype=torch.float64),
+        *copies_steps("enc", "x", x, 6380),
+    ]
+    cases.append(
+        Case(
+            copies_label(module, "x", x.shape, "torch.float64"),
+            steps,
+            OUTPUTS,
+            facts=dict(state=state, h=h, n=n, x=x, nf=nf, train=p),
+            size=10**6 + 1,
+        )
+    )
     return cases
 
 
 def _encoder_judge(case, out):
     f = case.facts
+    if f.get("train"):
+        xs, p = f["x"].expand(COPIES, *f["x"].shape[1:]), f["train"]
+        return judge_copies(
+            "Encoder",
+            f"nn.TransformerEncoder(nn.TransformerEncoderLayer(..., dropout={p}), ...)",
+            p,
+            out,
+            forked(6371, lambda: ref_torch_encoder(f["state"], f["h"], f["n"], xs, None, f["nf"], dropout=p)),
+            N_(
+                "dropout never reaches the blocks: every copy gave the same output in training mode. Build "
+                "each block as EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=norm_first)"
+            ),
+            [],
+        )
     state, h, n, x, pad, nf, dt = f["state"], f["h"], f["n"], f["x"], f["pad"], f["nf"], f["dt"]
     if f.get("eval"):
         return _judge_eval("Encoder", out, ref_torch_encoder(state, h, n, x, pad, nf), dt)

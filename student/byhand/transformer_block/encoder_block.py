@@ -9,6 +9,7 @@ from .. import _judge
 from .._core import Case, gen, let, new, rand
 from .._judge import CheckFailure
 from ..i18n import N_, msg
+from ._dropout import COPIES, OUTPUTS, copies_label, copies_steps, forked, judge_copies
 from ._shared import (
     F64,
     ReferenceEncoderBlock,
@@ -31,12 +32,13 @@ from ._shared import (
 REFERENCE = ReferenceEncoderBlock  # what replaces an answer that fails (byhand._depends)
 
 
-def ref_torch_layer(state, h, x, pad, norm_first):
-    """nn.TransformerEncoderLayer with the same weights (float64)."""
+def ref_torch_layer(state, h, x, pad, norm_first, dropout=0.0):
+    """nn.TransformerEncoderLayer with the same weights (float64), in training mode: with `dropout`
+    > 0 it draws from the global RNG."""
     d, d_ff = x.shape[-1], state["linear1.weight"].shape[0]
     with torch.random.fork_rng(devices=[]):
         layer = nn.TransformerEncoderLayer(
-            d, h, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=F64
+            d, h, d_ff, dropout=dropout, batch_first=True, norm_first=norm_first, dtype=F64
         )
     layer.load_state_dict({k: v.to(F64) for k, v in state.items()})
     return _no_grad_f64(layer, x.to(F64), src_key_padding_mask=None if pad is None else ~pad)
@@ -192,11 +194,104 @@ def _block_cases(hidden):
             size=10**6,
         )
     )
+    # dropout > 0 in training mode: its outputs over many copies of one x spread as torch's do
+    trains = (
+        [(5, 12, 3, 20, True, 0.3)] if not hidden else [(6, 16, 4, 28, False, 0.2), (4, 10, 2, 18, True, 0.5)]
+    )
+    for i, (seq, d, h, d_ff, nf, p) in enumerate(trains):
+        g = gen(6170 + 3 * i + (900 if hidden else 0))
+        state = layer_state(d, d_ff, g, torch.float64)
+        x = rand(1, seq, d, dtype=torch.float64, mean=0.5, std=2.0, generator=g)
+        module = f"EncoderBlock(d_model={d}, n_heads={h}, d_ff={d_ff}, dropout={p}, norm_first={nf})"
+        steps = [
+            new(
+                "blk", "EncoderBlock", d, h, d_ff, dropout=p, norm_first=nf, state=state, dtype=torch.float64
+            ),
+            *copies_steps("blk", "x", x, 6180 + i),
+        ]
+        cases.append(
+            Case(
+                copies_label(module, "x", x.shape, "torch.float64"),
+                steps,
+                OUTPUTS,
+                facts=dict(state=state, h=h, x=x, nf=nf, train=p, seed=6170 + 3 * i),
+                size=10**6 + 1,
+            )
+        )
     return cases
+
+
+def _dropout_judge(f, y):
+    """The block with dropout f["train"] in training mode, on COPIES copies of f["x"]."""
+    state, h, nf, p = f["state"], f["h"], f["nf"], f["train"]
+    xs = f["x"].expand(COPIES, *f["x"].shape[1:])
+
+    def placed(*drops):
+        return lambda: forked(
+            f["seed"] + 1, lambda: ref_block(state, h, xs, None, nf, dropout=p, drops=drops)
+        )
+
+    mistakes = [
+        (
+            N_("dropout is missing after the ReLU: FFN(t) = dropout(linear2(dropout(relu(linear1(t)))))"),
+            placed("attn", "out"),
+        ),
+        (
+            N_(
+                "the attention weights are not dropped: build self_attn with dropout=dropout "
+                "(nn.MultiheadAttention then drops its attention weights in training mode), or, by hand, "
+                "apply dropout to the softmax's output"
+            ),
+            placed("out", "relu"),
+        ),
+        (
+            N_(
+                "only the attention weights are dropped: apply dropout to each sublayer's output too, "
+                "before the residual sum, and after the ReLU"
+            ),
+            placed("attn"),
+        ),
+        (
+            N_(
+                "dropout is applied to each sublayer's input: apply it to the sublayer's output, before "
+                "the residual sum"
+            ),
+            placed("attn", "in", "relu"),
+        ),
+        (
+            N_(
+                "dropout is applied to the block's output (the residual stream): apply it to each "
+                "sublayer's output, before the residual sum"
+            ),
+            placed("attn", "relu", "stream"),
+        ),
+        (
+            N_(
+                "your dropout keeps the kept values as they are: nn.Dropout and F.dropout scale them by "
+                "1/(1-p), so that the expected output stays the same"
+            ),
+            placed("attn", "out", "relu", "unscaled"),
+        ),
+    ]
+    judge_copies(
+        "EncoderBlock",
+        f"nn.TransformerEncoderLayer(..., dropout={p}, batch_first=True, norm_first={nf})",
+        p,
+        y,
+        forked(f["seed"], lambda: ref_torch_layer(state, h, xs, None, nf, dropout=p)),
+        N_(
+            "your block never applies dropout: every copy gave the same output in training mode. Build "
+            "self_attn with dropout=dropout, and apply nn.Dropout(dropout) after the ReLU and to each "
+            "sublayer's output"
+        ),
+        mistakes,
+    )
 
 
 def _block_judge(case, out):
     f = case.facts
+    if f.get("train"):
+        return _dropout_judge(f, out)
     state, h, x, pad, nf, dt = f["state"], f["h"], f["x"], f["pad"], f["nf"], f["dt"]
     if f.get("eval"):
         return _judge_eval("EncoderBlock", out, ref_torch_layer(state, h, x, pad, nf), dt)

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from .._core import Case, call, gen, got_expected, hint_line, let, new, rand, ref
 from .._judge import CheckFailure, assert_close, diagnose, expect_tensor
 from ..i18n import N_, msg
+from ._dropout import COPIES, OUTPUTS, copies_label, copies_steps, forked, judge_copies
 from ._shared import (
     F64,
     _default_probe,
@@ -138,7 +139,81 @@ def _model_cases(hidden):
             size=10**6,
         )
     )
+    # dropout > 0 in training mode: it reaches the encoder, and only the encoder
+    seq, v, d, h, d_ff, n, max_len, nf, p = (
+        (5, 9, 12, 3, 20, 2, 8, True, 0.3) if not hidden else (6, 11, 16, 4, 24, 2, 9, False, 0.4)
+    )
+    g = gen(6570 + (900 if hidden else 0))
+    state = {"embed.weight": rand(v, d, generator=g, mean=0.1, std=1.0).to(F64)}
+    state.update({"encoder." + k: t for k, t in encoder_state(n, d, d_ff, g, F64, nf).items()})
+    state["head.weight"] = rand(v, d, generator=g, std=1.0 / math.sqrt(d)).to(F64)
+    state["head.bias"] = rand(v, generator=g, mean=0.2, std=0.5).to(F64)
+    tokens = torch.randint(0, v, (1, seq), generator=g)
+    module = (
+        f"TinyTransformer(vocab_size={v}, d_model={d}, n_heads={h}, d_ff={d_ff}, n_layers={n}, "
+        f"max_len={max_len}, dropout={p}, norm_first={nf})"
+    )
+    steps = [
+        new(
+            "model",
+            "TinyTransformer",
+            v,
+            d,
+            h,
+            d_ff,
+            n,
+            max_len,
+            dropout=p,
+            norm_first=nf,
+            state=state,
+            dtype=F64,
+        ),
+        *copies_steps("model", "tokens", tokens, 6580),
+    ]
+    cases.append(
+        Case(
+            copies_label(module, "tokens", tokens.shape, "torch.float64"),
+            steps,
+            OUTPUTS,
+            facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, nf=nf, train=p),
+            size=10**6 + 1,
+        )
+    )
     return cases
+
+
+def _dropout_judge(f, y):
+    """The model with dropout f["train"] in training mode, on COPIES copies of f["tokens"]."""
+    s, p = f["state"], f["train"]
+    x, enc_state = ref_model(f)
+    xs = x.expand(COPIES, *x.shape[1:])
+
+    def head(t):
+        return F.linear(t, s["head.weight"].to(F64), s["head.bias"].to(F64))
+
+    def logits(t):
+        return head(ref_torch_encoder(enc_state, f["h"], f["n"], t, None, f["nf"], dropout=p))
+
+    judge_copies(
+        "TinyTransformer",
+        f"head(nn.TransformerEncoder(nn.TransformerEncoderLayer(..., dropout={p}), ...)(embed(tokens) + PE))",
+        p,
+        y,
+        forked(6571, lambda: logits(xs)),
+        N_(
+            "dropout never reaches the encoder: every copy gave the same logits in training mode. Build it "
+            "as Encoder(n_layers, d_model, n_heads, d_ff, dropout, norm_first=norm_first)"
+        ),
+        [
+            (
+                N_(
+                    "dropout is applied to the embeddings too: in this lesson only the encoder's blocks use "
+                    "dropout, logits = head(encoder(embed(tokens) + PE[:L], pad_mask))"
+                ),
+                lambda: forked(6572, lambda: logits(F.dropout(xs, p, training=True))),
+            )
+        ],
+    )
 
 
 def ref_model(f, pe=True, scale=1.0):
@@ -152,6 +227,8 @@ def ref_model(f, pe=True, scale=1.0):
 
 def _model_judge(case, out):
     f = case.facts
+    if f.get("train"):
+        return _dropout_judge(f, out)
     s, pad, dt = f["state"], f["pad"], f["dt"]
 
     def head(y):

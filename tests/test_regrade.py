@@ -176,6 +176,7 @@ CHECKS_FINGERPRINTS = {
     "0.4.0": "a1d681f78ceb1ac7",  # see CHANGELOG.md, 2026-12-07 (recorded again at each merge of that day)
     "0.4.1": "2abce62315ebb217",  # recorded by make refresh
     "0.4.2": "8f6a1a1f18cf9575",  # recorded by make refresh
+    "0.4.3": "3ab2692d064b238e",  # recorded by make refresh
 }
 
 

@@ -185,14 +185,16 @@ def pytest_collection_modifyitems(config, items):
             items[:] = keep
 
 
+# `--record-breadth`: the lessons of this run's breadth reports, and whether all of them passed
 _breadth_results: dict = {}
 
 
 def pytest_runtest_logreport(report):
-    """`--record-breadth`: a lesson's breadth is verified when every one of its reports passed."""
-    lessons = _breadth_results.setdefault("lessons", None) or _breadth_results.setdefault(
-        "lessons", _lessons()
-    )
+    """`--record-breadth` (set up in `pytest_sessionstart`): a lesson's breadth is verified when
+    every one of its reports passed."""
+    lessons = _breadth_results.get("lessons")
+    if lessons is None:
+        return
     lesson = _breadth_lesson(report, lessons)
     if lesson is None:
         return
@@ -201,24 +203,33 @@ def pytest_runtest_logreport(report):
     state[lesson] = state.get(lesson, True) and ok
 
 
+def pytest_sessionstart(session):
+    config = session.config
+    if config.getoption("record_breadth") and not hasattr(config, "workerinput"):
+        selection = (
+            config.getoption("keyword"),
+            config.getoption("markexpr"),
+            sorted(Path(a).name for a in config.args),
+        )
+        if selection != ("", breadth.MARKS, sorted(breadth.CACHED)):
+            # a partial run (-k, another -m, other files) would record lessons it did not run whole
+            raise pytest.UsageError(
+                f"--record-breadth records only the whole run: -m {breadth.MARKS!r} {' '.join(breadth.CACHED)}"
+            )
+        _breadth_results["lessons"] = _lessons()
+
+
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
-    if not config.getoption("record_breadth") or hasattr(config, "workerinput"):
-        return  # xdist's workers report to the controller, which writes
-    selection = (
-        config.getoption("keyword"),
-        config.getoption("markexpr"),
-        sorted(Path(a).name for a in config.args),
-    )
-    if selection != ("", breadth.MARKS, sorted(breadth.CACHED)):
-        # a partial run (-k, another -m, other files) would record lessons whose breadth it did not all run
-        raise pytest.UsageError(
-            f"--record-breadth records only the whole run: -m {breadth.MARKS!r} {' '.join(breadth.CACHED)}"
-        )
+    if "lessons" not in _breadth_results or exitstatus not in (0, 1):
+        return  # not recording, or an interrupted run (it did not run every lesson whole)
     state = _breadth_results.get("state", {})
     passed = {lesson: breadth.digest(lesson) for lesson, ok in state.items() if ok}
     breadth.RESULTS.parent.mkdir(parents=True, exist_ok=True)
     breadth.RESULTS.write_text(json.dumps(passed, indent=1) + "\n", encoding="utf-8")
+    config.get_terminal_writer().line(
+        f"breadth passed: {', '.join(sorted(passed)) or 'no lesson'} ({breadth.RESULTS})"
+    )
 
 
 _MAIN = sys.modules["__main__"]

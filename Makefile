@@ -20,7 +20,7 @@ export BYHAND_SOURCE
 LESSONS ?=
 PUBLISH_FLAGS = $(if $(filter 1,$(FORCE)),--force,) $(if $(CONFIG),--config '$(CONFIG)',)
 
-.PHONY: refresh messages review-zh mutation postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
+.PHONY: breadth refresh messages review-zh mutation postgres test-full test-oldest-torch test-catalogue help venv lab release handout exchange formgrader execute examples grade test test-fast lint nbval-other-cpu bench book wheel clean browser
 
 help:
 	@echo "make grade [SUBMISSIONS=dir|zip] [OUT=dir]   grade a class (default: the bundled example class)"
@@ -37,6 +37,7 @@ help:
 	@echo "    (publishing: BYHAND_SOURCE=<the wheel's URL>, FORCE=1, CONFIG=course.toml; docs/grading.md)"
 	@echo "make formgrader [OUT=dir]                    nbgrader's formgrader on a grading output folder"
 	@echo "make review-zh [LESSON=09_modern_block]      build/review/NN.html: English and Chinese side by side, stale cells flagged"
+	@echo "make breadth                                 the catalogue's breadth, every lesson; records the lessons that passed (tests/breadth_verified.json)"
 	@echo "make refresh [ALL=1] [BUMP=0]               redo what is derived from the sources: catalogues, stored outputs, release, example class, version"
 	@echo "make messages                                the pages' words into student/byhand/locale/*.po, compiled to .mo"
 	@echo "make wheel                                   the student package (byhand) as a wheel in build/wheel/"
@@ -166,7 +167,15 @@ REST := -m "not (full or fast) and (e2e or browser or cluster or claims or nbval
 GATE := -n 2 --dist loadgroup
 test: $(STAMP) browser lint
 	$(call UNCHANGED_TREE,$(BIN)/python -m pytest -q -p no:cacheprovider -p no:nbval -rs --durations=10 -n 2 $(FAST) tests \
-		&& $(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(GATE) $(REST) $(NBVAL) tests solutions)
+		&& $(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(GATE) $(REST) --skip-verified-breadth $(NBVAL) tests solutions)
+
+# the catalogue's breadth (every `breadth` test of tests/breadth.py's CACHED files, every lesson),
+# and the digests of the lessons whose tests all passed recorded in tests/breadth_verified.json
+# (commit it): the gate leaves a lesson's breadth out while its digest is the recorded one.
+breadth: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -p no:nbval -rs -n 2 -m "breadth and not full" --record-breadth \
+		$(addprefix tests/,test_lessons.py test_verdict.py test_zh_output.py); rc=$$?; \
+	$(BIN)/python tests/breadth.py --merge; $(ELAPSED); exit $$rc
 
 # Everything: every test of every layer (the catalogue graded in kernels, the student notebooks in a
 # clean venv, the claims sweeps, the cluster, formgrader, JupyterLab and the whole site in Chromium)

@@ -1,4 +1,5 @@
 import itertools
+import json
 import os
 import re
 import sys
@@ -12,6 +13,7 @@ try:  # pytest's own parser of `-m` (private; pinned with pytest): without it ev
     from _pytest.mark.expression import Expression
 except ImportError:  # pragma: no cover
     Expression = None
+import breadth
 from shared_class import SHARED_GROUP, shared_class  # noqa: F401 - the one graded class, a session fixture
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +46,47 @@ FULL_LAYERS = {"browser", "cluster", "claims"}
 # tests/test_authoring.py::test_the_committed_tree_is_refreshed compares every notebook and its checks
 # with refresh.json. What is left to nbval, outputs that do not reproduce, is rare breakage.
 NBVAL_IN_FULL = {"04_pre_post_ln", "06_transformer_block", "07_decoder", "09_modern_block", "12_training"}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--skip-verified-breadth",
+        action="store_true",
+        help="leave out the `breadth` tests of the lessons tests/breadth_verified.json records at their "
+        "digest now (the gate; tests/breadth.py)",
+    )
+    parser.addoption(
+        "--record-breadth",
+        action="store_true",
+        help="write build/breadth-passed.json: the lessons whose breadth tests all ran and passed "
+        "(make breadth, then tests/breadth.py --merge)",
+    )
+
+
+def _breadth_lesson(item_or_report, lessons):
+    """The lesson of a `breadth` test of a file whose results tests/breadth.py records, else None."""
+    path = item_or_report.nodeid.split("::")[0]
+    if Path(path).name not in breadth.CACHED or "breadth" not in item_or_report.keywords:
+        return None
+    return breadth.lesson_of(item_or_report.nodeid, lessons)
+
+
+def _lessons():
+    from autograder import course
+
+    return course.lessons()
+
+
+def pytest_report_header(config):
+    if config.getoption("skip_verified_breadth"):
+        lessons = _lessons()
+        ok = breadth.verified(lessons)
+        stale = [lesson for lesson in lessons if lesson not in ok]
+        return [
+            f"breadth verified at its digest, left out (tests/breadth_verified.json): {len(ok)} lessons; "
+            f"run here: {', '.join(stale) or 'none'}"
+        ]
+    return []
 
 
 def pytest_configure(config):
@@ -131,6 +174,62 @@ def pytest_collection_modifyitems(config, items):
             # `make test-full` in two processes: what a file sets up once (a claim's sweep, the
             # catalogue graded in kernels, a clean venv, a browser) is set up in one of them only
             item.add_marker(pytest.mark.xdist_group(f"file-{item.path.name}"))
+    if config.getoption("skip_verified_breadth"):
+        lessons = _lessons()
+        ok = breadth.verified(lessons)
+        keep, left = [], []
+        for item in items:
+            (left if _breadth_lesson(item, lessons) in ok else keep).append(item)
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = keep
+
+
+# `--record-breadth`: the lessons of this run's breadth reports, and whether all of them passed
+_breadth_results: dict = {}
+
+
+def pytest_runtest_logreport(report):
+    """`--record-breadth` (set up in `pytest_sessionstart`): a lesson's breadth is verified when
+    every one of its reports passed."""
+    lessons = _breadth_results.get("lessons")
+    if lessons is None:
+        return
+    lesson = _breadth_lesson(report, lessons)
+    if lesson is None:
+        return
+    ok = report.passed or (report.when != "call" and not report.failed and not report.skipped)
+    state = _breadth_results.setdefault("state", {})
+    state[lesson] = state.get(lesson, True) and ok
+
+
+def pytest_sessionstart(session):
+    config = session.config
+    if config.getoption("record_breadth") and not hasattr(config, "workerinput"):
+        selection = (
+            config.getoption("keyword"),
+            config.getoption("markexpr"),
+            sorted(Path(a).name for a in config.args),
+        )
+        if selection != ("", breadth.MARKS, sorted(breadth.CACHED)):
+            # a partial run (-k, another -m, other files) would record lessons it did not run whole
+            raise pytest.UsageError(
+                f"--record-breadth records only the whole run: -m {breadth.MARKS!r} {' '.join(breadth.CACHED)}"
+            )
+        _breadth_results["lessons"] = _lessons()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if "lessons" not in _breadth_results or exitstatus not in (0, 1):
+        return  # not recording, or an interrupted run (it did not run every lesson whole)
+    state = _breadth_results.get("state", {})
+    passed = {lesson: breadth.digest(lesson) for lesson, ok in state.items() if ok}
+    breadth.RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    breadth.RESULTS.write_text(json.dumps(passed, indent=1) + "\n", encoding="utf-8")
+    config.get_terminal_writer().line(
+        f"breadth passed: {', '.join(sorted(passed)) or 'no lesson'} ({breadth.RESULTS})"
+    )
 
 
 _MAIN = sys.modules["__main__"]

@@ -291,6 +291,10 @@ def test_a_merged_check_without_refresh_is_stale(tmp_path, monkeypatch):
     step.done()
     assert step.fresh()
 
+    # a step with no digest (a new lesson's notebook, committed before its first refresh) is stale
+    new = refresh.Step("execute-new", lambda: [tmp_path / "checks.py"], lambda: ["ran"])
+    assert not new.fresh(), "got fresh, expected stale: the step was never done"
+
     (tmp_path / "refresh.json").write_text("<<<<<<< ours\n{}\n=======\n{}\n>>>>>>> theirs\n")
     with pytest.raises(SystemExit, match="merge conflict"):
         step.fresh()

@@ -2,6 +2,8 @@
 the loop (`make test-fast`'s selection), which `make test` runs before anything slow: in a copy of
 the checkout with `judge/grade.py::verdict` planted to pass everything, the loop's verdict tests fail."""
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -89,3 +91,88 @@ def _imported_grader(copy: Path) -> str:
         text=True,
         check=True,
     ).stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# the catalogue's breadth the gate leaves out (tests/breadth.py): only a lesson recorded at its
+# digest now, and the digest moves with every input of that lesson's tests
+
+
+def test_a_lessons_breadth_digest_moves_with_its_inputs_only():
+    import breadth
+
+    lesson, other = "05_init", "02_layernorm"
+    now = breadth.digest(lesson)
+    own_check = next((ROOT / "student" / "byhand" / "init").glob("*.py"))
+    shared = ROOT / "student" / "byhand" / "_core" / "judging.py"
+    po = ROOT / "student" / "byhand" / "locale" / "zh_CN" / "LC_MESSAGES" / "byhand.po"
+    for changed in (
+        own_check,
+        shared,
+        po,
+        ROOT / "examples" / "answers" / f"a{lesson}.py",
+        ROOT / "autograder" / "judge" / "grade.py",
+        ROOT / "tests" / "test_lessons.py",
+        ROOT / "requirements.txt",
+    ):
+        moved = breadth.digest(lesson, {changed: changed.read_bytes() + b"\n# changed\n"})
+        assert moved != now, f"changing {changed.relative_to(ROOT)} left {lesson}'s breadth digest as it was"
+    # another lesson's checks and the notebook's outputs are no input of it
+    other_check = next((ROOT / "student" / "byhand" / "layernorm").glob("*.py"))
+    assert breadth.digest(lesson, {other_check: b"# changed\n"}) == now
+    assert breadth.digest(other, {own_check: b"# changed\n"}) == breadth.digest(other)
+    # a re-executed notebook (other outputs) is the same input; an edited cell is not
+    notebook = ROOT / "solutions" / f"{lesson}.ipynb"
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["re-executed\n"]}]
+    assert breadth.digest(lesson, {notebook: json.dumps(nb).encode()}) == now
+    code = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    code["source"] = ["x = 1\n", *code["source"]]
+    assert breadth.digest(lesson, {notebook: json.dumps(nb).encode()}) != now
+
+
+def _collected(record: Path, lesson_filter: str) -> list[str]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:nbval",
+            "--collect-only",
+            "-m",
+            "breadth and not full",
+            "--skip-verified-breadth",
+            "tests/test_lessons.py",
+            "-k",
+            lesson_filter,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BREADTH_RECORD": str(record)},
+    )
+    assert out.returncode in (0, 5), out.stdout + out.stderr
+    return [line for line in out.stdout.splitlines() if "::" in line]
+
+
+@pytest.mark.slow  # two pytest collections (about 10 s)
+def test_the_gate_leaves_out_a_lessons_breadth_only_at_its_recorded_digest(tmp_path):
+    import breadth
+
+    record = tmp_path / "breadth_verified.json"
+    record.write_text(json.dumps({"05_init": breadth.digest("05_init"), "03_residual": "0" * 64}))
+    ids = _collected(record, "05_init or 03_residual")
+    assert not [i for i in ids if "[05_init-" in i], (
+        f"05_init is recorded at its digest, yet collected: {ids}"
+    )
+    assert [i for i in ids if "[03_residual-" in i], (
+        "03_residual's record is stale, yet its breadth was left out"
+    )
+    record.write_text("{}")
+    assert [i for i in _collected(record, "05_init") if "[05_init-" in i], "no record, yet 05_init left out"

@@ -3,10 +3,12 @@ weights?
 
 `transformers.models.mixtral.modeling_mixtral.MixtralSparseMoeBlock` (its gate a bias-free Linear,
 its experts SwiGLU `w2(silu(w1(x)) * w3(x))` in a list, top-k with renormalised weights; transformers
-4.57, pinned in requirements/dev.txt: 5.x fuses the experts into one module) and its
-`load_balancing_loss_func`, which sums the fractions over the k slots: k times the lesson's loss.
-The lesson's reference answers are what runs (tests/lesson_code.py). Skipped where `transformers` is
-absent (it is in requirements/dev.txt, so `make test-full` runs it).
+4.57: 5.x fuses the experts into one module) and its `load_balancing_loss_func`, which sums the
+fractions over the k slots: k times the lesson's loss. The lesson's reference answers are what runs
+(tests/lesson_code.py). Skipped where `transformers` is absent, which is everywhere the Makefile
+installs: transformers 4.57.6 asks for tokenizers <= 0.23.0 and requirements.txt pins 0.23.3
+(lesson 11), so pip refuses the two together. To run it: `pip install transformers==4.57.6` in a
+copy of the venv (it downgrades tokenizers), then `pytest tests/test_published_mixtral.py`.
 """
 
 from __future__ import annotations

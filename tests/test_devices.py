@@ -15,6 +15,13 @@ from autograder.course import answer_namespace, lessons, questions
 
 # "meta" is a second device every torch has: tensors with a shape and a device, and no data.
 OTHER = torch.device("meta")
+# questions whose computation reads its tensors' values to decide shapes, which meta tensors do not
+# have: a run there stops at that op (NotImplementedError); what runs before it is still checked
+# here, and all of it on a GPU (test_reference_answers_pass_every_check_on_cuda)
+READS_VALUES = {
+    ("13_mixture_of_experts", "moe_forward"): "dispatch splits the tokens by the counts per expert",
+    ("13_mixture_of_experts", "load_balancing_loss"): "f counts the tokens routed to each expert",
+}
 
 
 def test_inputs_are_built_on_the_requested_device():
@@ -84,4 +91,6 @@ def test_reference_answers_run_on_another_device(lesson):
     for name in questions(lesson):
         for case in ordered_cases(module.QUESTIONS[name], hidden=True):
             result = run_steps(case.steps, [], ns, device=OTHER)
+            if (lesson, name) in READS_VALUES and result.get("not_implemented"):
+                continue
             assert "error" not in result, f"{name} on {OTHER}: {result['error']}\n  on input: {case.label}"

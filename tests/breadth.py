@@ -24,6 +24,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script (`python tests/breadth.py`), autograder from this tree
+
+from autograder.tooling.refresh import digest_content  # noqa: E402
+
 # BREADTH_RECORD: another record, for tests/test_gate.py (tests never write into the checkout)
 RECORD = Path(os.environ.get("BREADTH_RECORD") or ROOT / "tests" / "breadth_verified.json")
 # what `make breadth` writes before its results are merged into RECORD (build/ is not committed)
@@ -71,7 +75,12 @@ def digest(lesson: str, overrides: dict | None = None) -> str:
     overrides = overrides or {}
     h = hashlib.sha256()
     for p in inputs(lesson):
-        data = overrides[p] if p in overrides else (p.read_bytes() if p.exists() else b"<none>")
+        # byhand's version line left out (digest_content): `make refresh` bumps it for any check's
+        # change, which would make every lesson stale where only one lesson's checks changed
+        if p in overrides or p.exists():
+            data = digest_content(p, overrides.get(p))
+        else:
+            data = b"<none>"
         if p.suffix == ".ipynb" and data != b"<none>":
             # its cells' code and text only: a re-execution changes the outputs, not what a test reads
             cells = json.loads(data).get("cells", [])
@@ -115,7 +124,6 @@ def merge_results() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    sys.path.insert(0, str(ROOT))
     from autograder import course
 
     if argv[1:] == ["--merge"]:

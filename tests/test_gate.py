@@ -131,6 +131,13 @@ def test_a_lessons_breadth_digest_moves_with_its_inputs_only():
     code = next(c for c in nb["cells"] if c["cell_type"] == "code")
     code["source"] = ["x = 1\n", *code["source"]]
     assert breadth.digest(lesson, {notebook: json.dumps(nb).encode()}) != now
+    # a version bump alone (make refresh's, for any lesson's change) leaves it; the rest of the file not
+    init = ROOT / "student" / "byhand" / "__init__.py"
+    text = init.read_text(encoding="utf-8")
+    bumped = re.sub(r'^__version__ = "[^"]+"', '__version__ = "99.0.0"', text, count=1, flags=re.M)
+    assert bumped != text
+    assert breadth.digest(lesson, {init: bumped.encode()}) == now
+    assert breadth.digest(lesson, {init: (text + "\n# changed\n").encode()}) != now
 
 
 def _collected(record: Path, lesson_filter: str) -> list[str]:

@@ -137,8 +137,10 @@ def version_and_fingerprint(allow_bump: bool = True) -> list[str]:
 # the incremental steps
 
 
-def _content(path: Path) -> bytes:
-    data = path.read_bytes()
+def digest_content(path: Path, data: bytes | None = None) -> bytes:
+    """A file's bytes (or `data` in their place) as a digest sees them (also tests/breadth.py's):
+    byhand's version line left out."""
+    data = path.read_bytes() if data is None else data
     if path == STUDENT / "__init__.py":  # the version alone decides nothing derived from it but the wheel's
         data = VERSION_LINE.sub("", data.decode("utf-8")).encode()
     return data
@@ -148,7 +150,7 @@ def digest(paths: list[Path], extra: bytes = b"") -> str:
     h = hashlib.sha256(extra)
     for p in sorted(set(paths)):
         h.update(
-            str(p.relative_to(ROOT)).encode() + b"\0" + (_content(p) if p.exists() else b"<none>") + b"\0"
+            str(p.relative_to(ROOT)).encode() + b"\0" + (digest_content(p) if p.exists() else b"<none>") + b"\0"
         )
     return h.hexdigest()
 

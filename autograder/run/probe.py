@@ -69,7 +69,8 @@ _sg.signal(_sg.SIGALRM, _sg.SIG_DFL)
 
 
 STOPPED = N_(
-    "{name} was stopped after {s} s on the grader's inputs, the limit for one question (an infinite loop?)"
+    "{name} was stopped after {s} s on the grader's inputs, the limit for one question (an infinite "
+    "loop, or too slow for them?)"
 )
 
 
@@ -218,7 +219,7 @@ def _call(client: NotebookClient, code: str, payload, limit: int | None = None) 
         why, lost = msg("the grader could not call {name}: {why}", name="{name}", why=message_of(exc)), True
     except CellTimeoutError:
         why = msg(
-            "{name} did not finish on the grader's inputs within {s} s (an infinite loop?)",
+            "{name} did not finish on the grader's inputs within {s} s (an infinite loop, or too slow for them?)",
             name="{name}",
             s=client.timeout,
         )
@@ -297,7 +298,7 @@ def _probe(client: NotebookClient, questions: dict, result, alone: bool = False,
     errors = answer.errors
     if errors and errors[0].get("ename") in ("KeyboardInterrupt", "CellTimeoutError"):
         why = msg(
-            "{name} did not finish on the grader's inputs within {s} s (an infinite loop?)",
+            "{name} did not finish on the grader's inputs within {s} s (an infinite loop, or too slow for them?)",
             name=name,
             s=client.timeout,
         )

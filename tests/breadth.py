@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script (`python tests/breadth.py`), autograder from this tree
 
-from autograder.tooling.refresh import digest_content  # noqa: E402
+from autograder.tooling.refresh import check_packages, digest_content  # noqa: E402
 
 # BREADTH_RECORD: another record, for tests/test_gate.py (tests never write into the checkout)
 RECORD = Path(os.environ.get("BREADTH_RECORD") or ROOT / "tests" / "breadth_verified.json")
@@ -53,7 +53,8 @@ def inputs(lesson: str) -> list[Path]:
     catalogue's code, the grader, and the tests."""
     packages = _lesson_packages()
     student = ROOT / "student" / "byhand"
-    others = {student / pkg for name, pkg in packages.items() if name != lesson}
+    # another lesson's package is no input unless the lesson's checks import it (check_packages)
+    others = {student / pkg for pkg in packages.values()} - set(check_packages(lesson))
     checks = [p for p in student.rglob("*") if p.is_file() and not any(o in p.parents for o in others)]
     return sorted(
         {

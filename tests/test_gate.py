@@ -138,6 +138,13 @@ def test_a_lessons_breadth_digest_moves_with_its_inputs_only():
     assert bumped != text
     assert breadth.digest(lesson, {init: bumped.encode()}) == now
     assert breadth.digest(lesson, {init: (text + "\n# changed\n").encode()}) != now
+    # a lesson's checks that run another lesson's code (13's moe_forward, 10's observer) depend on it
+    observer = ROOT / "student" / "byhand" / "flash_attention" / "_shared.py"
+    moe = "13_mixture_of_experts"
+    assert breadth.digest(moe, {observer: observer.read_bytes() + b"\n# changed\n"}) != breadth.digest(moe)
+    router = ROOT / "student" / "byhand" / "moe" / "route.py"
+    flash = "10_flash_attention"
+    assert breadth.digest(flash, {router: router.read_bytes() + b"\n# changed\n"}) == breadth.digest(flash)
 
 
 def _collected(record: Path, lesson_filter: str) -> list[str]:

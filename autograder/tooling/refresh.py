@@ -195,12 +195,29 @@ def write_digests(digests: dict) -> None:
     DIGESTS.write_text(json.dumps(dict(sorted(digests.items())), indent=0) + "\n", encoding="utf-8")
 
 
-def _checks_of(lesson: str) -> list[Path]:
+def check_packages(lesson: str) -> list[Path]:
+    """The folders of the lesson's check package and of every other lesson's package it imports
+    (lesson 13's moe_forward runs lesson 10's observer), transitively."""
     import byhand
 
-    pkg = STUDENT / byhand.LESSONS[lesson]
-    # what every lesson's checks run on: the package's top level and _core/ (its steps, judging, wire)
-    return sorted(pkg.rglob("*.py")) + sorted(STUDENT.glob("*.py")) + sorted(STUDENT.glob("_core/*.py"))
+    names = set(byhand.LESSONS.values())
+    todo, seen = [byhand.LESSONS[lesson]], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for path in (STUDENT / name).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            todo += [m for m in re.findall(r"^\s*from (?:\.\.|byhand\.)(\w+)", text, re.M) if m in names]
+    return sorted(STUDENT / name for name in seen)
+
+
+def _checks_of(lesson: str) -> list[Path]:
+    # what every lesson's checks run on: the packages (check_packages), byhand's top level and _core/
+    # (its steps, judging, wire)
+    own = [p for pkg in check_packages(lesson) for p in sorted(pkg.rglob("*.py"))]
+    return own + sorted(STUDENT.glob("*.py")) + sorted(STUDENT.glob("_core/*.py"))
 
 
 def _torch_pin() -> bytes:

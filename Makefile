@@ -159,7 +159,8 @@ endef
 # the loop first (`make test-fast`'s selection, $(FAST): a grader whose verdicts always pass, or a check
 # that passes its mistakes, fails here within two minutes, before anything slow starts), then the rest
 # (marked `slow` or `breadth`, or a layer's: nbval of solutions/, the shared graded class and every
-# end-to-end test that reads it (tests/shared_class.py), the process-level tests (Ctrl-C, SIGKILL,
+# end-to-end test that reads it (tests/shared_class.py; the gate's part of the example class:
+# --shared-class=gate), the process-level tests (Ctrl-C, SIGKILL,
 # resume, a killed pool worker, descriptors), one browser check). Two pytest processes each time;
 # tests/conftest.py keeps a notebook's nbval cells in one and every reader of the shared class in one.
 # What it leaves out is marked `full`; `fast` marks a stand-in only the loop runs.
@@ -167,7 +168,8 @@ REST := -m "not (full or fast) and (e2e or browser or cluster or claims or nbval
 GATE := -n 2 --dist loadgroup
 test: $(STAMP) browser lint
 	$(call UNCHANGED_TREE,$(BIN)/python -m pytest -q -p no:cacheprovider -p no:nbval -rs --durations=10 -n 2 $(FAST) tests \
-		&& $(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(GATE) $(REST) --skip-verified-breadth $(NBVAL) tests solutions)
+		&& $(BIN)/python -m pytest -q -p no:cacheprovider -rs --durations=15 $(GATE) $(REST) --skip-verified-breadth \
+			--shared-class=gate $(NBVAL) tests solutions)
 
 # the catalogue's breadth (every `breadth` test of tests/breadth.py's CACHED files) of the lessons
 # not verified at their digest now (ALL=1: every lesson), and the digests of the lessons whose tests

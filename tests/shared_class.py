@@ -11,6 +11,13 @@ real pipeline (`grade_class`, two workers, in this process), and reads its rows 
   attacks and broken files (tests/test_adversarial.py), with solved copies of the lesson planted
   around the machine while it runs.
 
+What it grades of the example class depends on `--shared-class` (tests/conftest.py): `whole` (the
+default, `make test-full`) grades all of it; `gate` (`make test`) grades every lesson's perfect
+answer and every student of the lessons that grade in seconds, and leaves the other students of
+the lessons whose checks train or time a model (`EXPENSIVE`: about 60% of the class's grading
+time) to `make test-full`. `keeps(student, lesson)` says which; the readers compare only what was
+graded, and `tests/test_gate.py` holds the gate's part to every lesson.
+
 The fixture returns a `SharedClass`. No test changes its output folder: one that writes works on a
 copy of what it needs (test_class_grading.py's `small_class`). Under pytest-xdist every test that uses the fixture runs in one process (tests/conftest.py puts them
 in one `xdist_group`), so the class is graded once per session.
@@ -29,6 +36,16 @@ import pytest
 
 SHARED_GROUP = "shared-class"  # the xdist_group of every test that reads the shared class
 
+# the lessons whose example notebooks take 10-40 s each to grade (their checks train a model, time
+# a trainer or run thousands of dropout copies), measured by grading the shared class on 2 cores
+EXPENSIVE = ("06_transformer_block", "07_decoder", "10_flash_attention", "11_tokenizer", "12_training")
+PERFECT = "alice"  # the example class's perfect student: graded on every lesson in the gate too
+
+
+def keeps_in_gate(student: str, lesson: str) -> bool:
+    """Does the gate's shared class grade this example notebook (or catalogue answer's)?"""
+    return lesson not in EXPENSIVE or student == PERFECT
+
 
 @dataclass
 class SharedClass:
@@ -37,6 +54,11 @@ class SharedClass:
     graded: list  # autograder.outcomes.Graded of the whole class, both passes
     seconds: float  # what grading both passes took
     db_url: str  # its nbgrader gradebook
+    whole: bool = True  # the whole example class (`--shared-class=whole`), else the gate's part
+
+    def keeps(self, student: str, lesson: str) -> bool:
+        """Was this notebook of the example class graded here?"""
+        return self.whole or keeps_in_gate(student, lesson)
 
     def rows(self, students=None) -> list:
         """grades.csv as dicts, only `students` when given."""
@@ -49,7 +71,7 @@ class SharedClass:
 
 
 @pytest.fixture(scope="session")
-def shared_class(tmp_path_factory) -> SharedClass:
+def shared_class(tmp_path_factory, request) -> SharedClass:
     # the contributors are test modules (tests/ is on sys.path): each builds its own students
     import test_adversarial
     import test_formgrader
@@ -62,7 +84,8 @@ def shared_class(tmp_path_factory) -> SharedClass:
     _graded_once_per_run(tmp_path_factory)
     root = tmp_path_factory.mktemp("shared-class")
     main, attacks = root / "class", root / "attacks"
-    test_grading.add_students(main)
+    whole = request.config.getoption("shared_class") == "whole"
+    test_grading.add_students(main, keep=None if whole else keeps_in_gate)
     test_formgrader.add_students(main)
     test_zh_class.add_students(main)
     limits = test_adversarial.add_students(attacks)
@@ -77,7 +100,9 @@ def shared_class(tmp_path_factory) -> SharedClass:
             shutil.rmtree(folder, ignore_errors=True)
     seconds = time.monotonic() - t0
     write_report(out, result["graded"])  # what `make grade` writes after grading
-    return SharedClass(out, {"main": main, "attacks": attacks}, result["graded"], seconds, result["db_url"])
+    return SharedClass(
+        out, {"main": main, "attacks": attacks}, result["graded"], seconds, result["db_url"], whole
+    )
 
 
 def _graded_once_per_run(tmp_path_factory) -> None:

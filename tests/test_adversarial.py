@@ -697,6 +697,7 @@ def _interrupt_a_grader(tmp_path, request, how: str) -> dict:
     return json.loads(m.group(1))
 
 
+@pytest.mark.full  # 68 s; the interrupt handling rarely changes: the gate kills and resumes a run (test_class_grading.py)
 @needs_isolation
 def test_ctrl_c_leaves_nothing(tmp_path, request):
     """After Ctrl-C mid-run: no temporary folder, no semaphore in /dev/shm, no kernel or anything a
@@ -714,7 +715,7 @@ def test_ctrl_c_leaves_nothing(tmp_path, request):
     assert _host_files_with(f"tbb-slow-{TOKEN}") == []
 
 
-@pytest.mark.full  # SIGKILL of the grader is rare: Ctrl-C, the usual stop, stays in the gate (above)
+@pytest.mark.full  # SIGKILL of the grader is rare (Ctrl-C, above, is in make test-full too)
 @needs_isolation
 def test_a_killed_grader_leaves_nothing_the_next_run_does_not_clean(tmp_path, request):
     """After SIGKILL of the grader mid-run: its kernels and what they started die with it, what they

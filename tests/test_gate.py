@@ -190,3 +190,25 @@ def test_the_gate_leaves_out_a_lessons_breadth_only_at_its_recorded_digest(tmp_p
     )
     record.write_text("{}")
     assert [i for i in _collected(record, "05_init") if "[05_init-" in i], "no record, yet 05_init left out"
+
+
+def test_the_gates_shared_class_grades_every_lessons_perfect_answer():
+    """The gate grades part of the example class (tests/shared_class.py): is every lesson in it, with
+    its perfect notebook, and does `make test` ask for that part (test-full for the whole)?"""
+    from shared_class import EXPENSIVE, PERFECT, keeps_in_gate
+
+    from autograder import course
+    from examples.build import CLASS
+
+    lessons = course.lessons()
+    assert set(EXPENSIVE) <= set(lessons), f"got {sorted(set(EXPENSIVE) - set(lessons))}, expected lessons"
+    for lesson in lessons:
+        assert (CLASS / PERFECT / f"{lesson}.ipynb").exists(), f"{PERFECT} has no {lesson} notebook"
+        assert keeps_in_gate(PERFECT, lesson)
+    cheap = [lesson for lesson in lessons if lesson not in EXPENSIVE]
+    assert len(cheap) >= len(lessons) // 2, f"got {cheap}, expected most lessons graded whole in the gate"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    test_recipe = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    assert "--shared-class=gate" in test_recipe
+    full_recipe = makefile.split("\ntest-full:", 1)[1].split("\n\n", 1)[0]
+    assert "--shared-class" not in full_recipe  # the default: the whole class

@@ -9,7 +9,7 @@ import byhand as checks
 import nbformat
 import pytest
 from byhand import _depends
-from shared_class import SHARED_GROUP
+from shared_class import SHARED_GROUP, keeps_in_gate
 
 from autograder import course
 from autograder.classroom import grade_class
@@ -27,12 +27,17 @@ def _read(path):
 EXAMPLE_STUDENTS = sorted(p.name for p in CLASS.iterdir())
 
 
-def add_students(folder):
+def add_students(folder, keep=None):
     """This file's students in the shared class (tests/shared_class.py): the example class, and
-    the catalogue's correct alternatives that print, warn or write to stderr."""
+    the catalogue's correct alternatives that print, warn or write to stderr; only the notebooks
+    `keep(student, lesson)` keeps, when given (the gate's part)."""
     shutil.copytree(CLASS, folder, dirs_exist_ok=True)
+    if keep is not None:
+        for notebook in sorted(folder.glob("*/*.ipynb")):
+            if not keep(notebook.parent.name, notebook.stem):
+                notebook.unlink()
     for kind, lesson, name, cells, _ in CATALOGUE:
-        if kind == "alternative" and _speaks(cells):
+        if kind == "alternative" and _speaks(cells) and (keep is None or keep(name, lesson)):
             (folder / f"{kind}-{lesson}-{name}").mkdir(parents=True)
             nbformat.write(fill(lesson, cells), folder / f"{kind}-{lesson}-{name}" / f"{lesson}.ipynb")
 
@@ -62,8 +67,9 @@ def test_bundled_class_is_up_to_date(tmp_path):
         )
 
 
-def test_example_class_gets_expected_grades(example_grades):
-    """Does every (student, lesson, question) get exactly the points expected_grades.csv says?"""
+def test_example_class_gets_expected_grades(example_grades, shared_class):
+    """Does every (student, lesson, question) get exactly the points expected_grades.csv says? (The
+    gate's shared class: every notebook it graded, tests/shared_class.py.)"""
     _, rows, _ = example_grades
     got = {
         (r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"])) for r in rows
@@ -71,6 +77,7 @@ def test_example_class_gets_expected_grades(example_grades):
     expected = {
         (r["student"], r["lesson"], r["question"]): (float(r["points"]), float(r["max_points"]))
         for r in _read(EXPECTED)
+        if shared_class.keeps(r["student"], r["lesson"])
     }
     wrong = {k: (got.get(k), v) for k, v in expected.items() if got.get(k) != v}
     assert not wrong, "got vs expected (points, max):\n" + "\n".join(
@@ -223,10 +230,18 @@ def test_classic_mistake_loses_points_when_graded(catalogue_grades, lesson, name
     assert not lost, f"{name} also lost: {lost}"
 
 
+def _alternative_marks(lesson, name, cells):
+    """In the shared class when it speaks; `full` when `make test-full` grades it in kernels (it does
+    not speak), or the gate's shared class leaves its lesson out (tests/shared_class.py)."""
+    if not _speaks(cells):
+        return FULL
+    return SHARED if keeps_in_gate(name, lesson) else (SHARED, FULL)
+
+
 @pytest.mark.parametrize(
     "lesson,name,shared",
     [
-        pytest.param(les, n, _speaks(cells), marks=SHARED if _speaks(cells) else FULL, id=f"{les}-{n}")
+        pytest.param(les, n, _speaks(cells), marks=_alternative_marks(les, n, cells), id=f"{les}-{n}")
         for k, les, n, cells, _ in CATALOGUE
         if k == "alternative"
     ],

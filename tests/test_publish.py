@@ -202,6 +202,7 @@ def test_the_site_checker_finds_a_page_or_download_left_on_the_placeholder(tmp_p
 
 
 @pytest.mark.slow  # the whole site, both languages, through Sphinx
+@pytest.mark.full  # 30 s; the site's build rarely changes, and make test-full builds and browses it whole
 def test_make_book_without_answers_installs_from_byhand_source_everywhere(tmp_path):
     """`make book ANSWERS=0 BYHAND_SOURCE=URL` as a graded class runs it: every notebook the site
     serves (both languages) and every lesson page's first code cell install from URL, and no page or

@@ -109,6 +109,7 @@ def test_a_function_that_never_returns_costs_one_question_limit(tmp_path):
 
 
 @pytest.mark.e2e
+@pytest.mark.full  # 55 s (a demo cell runs to its 40 s limit); the two tests above stop cells in the gate
 def test_an_answer_that_never_returns_in_its_test_cell_costs_its_question_only(tmp_path):
     """An answer that never returns, called by its own test cell (the self-check): each case runs
     under the question's limit, so the test cell fails after `question_timeout` seconds with "ran

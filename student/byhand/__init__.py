@@ -19,7 +19,7 @@ LESSONS = {
     "13_mixture_of_experts": "moe",
 }
 
-__version__ = "0.4.3"  # byhand: the self-checks of the course (torch, numpy, regex, matplotlib)
+__version__ = "0.4.4"  # byhand: the self-checks of the course (torch, numpy, regex, matplotlib)
 
 
 def for_lesson(lesson: str):

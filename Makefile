@@ -160,8 +160,7 @@ endef
 # that passes its mistakes, fails here within two minutes, before anything slow starts), then the rest
 # (marked `slow` or `breadth`, or a layer's: nbval of solutions/, the shared graded class and every
 # end-to-end test that reads it (tests/shared_class.py; the gate's part of the example class:
-# --shared-class=gate), the process-level tests (Ctrl-C, SIGKILL,
-# resume, a killed pool worker, descriptors), one browser check). Two pytest processes each time;
+# --shared-class=gate), a run killed and resumed, the sandbox's facts, two browser checks). Two pytest processes each time;
 # tests/conftest.py keeps a notebook's nbval cells in one and every reader of the shared class in one.
 # What it leaves out is marked `full`; `fast` marks a stand-in only the loop runs.
 REST := -m "not (full or fast) and (e2e or browser or cluster or claims or nbval or slow or breadth)"

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from shared_class import EXPENSIVE
 
 from autograder import course
 from autograder.classroom import grade_class
@@ -140,7 +141,12 @@ def test_progress_is_plain_lines_off_a_terminal(small_class, tmp_path):
     assert "alice" in proc.stdout and "01_attention" in proc.stdout  # the final table
 
 
-@pytest.mark.parametrize("lesson", course.lessons())
+# the lessons whose checks train or time a model (10-30 s each) in make test-full: the gate grades their
+# perfect notebooks for real in the shared class, which skips the same cells
+@pytest.mark.parametrize(
+    "lesson",
+    [pytest.param(les, marks=pytest.mark.full if les in EXPENSIVE else ()) for les in course.lessons()],
+)
 def test_demo_cells_are_skipped_and_nothing_graded_needs_them(lesson):
     """Are a lesson's demo cells skipped at grading, and its plain cells that nothing graded reads
     (run/prune.py), and do the reference answers still pass with only the rest run, in order?

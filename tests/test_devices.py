@@ -10,6 +10,7 @@ import byhand
 import pytest
 import torch
 from byhand._core import call, let, new, ordered_cases, ref, run_steps
+from shared_class import EXPENSIVE
 
 from autograder.course import answer_namespace, lessons, questions
 
@@ -79,8 +80,12 @@ def test_reference_answers_pass_every_check_on_cuda(lesson):
         module.check(name, ns, hidden=True, device="cuda")
 
 
-@pytest.mark.slow  # every hidden case again (test_lessons.py runs them on the CPU in make test-fast)
-@pytest.mark.parametrize("lesson", lessons())
+# every hidden case again (test_lessons.py runs them on the CPU in make test-fast); the lessons whose
+# checks train or time a model (10-20 s each here) in make test-full
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "lesson", [pytest.param(les, marks=pytest.mark.full if les in EXPENSIVE else ()) for les in lessons()]
+)
 def test_reference_answers_run_on_another_device(lesson):
     """On any machine: does every case's code (the reference answers, the modules the checks build)
     run with all its inputs on another device, "meta"? A tensor made on the CPU and mixed with

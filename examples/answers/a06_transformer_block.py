@@ -356,6 +356,40 @@ def positional_encoding(max_len, d_model):
         question="positional_encoding",
         hint="interleave",
     ),
+    # issue 51's trial: a numpy table passed as a tensor (the wire converted it) and cost TinyTransformer
+    "pe_returns_numpy": dict(
+        cells={
+            "positional_encoding_answer": """
+import numpy as np
+
+def positional_encoding(max_len, d_model):
+    pos = np.arange(max_len)[:, None]
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((max_len, d_model), dtype=np.float32)
+    pe[:, 0::2] = np.sin(pos * omega)
+    pe[:, 1::2] = np.cos(pos * omega)
+    return pe
+"""
+        },
+        question="positional_encoding",
+        hint="not a numpy array",
+    ),
+    # the exercise keeps the table out of the state dict (persistent=False, or computed in forward)
+    "model_pe_persistent_buffer": dict(
+        cells={"TinyTransformer_answer": MODEL_OK.replace(", persistent=False", "")},
+        question="TinyTransformer",
+        hint="persistent=False",
+    ),
+    "model_logits_cast_to_float32": dict(
+        cells={
+            "TinyTransformer_answer": MODEL_OK.replace(
+                "return self.head(self.encoder(x, pad_mask))",
+                "return self.head(self.encoder(x, pad_mask)).float()",
+            )
+        },
+        question="TinyTransformer",
+        hint="casts to float32",
+    ),
     "model_without_pe": dict(
         cells={
             "TinyTransformer_answer": MODEL_OK.replace(

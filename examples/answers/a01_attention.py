@@ -276,6 +276,9 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     return torch.einsum("...qk,...kd->...qd", w, v), w
 """
     },
+    "causal_not_strict_upper": {
+        "causal_mask_answer": "def causal_mask(seq_len):\n    return ~torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)\n"
+    },
     "prescaled_q_rsqrt": {
         "scaled_dot_product_attention_answer": """
 def scaled_dot_product_attention(q, k, v, mask=None):

@@ -238,7 +238,7 @@ def _judge_keys(f, keys):
     if not extra:
         return
     names = [str(k[0]) for k in extra]
-    shown = ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
+    shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")  # as structure_messages.py cuts
     d = given["embed.weight"].shape[1]
     table = any(isinstance(k[1], list) and k[1][-2:] == [f["max_len"], d] for k in extra)
     raise CheckFailure(

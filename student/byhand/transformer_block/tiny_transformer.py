@@ -234,7 +234,12 @@ def _judge_keys(f, keys):
     if not isinstance(keys, list):
         return
     given = f["state"]
-    extra = [k for k in keys if isinstance(k, list) and len(k) == 2 and k[0] not in given]
+    # the encoder's own keys are its question's (Encoder, EncoderBlock): a buffer there costs no point here
+    extra = [
+        k
+        for k in keys
+        if isinstance(k, list) and len(k) == 2 and k[0] not in given and not str(k[0]).startswith("encoder.")
+    ]
     if not extra:
         return
     names = [str(k[0]) for k in extra]

@@ -161,6 +161,26 @@ MISTAKES = {
     "causal_triu": dict(
         cells={"causal_mask_answer": CAUSAL_OK.replace("tril", "triu")}, question="causal_mask", hint="triu"
     ),
+    # the diagonal masked out too; judged on seq_len=1 first it read as the strict upper triangle (issue 51)
+    "causal_diagonal_masked": dict(
+        cells={
+            "causal_mask_answer": CAUSAL_OK.replace("dtype=torch.bool))", "dtype=torch.bool), diagonal=-1)")
+        },
+        question="causal_mask",
+        hint="the diagonal is missing",
+        not_hints=("strictly above the diagonal",),
+    ),
+    # a (B, Lq, Lk) mask given a trailing dim: the error is raised in the student's own
+    # scaled_dot_product_attention, and the message says which line of MultiHeadAttention called it
+    "mha_mask_unsqueezed_last": dict(
+        cells={
+            "MultiHeadAttention_answer": MHA_OK.replace(
+                "mask = mask.unsqueeze(1)", "mask = mask.unsqueeze(-1)"
+            )
+        },
+        question="MultiHeadAttention",
+        hint="called from <01_attention:MultiHeadAttention_answer>",
+    ),
     # the most copied tutorial code: a finite fill; only a fully masked row tells it from -inf
     "masked_fill_minus_1e9": dict(
         cells={
@@ -255,6 +275,9 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     w = torch.where(torch.isnan(w), torch.zeros_like(w), w)
     return torch.einsum("...qk,...kd->...qd", w, v), w
 """
+    },
+    "causal_not_strict_upper": {
+        "causal_mask_answer": "def causal_mask(seq_len):\n    return ~torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)\n"
     },
     "prescaled_q_rsqrt": {
         "scaled_dot_product_attention_answer": """

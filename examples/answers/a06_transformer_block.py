@@ -356,6 +356,40 @@ def positional_encoding(max_len, d_model):
         question="positional_encoding",
         hint="interleave",
     ),
+    # issue 51's trial: a numpy table passed as a tensor (the wire converted it) and cost TinyTransformer
+    "pe_returns_numpy": dict(
+        cells={
+            "positional_encoding_answer": """
+import numpy as np
+
+def positional_encoding(max_len, d_model):
+    pos = np.arange(max_len)[:, None]
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((max_len, d_model), dtype=np.float32)
+    pe[:, 0::2] = np.sin(pos * omega)
+    pe[:, 1::2] = np.cos(pos * omega)
+    return pe
+"""
+        },
+        question="positional_encoding",
+        hint="not a numpy array",
+    ),
+    # the exercise keeps the table out of the state dict (persistent=False, or computed in forward)
+    "model_pe_persistent_buffer": dict(
+        cells={"TinyTransformer_answer": MODEL_OK.replace(", persistent=False", "")},
+        question="TinyTransformer",
+        hint="persistent=False",
+    ),
+    "model_logits_cast_to_float32": dict(
+        cells={
+            "TinyTransformer_answer": MODEL_OK.replace(
+                "return self.head(self.encoder(x, pad_mask))",
+                "return self.head(self.encoder(x, pad_mask)).float()",
+            )
+        },
+        question="TinyTransformer",
+        hint="casts to float32",
+    ),
     "model_without_pe": dict(
         cells={
             "TinyTransformer_answer": MODEL_OK.replace(
@@ -458,6 +492,34 @@ def positional_encoding(max_len, d_model):
             "    def forward(self, x, pad_mask=None):\n        print('block input', tuple(x.shape))\n"
             "        warnings.warn('just a warning')\n",
         ),
+    },
+    # the table built in numpy and handed back as a torch tensor; the model keeps a float64 copy in a
+    # non-persistent buffer under another name and casts it to the embeddings' dtype
+    "numpy_table_as_tensor": {
+        "positional_encoding_answer": """
+import numpy as np
+
+def positional_encoding(max_len, d_model):
+    pos = np.arange(max_len)[:, None]
+    ang = pos / np.power(10000.0, np.arange(0, d_model, 2) / d_model)
+    pe = np.empty((max_len, d_model))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(ang), np.cos(ang)
+    return torch.from_numpy(pe).float()
+""",
+        "TinyTransformer_answer": """
+class TinyTransformer(nn.Module):
+    def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers, max_len, dropout=0.0, norm_first=True):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.encoder = Encoder(n_layers, d_model, n_heads, d_ff, dropout, norm_first=norm_first)
+        self.head = nn.Linear(d_model, vocab_size)
+        self.register_buffer("table", positional_encoding(max_len, d_model).double(), persistent=False)
+
+    def forward(self, tokens, pad_mask=None):
+        e = self.embed(tokens)
+        e = e + self.table[: tokens.size(1)].unsqueeze(0).to(dtype=e.dtype)
+        return self.head(self.encoder(e, pad_mask=pad_mask))
+""",
     },
 }
 

@@ -134,7 +134,9 @@ class Msg(str):
         template = catalogue.gettext(self.msgid)
         if not self.fields:
             return template
-        return template.format(**{k: _field(k, v, lang, misses) for k, v in self.fields.items()})
+        # a field that begins or ends with a Latin letter or digit next to a CJK character of the
+        # template gets one half-width space (「causal_mask 不正确。」), as the course's Chinese writes it
+        return _format_spaced(template, {k: _field(k, v, lang, misses) for k, v in self.fields.items()})
 
 
 def _portable(value):

@@ -112,6 +112,15 @@ def answer_error_message(name: str, result: dict, label: str) -> i18n.Msg:
             )
         else:
             where = LINE + msg("in your code: {cell}, line {line}", cell=cell, line=at["line"])
+        caller = at.get("from")
+        if isinstance(caller, dict) and isinstance(caller.get("line"), int):
+            # the line of the graded answer's own cell that called the code which raised
+            where += LINE + msg(
+                "called from {cell}, line {line}: {code}",
+                cell=str(caller.get("cell", ""))[:200],
+                line=caller["line"],
+                code=str(caller.get("code") or "")[:200],
+            )
     meaning = explain_error(error)
     if meaning:
         head = msg("{name} raised an error: {meaning}", name=name, meaning=meaning)

@@ -150,24 +150,33 @@ def _student_line(exc: BaseException, namespace: dict) -> dict | None:
     the error came from no such frame. "cell" is IPython's name for it ("Cell In[3]"), else the file."""
     import linecache
 
-    found = None
+    first = found = None
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_globals is namespace:
+            first = first or tb
             found = tb
         tb = tb.tb_next
     if found is None:
         return None
-    code, line = found.tb_frame.f_code, found.tb_lineno
-    cell = code.co_filename
-    try:  # IPython keeps which execution each cell's code name came from
-        number = get_ipython().compile._filename_map.get(cell)  # noqa: F821 - IPython's builtin
-        if number is not None:
-            cell = f"Cell In[{number}]"
-    except Exception:  # noqa: BLE001 - plain Python, or another IPython: the file name it has
-        pass
-    text = linecache.getline(code.co_filename, line, found.tb_frame.f_globals).strip()
-    return {"cell": cell[:200], "line": int(line), "code": text[:200]}
+
+    def where(frame_tb) -> dict:
+        code, line = frame_tb.tb_frame.f_code, frame_tb.tb_lineno
+        cell = code.co_filename
+        try:  # IPython keeps which execution each cell's code name came from
+            number = get_ipython().compile._filename_map.get(cell)  # noqa: F821 - IPython's builtin
+            if number is not None:
+                cell = f"Cell In[{number}]"
+        except Exception:  # noqa: BLE001 - plain Python, or another IPython: the file name it has
+            pass
+        text = linecache.getline(code.co_filename, line, frame_tb.tb_frame.f_globals).strip()
+        return {"cell": cell[:200], "line": int(line), "code": text[:200]}
+
+    at = where(found)
+    if first.tb_frame.f_code.co_filename != found.tb_frame.f_code.co_filename:
+        # raised in another cell's code (an earlier answer) that this answer called: say where from
+        at["from"] = where(first)
+    return at
 
 
 _RAISED: list = [None]  # the last exception a student's code raised in `run_steps`

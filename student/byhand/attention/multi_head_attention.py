@@ -125,7 +125,13 @@ def _mha_cases(hidden):
             query=str(tuple(query.shape)),
             key=str(tuple(key.shape)),
             dtype=str(dt),
-            mask=N_("causal") if mk == "causal" else str(mk),
+            mask=(
+                N_("causal")
+                if mk == "causal"
+                else N_("a 3-d mask (B, Lq, Lk), one per sequence")
+                if mk == "3d"
+                else str(mk)
+            ),
         )
         cases.append(
             Case(

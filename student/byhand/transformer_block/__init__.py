@@ -21,12 +21,15 @@ from ._shared import (
     ref_stack,
     ref_torch_encoder,
 )
+from ._shared import kind_of as kind_of
+from ._shared import state_keys as state_keys
 from .encoder import _encoder_cases, _encoder_judge
 from .encoder_block import _block_cases, _block_judge, ref_torch_layer
 from .positional_encoding import _pe_cases, _pe_judge
 from .tiny_transformer import _model_cases, _model_judge, ref_model
 
 LESSON = "06_transformer_block"
+HELPERS = ("kind_of", "state_keys")  # run where the answer lives
 
 QUESTIONS = _core.by_name(
     Question("positional_encoding", _pe_cases, _pe_judge),

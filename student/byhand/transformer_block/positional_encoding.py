@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .._core import Case, call, got_expected, hint_line
+from .._core import Case, call, got_expected, helper, hint_line, ref
 from .._judge import CheckFailure, assert_close, diagnose, expect_tensor
 from ..i18n import N_, msg
 from ._shared import ref_pe, reference_positional_encoding
@@ -17,8 +17,11 @@ def _pe_cases(hidden):
     return [
         Case(
             msg("max_len={max_len}, d_model={d_model}", max_len=str(n), d_model=str(d)),
-            [call("pe", "positional_encoding", n, d)],
-            ["pe"],
+            [
+                call("pe", "positional_encoding", n, d),
+                call("pe_kind", helper("transformer_block.kind_of"), ref("pe")),  # a numpy array?
+            ],
+            ["pe", "pe_kind"],
             facts=dict(n=n, d=d),
             size=n * d,
         )
@@ -29,6 +32,23 @@ def _pe_cases(hidden):
 def _pe_judge(case, out):
     n, d = case.facts["n"], case.facts["d"]
     exp = ref_pe(n, d)
+    kind = out.get("pe_kind")
+    if isinstance(kind, str) and kind != "torch.Tensor" and not isinstance(out["pe"], (list, tuple)):
+        # the wire turns a numpy array into a tensor: the type the kernel saw is judged first
+        raise CheckFailure(
+            msg("positional_encoding should return a torch.Tensor.")
+            + got_expected(kind, "torch.Tensor")
+            + (
+                hint_line(
+                    N_(
+                        "return a torch tensor, not a numpy array: build the table with torch (torch.arange, "
+                        "torch.sin, torch.cos), or finish with torch.from_numpy(pe).float()"
+                    )
+                )
+                if kind.startswith("numpy.")
+                else ""
+            )
+        )
     pe = expect_tensor(out["pe"], f"positional_encoding({n}, {d})", shape=exp.shape)
     if pe.dtype != torch.float32:
         raise CheckFailure(

@@ -7,7 +7,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .._core import Case, call, gen, got_expected, hint_line, let, new, rand, ref
+from .._core import Case, call, gen, got_expected, helper, hint_line, let, new, rand, ref
 from .._judge import CheckFailure, assert_close, diagnose, expect_tensor
 from ..i18n import N_, msg
 from ._dropout import COPIES, OUTPUTS, copies_label, copies_steps, forked, judge_copies
@@ -39,6 +39,8 @@ def _model_cases(hidden):
     specs = [
         (2, 6, 11, 12, 3, 20, 2, 9, True, True, torch.float32),
         (3, 5, 7, 8, 2, 16, 1, 5, False, False, torch.float32),
+        # float64: the logits keep the model's dtype (an answer that casts to float32 fails here)
+        (2, 4, 6, 8, 2, 12, 1, 6, True, False, torch.float64),
     ]
     if hidden:
         specs = [
@@ -57,6 +59,7 @@ def _model_cases(hidden):
         steps = [
             new("model", "TinyTransformer", v, d, h, d_ff, n, max_len, norm_first=nf, state=state, dtype=dt),
             let("tokens", tokens),
+            call("keys", helper("transformer_block.state_keys"), ref("model")),  # nothing but the given keys
         ]
         if pad is not None:
             steps += [
@@ -84,7 +87,7 @@ def _model_cases(hidden):
             Case(
                 label,
                 steps,
-                ["y", "tokens"]
+                ["y", "tokens", "keys"]
                 + (["y_nopad"] if pad is not None else [])
                 + (["y_default", "y_explicit"] if probe else []),
                 facts=dict(state=state, h=h, n=n, max_len=max_len, tokens=tokens, pad=pad, nf=nf, dt=dt),
@@ -225,6 +228,44 @@ def ref_model(f, pe=True, scale=1.0):
     return x, _sub(s, "encoder.")
 
 
+def _judge_keys(f, keys):
+    """The model's state_dict holds the given keys and nothing else: the positional table is no part
+    of it (the exercise: compute it in forward, or register_buffer(..., persistent=False))."""
+    if not isinstance(keys, list):
+        return
+    given = f["state"]
+    # the encoder's own keys are its question's (Encoder, EncoderBlock): a buffer there costs no point here
+    extra = [
+        k
+        for k in keys
+        if isinstance(k, list) and len(k) == 2 and k[0] not in given and not str(k[0]).startswith("encoder.")
+    ]
+    if not extra:
+        return
+    names = [str(k[0]) for k in extra]
+    shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")  # as structure_messages.py cuts
+    d = given["embed.weight"].shape[1]
+    table = any(isinstance(k[1], list) and k[1][-2:] == [f["max_len"], d] for k in extra)
+    raise CheckFailure(
+        msg("TinyTransformer's state_dict has keys the exercise does not list: {keys}.", keys=shown)
+        + got_expected(
+            msg("the keys of embed, encoder and head, and {keys}", keys=shown),
+            msg("the keys of embed, encoder and head only"),
+        )
+        + hint_line(
+            N_(
+                "the positional table is in the state dict: the exercise keeps it out; register it with "
+                'self.register_buffer("pe", ..., persistent=False), or compute it in forward'
+            )
+            if table
+            else N_(
+                "keep only the listed submodules' parameters in the state dict: a buffer that is not a "
+                "parameter goes in with persistent=False"
+            )
+        )
+    )
+
+
 def _model_judge(case, out):
     f = case.facts
     if f.get("train"):
@@ -239,6 +280,7 @@ def _model_judge(case, out):
     if f.get("eval"):  # the positional table is float32 by contract: the tolerance of float32
         return _judge_eval("TinyTransformer", out, exp, torch.float32, logits=True)
     _judge_default("TinyTransformer", out)
+    _judge_keys(f, out.get("keys"))
     sel = (lambda t: t[pad]) if pad is not None else (lambda t: t)
     d = s["embed.weight"].shape[1]
 
@@ -266,10 +308,19 @@ def _model_judge(case, out):
     g = out["y"]
     expect_tensor(g, msg("{x} logits", x="TinyTransformer"), shape=exp.shape)
     if g.dtype != dt:
+        if dt == F64 and g.dtype == torch.float32:  # what a cast to float32 gives, whatever else
+            hint = hint_line(
+                N_(
+                    "your model casts to float32 (.float(), or dtype=torch.float32 somewhere): the logits keep "
+                    "the model's dtype; cast the positional table to the embeddings' dtype instead"
+                )
+            )
+        elif dt == torch.float32 and g.dtype == F64:  # a float64 table added to float32 embeddings
+            hint = hint_line(N_("cast the positional table to the embeddings' dtype"))
+        else:
+            hint = ""
         raise CheckFailure(
-            msg("TinyTransformer logits should have the model's dtype.")
-            + got_expected(g.dtype, dt)
-            + hint_line(N_("cast the positional table to the embeddings' dtype"))
+            msg("TinyTransformer logits should have the model's dtype.") + got_expected(g.dtype, dt) + hint
         )
     gs = sel(g)
     hint = diagnose(gs, mistakes) or _ignores_mask(out, g, "TinyTransformer")

@@ -180,8 +180,8 @@ def _encoder_judge(case, out):
         dt,
         mistakes,
         N_(
-            "first make EncoderBlock pass its check; then run the blocks in order "
-            "(layers[0] first), each with pad_mask, and finish with self.norm when norm_first"
+            "run the blocks in order (layers[0] first), each with pad_mask, and finish with self.norm when "
+            "norm_first"
         ),
         mask_hint=_ignores_mask(out, out["y"], "Encoder"),
     )

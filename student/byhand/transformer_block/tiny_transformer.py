@@ -334,8 +334,8 @@ def _model_judge(case, out):
         ),
         hint
         or N_(
-            "first make Encoder and positional_encoding pass their checks; then "
-            "logits = head(encoder(embed(tokens) + PE[:L], pad_mask))"
+            "logits = head(encoder(embed(tokens) + PE[:L], pad_mask)), the pad_mask passed on as given "
+            "(True at the real tokens)"
         ),
         rtol=1e-4,
         atol=1e-4,

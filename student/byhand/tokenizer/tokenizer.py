@@ -20,6 +20,7 @@ from ._shared import (
     gpt2,
     train,
 )
+from .train_bpe import H_STR_SPLIT
 
 
 def _tokenizer(cls, source, special_tokens):
@@ -205,11 +206,15 @@ def _encoded(text, vocab, merges, specials, mistake):
         return None
 
 
-def _encode_failed(got, text, vocab, merges, specials, what="Tokenizer.encode"):
+def _encode_failed(got, text, vocab, merges, specials, what="Tokenizer.encode", guess=True):
+    """Fail with the first id that differs, and the hint of the encoding mistake that gives `got`;
+    none reproducing it, `guess` words the ids (H_OFFSET: as many, other ids) or the whole recipe
+    (H_ENCODE), else (encode_iterable, whose encode passed its own check) only got and expected."""
     variants = [
         (H_RANK, dict(order="highest")),
         (H_LEFTMOST, dict(order="leftmost")),
         (H_ENC_ACROSS, dict(split="none")),
+        (H_STR_SPLIT, dict(split="ws")),
         (H_SPECIAL_SPLIT, dict(cut=False)),
         (H_ENC_UNESCAPED, dict(escape=False)),
         (H_LONGEST, dict(longest=False)),
@@ -222,14 +227,14 @@ def _encode_failed(got, text, vocab, merges, specials, what="Tokenizer.encode"):
         hint = (
             H_LONGEST if got == encode(text, vocab, merges, sorted(specials, key=len), longest=False) else ""
         )
-    if not hint:  # the same number of tokens with other ids: the ids, not the merges, are wrong
+    if not hint and guess:  # the same number of tokens with other ids: the ids, not the merges, are wrong
         hint = H_OFFSET if isinstance(got, list) and len(got) == len(expected) else H_ENCODE
     k = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
     shown = text if len(text) <= 60 else text[:57] + "..."
     raise CheckFailure(
         msg("{who} of {text} differs from id {k} on.", who=what, text=repr(shown), k=k)
         + got_expected(_short(got[k:]), _short(expected[k:]))
-        + hint_line(hint)
+        + (hint_line(hint) if hint else "")
     )
 
 

@@ -154,6 +154,13 @@ def _tok_specs(hidden: bool) -> list:
             [*texts[:4], texts[6], texts[8], f"Bye.{EOT}Hallo, schöne Grüße aus Köln!"],
             [gpt2_cut[:2], gpt2_cut[:7]],
         ),
+        (  # special_tokens=None, its default: no special token, <|endoftext|> is text
+            msg("Tokenizer with GPT-2's vocabulary and merges, special_tokens=None"),
+            ("gpt2",),
+            [],
+            [f"Bye.{EOT}Hallo, {EOT2}!", texts[0]],
+            [],
+        ),
         (
             msg(
                 "Tokenizer with a vocabulary trained on English with special tokens {a} and {b}",

@@ -69,15 +69,21 @@ def _pretokens(piece: str, split: str) -> list:
     return piece.split() if split == "ws" else [piece]
 
 
-def _words(text: str, specials, split="gpt2", cut=True, escape=True, longest=True) -> dict:
+def _words(text: str, specials, split="gpt2", cut=True, escape=True, longest=True, chars=False) -> dict:
     """{pre-token as a tuple of single bytes: count}, in order of first appearance."""
     counts: dict = {}
     pieces = special_split(text, specials, escape, longest) if cut else [(False, text)]
+    if cut == "delete":  # the special tokens deleted, the text on both sides joined
+        pieces = [(False, "".join(p for s, p in pieces if not s))]
     for is_special, piece in pieces:
         if is_special:
             continue
         for tok in _pretokens(piece, split):
-            w = tuple(bytes([b]) for b in tok.encode("utf-8"))
+            w = (
+                tuple(c.encode("utf-8") for c in tok)
+                if chars
+                else tuple(bytes([b]) for b in tok.encode("utf-8"))
+            )
             counts[w] = counts.get(w, 0) + 1
     return counts
 
@@ -121,16 +127,18 @@ def train(
     longest=True,
     new_weight=None,
     stale=False,
+    chars=False,
 ):
     """(vocab, merges, pair counts left) of BPE on `text`; the keywords make the classic mistakes:
     `tie` ("smallest", "first": the first pair counted, "ids": the greatest pair of token ids; and
     "hf", not a mistake but Hugging Face tokenizers' rule, for tests/test_claims_11.py),
     `split="none"` (no pre-tokens) or `"ws"` (`str.split()`), `cut=False` (special tokens counted
-    as text), `unique` (each distinct pre-token counted once), `at_end` (special tokens after the
-    merges), `escape=False` (special tokens put into the pattern that cuts the text unescaped),
-    `longest=False` (special tokens tried shortest first); in the incremental loop, `new_weight`
-    (the pairs a merge makes counted with this weight, not the pre-token's count) and `stale` (the
-    pairs a merge removes never subtracted, only the merged pair dropped)."""
+    as text) or `"delete"` (deleted from the text), `unique` (each distinct pre-token counted
+    once), `at_end` (special tokens after the merges), `escape=False` (special tokens put into the
+    pattern that cuts the text unescaped), `longest=False` (special tokens tried shortest first);
+    in the incremental loop, `new_weight` (the pairs a merge makes counted with this weight, not
+    the pre-token's count) and `stale` (the pairs a merge removes never subtracted, only the merged
+    pair dropped); `chars` (pre-tokens made of characters, not of single bytes)."""
     specials = list(specials)
     base = {b: bytes([b]) for b in range(256)}
     vocab = {i + len(specials): t for i, t in base.items()}
@@ -139,7 +147,7 @@ def train(
     if tie == "hf":  # its ids: the bytes ordered by their printable stand-ins, then merges as made
         stand_in = bytes_to_unicode()
         ids = {bytes([b]): i for i, b in enumerate(sorted(range(256), key=lambda b: stand_in[b]))}
-    counted = _words(text, specials, split, cut, escape, longest)
+    counted = _words(text, specials, split, cut, escape, longest, chars)
     words = [list(w) for w in counted]
     freq = [1 if unique else c for c in counted.values()]
     merges: list = []
@@ -209,14 +217,17 @@ def encode(
     offset=0,
     by_index=False,
     escape=True,
+    drop=False,
 ):
     """Token ids of `text`; the keywords make the classic mistakes: `order` ("highest": the
     highest-ranked pair merged first, "leftmost": the first pair that has a merge), `split="none"`
-    (merges across pre-tokens) or `"ws"` (`str.split()`), `cut=False` (special tokens encoded as text), `longest=False`
-    (special tokens matched in the order given, not longest first), `offset` (ids shifted),
-    `by_index` (a special token's id taken as its index in `specials`, not from the vocab),
-    `escape=False` (the special tokens put into the pattern unescaped: what it matches that is no
-    special token is encoded as text, as the lesson's `regex.split` with a group gives it back)."""
+    (merges across pre-tokens) or `"ws"` (pre-tokens made with `str.split()`), `cut=False`
+    (special tokens encoded as text), `longest=False` (special tokens matched in the order given,
+    not longest first), `offset` (ids shifted), `by_index` (a special token's id taken as its index
+    in `specials`, not from the vocab), `escape=False` (the special tokens put into the pattern
+    unescaped: what it matches that is no special token is encoded as text, as the lesson's
+    `regex.split` with a group gives it back), `drop` (the special tokens left out: `regex.split`
+    without a group keeps no separator)."""
     re = _regex()
     ranks = {p: i for i, p in enumerate(merges)}
     ids = {t: i for i, t in sorted(vocab.items(), reverse=True)}
@@ -236,6 +247,8 @@ def encode(
     out, cache = [], {}
     for is_special, piece in pieces:
         if is_special and piece in specials:
+            if drop:
+                continue
             out.append(specials.index(piece) if by_index else ids[piece.encode("utf-8")])
             continue
         for tok in _pretokens(piece, split) if piece else []:

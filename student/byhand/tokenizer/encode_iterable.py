@@ -200,6 +200,13 @@ def _stream_judge(case, out):
     if not isinstance(r, (list, tuple)) or len(r) != 4:
         raise CheckFailure(msg("{name}: the grader could not read what it returned", name="encode_iterable"))
     ids, lazy, at_first, held = r
+    if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):  # ("type", name): not ids
+        shown = next((i for i in ids if not isinstance(i, int)), ids) if isinstance(ids, list) else ids[1]
+        shown = f"{shown!s:.40}" + ("..." if len(str(shown)) >= 40 else "")  # _plain_ids cut it at 40
+        raise CheckFailure(
+            msg("encode_iterable yielded {value}, not an int id", value=shown)
+            + got_expected(shown, N_("an int id"))
+        )
     vocab, merges = _source(f)
     lines, specials = f["lines"], f["specials"]
     text = "".join(lines)

@@ -77,6 +77,10 @@ H_SPECIAL_SPLIT = N_(
     "special tokens split: cut the text at the special tokens first and give each its own id, never "
     "encode it as text"
 )
+H_SPECIAL_DROPPED = N_(
+    "special tokens dropped: regex.split gives back what it cuts at only when the pattern is a group; "
+    "put the special tokens' pattern in parentheses and give each special token its id"
+)
 H_LONGEST = N_(
     "overlapping special tokens not matched longest first: sort them by length, longest first, before "
     "building the pattern that cuts the text"
@@ -223,6 +227,7 @@ def _encode_failed(got, text, vocab, merges, specials, what="Tokenizer.encode", 
         (H_ENC_ACROSS, dict(split="none")),
         (H_STR_SPLIT, dict(split="ws")),
         (H_SPECIAL_SPLIT, dict(cut=False)),
+        (H_SPECIAL_DROPPED, dict(drop=True)),
         (H_ENC_UNESCAPED, dict(escape=False)),
         (H_LONGEST, dict(longest=False)),
         (H_OFFSET, dict(offset=len(specials))),

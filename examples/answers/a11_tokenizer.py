@@ -259,6 +259,209 @@ MISTAKES = {
         question="encode_iterable",
         hint="is not lazy",
     ),
+    # issue 51, a student trial: each passed or got another mistake's hint
+    "stream_cut_at_last_space": dict(  # a run of spaces cut inside; Chinese held whole
+        cells=_mut(
+            TOK,
+            (
+                "            end = safe_end(buffer, self.special_tokens)\n            if end:\n",
+                '            end = buffer.rfind(" ")\n            if end > 0:\n',
+            ),
+        ),
+        question="encode_iterable",
+        hint="the buffer cut at its last space",
+    ),
+    "stream_no_final_flush": dict(
+        cells=_mut(TOK, ("        yield from self.encode(buffer)\n", "")),
+        question="encode_iterable",
+        hint="never encoded",
+        not_hints=("encode differs from the reference",),
+    ),
+    "stream_safe_end_without_specials": dict(
+        cells=_mut(TOK, ("safe_end(buffer, self.special_tokens)", "safe_end(buffer, [])")),
+        question="encode_iterable",
+        hint="safe_end called without the special tokens",
+        not_hints=("encode differs from the reference",),
+    ),
+    "naive_specials_in_given_order": dict(  # [<|s|>, <|s|>bb]: the shorter one found first
+        cells=_mut(
+            NAIVE,
+            (
+                "longest_first = sorted(special_tokens, key=len, reverse=True)",
+                "longest_first = list(special_tokens)",
+            ),
+        ),
+        question="train_bpe_naive",
+        hint="not tried longest first",
+        not_hints=("does not occur inside any pre-token",),
+    ),
+    "naive_pretokens_by_str_split": dict(
+        cells=_mut(NAIVE, ("for tok in regex.findall(GPT2_PATTERN, piece):", "for tok in piece.split():")),
+        question="train_bpe_naive",
+        hint="str.split()",
+        not_hints=("training stops at the wrong size",),
+    ),
+    "encode_pretokens_by_str_split": dict(
+        cells=_mut(TOK, ("for tok in regex.findall(GPT2_PATTERN, piece):", "for tok in piece.split():")),
+        question="Tokenizer",
+        hint="str.split()",
+    ),
+    "fast_new_pairs_weight_one": dict(
+        cells=_mut(
+            FAST,
+            (
+                "            for pair in zip(word, word[1:]):\n                counts[pair] += n\n",
+                "            for pair in zip(word, word[1:]):\n                counts[pair] += 1\n",
+            ),
+        ),
+        question="train_bpe",
+        hint="the pairs a merge makes are counted once each",
+        not_hints=("update the counts of the pairs around",),
+    ),
+    # more a student could write (issue 51)
+    "naive_pretokens_of_whole_text": dict(  # `text` for `piece`: every piece counts the whole text
+        cells=_mut(
+            NAIVE,
+            (
+                "for tok in regex.findall(GPT2_PATTERN, piece):",
+                "for tok in regex.findall(GPT2_PATTERN, text):",
+            ),
+        ),
+        question="train_bpe_naive",
+        hint="special tokens counted as text",
+    ),
+    "naive_specials_deleted": dict(
+        cells=_mut(
+            NAIVE,
+            (
+                'pieces = regex.split("|".join(regex.escape(s) for s in longest_first), text)',
+                'pieces = [regex.sub("|".join(regex.escape(s) for s in longest_first), "", text)]',
+            ),
+        ),
+        question="train_bpe_naive",
+        hint="special tokens deleted from the text",
+        not_hints=("does not occur inside any pre-token",),
+    ),
+    "naive_bytes_take_the_specials_ids": dict(
+        cells=_mut(NAIVE, ("        vocab[len(vocab)] = bytes([b])", "        vocab[b] = bytes([b])")),
+        question="train_bpe_naive",
+        hint="vocab id order wrong",
+        not_hints=("training stops at the wrong size",),
+    ),
+    "naive_merge_never_applied": dict(
+        cells=_mut(NAIVE, ("        words = merged\n", "")),
+        question="train_bpe_naive",
+        hint="does not occur inside any pre-token at that step",
+    ),
+    "naive_one_merge_too_few": dict(
+        cells=_mut(NAIVE, ("    while len(vocab) < vocab_size:", "    while len(vocab) < vocab_size - 1:")),
+        question="train_bpe_naive",
+        hint="training stops at the wrong size",
+    ),
+    "naive_int_tokens": dict(
+        cells=_mut(
+            NAIVE,
+            (
+                'counts[tuple(bytes([b]) for b in tok.encode("utf-8"))] += 1',
+                'counts[tuple(tok.encode("utf-8"))] += 1',
+            ),
+        ),
+        question="train_bpe_naive",
+        hint="must be bytes",
+    ),
+    "naive_characters_not_bytes": dict(
+        cells=_mut(
+            NAIVE,
+            (
+                'counts[tuple(bytes([b]) for b in tok.encode("utf-8"))] += 1',
+                'counts[tuple(c.encode("utf-8") for c in tok)] += 1',
+            ),
+        ),
+        question="train_bpe_naive",
+        hint="made of characters, not of single bytes",
+    ),
+    "fast_zero_counts_kept": dict(
+        cells=_mut(
+            FAST, ("                if counts[pair] == 0:\n                    del counts[pair]\n", "")
+        ),
+        question="train_bpe",
+        hint="raised KeyError",
+    ),
+    "fast_merged_word_not_stored": dict(
+        cells=_mut(
+            FAST, ("            words[i] = word = merge(word, best)", "            word = merge(word, best)")
+        ),
+        question="train_bpe",
+        hint="raised KeyError",
+    ),
+    "fast_where_not_updated": dict(
+        cells=_mut(
+            FAST,
+            (
+                "                counts[pair] += n\n                where[pair].add(i)\n",
+                "                counts[pair] += n\n",
+            ),
+        ),
+        question="train_bpe",
+        hint="raised KeyError",
+    ),
+    "encode_split_without_group": dict(
+        cells=_mut(
+            TOK,
+            (
+                'pattern = "(" + "|".join(regex.escape(s) for s in self.special_tokens) + ")"',
+                'pattern = "|".join(regex.escape(s) for s in self.special_tokens)',
+            ),
+        ),
+        question="Tokenizer",
+        hint="special tokens dropped",
+    ),
+    "decode_errors_ignored": dict(
+        cells=_mut(TOK, ('.decode("utf-8", errors="replace")', '.decode("utf-8", errors="ignore")')),
+        question="Tokenizer",
+        hint='errors="replace"',
+    ),
+    "tokenizer_special_tokens_none_fails": dict(  # special_tokens=None, the default
+        cells=_mut(
+            TOK,
+            (
+                "self.special_tokens = sorted(special_tokens or [], key=len, reverse=True)",
+                "self.special_tokens = sorted(special_tokens, key=len, reverse=True)",
+            ),
+        ),
+        question="Tokenizer",
+        hint="raised TypeError",
+    ),
+    "stream_returns_a_list": dict(
+        cells={
+            TOK: REF[TOK][: REF[TOK].index("    def encode_iterable")]
+            + '    def encode_iterable(self, lines):\n        return self.encode("".join(lines))\n'
+        },
+        question="encode_iterable",
+        hint="returned a list, not an iterator",
+    ),
+    "stream_lines_listed_first": dict(
+        cells=_mut(
+            TOK,
+            (
+                "    def encode_iterable(self, lines):\n",
+                "    def encode_iterable(self, lines):\n        lines = list(lines)\n",
+            ),
+        ),
+        question="encode_iterable",
+        hint="is not lazy",
+    ),
+    "stream_yields_lists": dict(
+        cells=_mut(TOK, ("yield from self.encode(buffer[:end])", "yield self.encode(buffer[:end])")),
+        question="encode_iterable",
+        hint="not an int id",
+    ),
+    "stream_held_text_dropped": dict(
+        cells=_mut(TOK, ("buffer = buffer[end:]", 'buffer = ""')),
+        question="encode_iterable",
+        hint="differs from id",
+        not_hints=("hint:",),
+    ),
 }
 
 # Correct answers written differently: full points.
@@ -461,7 +664,132 @@ class Tokenizer:
             yield i
 """
 
+# issue 51: three more, written another way than the reference: ties as (count, first, second), the
+# vocabulary as a list of tokens; a cached encoder that merges one occurrence at a time and cuts at the
+# special tokens with finditer; a streaming buffer of its own (not `safe_end`)
+TUPLE_TIE_NAIVE = """
+def pretoken_counts(text, special_tokens=()):
+    word = regex.compile(GPT2_PATTERN)
+    if special_tokens:
+        cut = regex.compile("|".join(regex.escape(s) for s in sorted(special_tokens, key=lambda s: -len(s))))
+        pieces = cut.split(text)
+    else:
+        pieces = [text]
+    out = collections.defaultdict(int)
+    for piece in pieces:
+        for m in word.finditer(piece):
+            out[tuple(m.group().encode("utf-8")[i : i + 1] for i in range(len(m.group().encode("utf-8"))))] += 1
+    return dict(out)
+
+
+def train_bpe_naive(text, vocab_size, special_tokens=()):
+    specials = [s.encode("utf-8") for s in special_tokens]
+    tokens = specials + [bytes([b]) for b in range(256)]
+    words = list(pretoken_counts(text, special_tokens).items())
+    merges = []
+    while len(tokens) < vocab_size:
+        counts = {}
+        for word, n in words:
+            for a, b in zip(word, word[1:]):
+                counts[a, b] = counts.get((a, b), 0) + n
+        if not counts:
+            break
+        best = max(counts, key=lambda p: (counts[p], p[0], p[1]))
+        merges.append(best)
+        tokens.append(best[0] + best[1])
+        words = [(tuple(merge(list(w), best)), n) for w, n in words]
+    return dict(enumerate(tokens)), merges
+"""
+
+LRU_TOKENIZER = """
+import functools
+
+
+class Tokenizer:
+    def __init__(self, vocab, merges, special_tokens=None):
+        self.vocab = vocab
+        self.token_id = {t: i for i, t in vocab.items()}
+        self.rank = dict(zip(merges, range(len(merges))))
+        self.specials = tuple(sorted(special_tokens or (), key=len, reverse=True))
+        self._bpe = functools.lru_cache(maxsize=None)(self._bpe_uncached)
+
+    def _bpe_uncached(self, word):
+        parts = [bytes([b]) for b in word.encode("utf-8")]
+        while True:
+            ranked = [(self.rank.get((a, b)), i) for i, (a, b) in enumerate(zip(parts, parts[1:]))]
+            ranked = [(r, i) for r, i in ranked if r is not None]
+            if not ranked:
+                break
+            r, i = min(ranked)
+            parts = parts[:i] + [parts[i] + parts[i + 1]] + parts[i + 2 :]  # the leftmost one of that rank
+        return tuple(self.token_id[p] for p in parts)
+
+    def encode(self, text):
+        out = []
+        rest = text
+        if self.specials:
+            pat = regex.compile("|".join(map(regex.escape, self.specials)))
+            at = 0
+            for m in pat.finditer(text):
+                for w in regex.findall(GPT2_PATTERN, text[at : m.start()]):
+                    out.extend(self._bpe(w))
+                out.append(self.token_id[m.group().encode("utf-8")])
+                at = m.end()
+            rest = text[at:]
+        for w in regex.findall(GPT2_PATTERN, rest):
+            out.extend(self._bpe(w))
+        return out
+
+    def decode(self, ids):
+        data = bytearray()
+        for i in ids:
+            data.extend(self.vocab[i])
+        return data.decode("utf-8", "replace")
+
+    def encode_iterable(self, lines):
+        pending = ""
+        for line in lines:
+            pending += line
+            end = safe_end(pending, list(self.specials))
+            ids, pending = self.encode(pending[:end]), pending[end:]
+            yield from ids
+        yield from self.encode(pending)
+"""
+
+OWN_STREAM_TOKENIZER = (
+    REF[TOK][: REF[TOK].index("    def encode_iterable")]
+    + '''    def encode_iterable(self, lines):
+        """Hold back what may still change: a tail that begins a special token, the last two
+        pre-tokens of the text after the last special token, and whitespace before them."""
+        specials = regex.compile("|".join(map(regex.escape, self.special_tokens))) if self.special_tokens else None
+        words = regex.compile(GPT2_PATTERN)
+        held = ""
+        for line in lines:
+            held += line
+            keep = 0
+            for s in self.special_tokens:
+                for k in range(min(len(s), len(held)), 0, -1):
+                    if s.startswith(held[-k:]):
+                        keep = max(keep, k)
+                        break
+            head = held[: len(held) - keep]
+            last = max((m.end() for m in specials.finditer(head)), default=0) if specials else 0
+            cut = last
+            ends = [last + m.end() for m in words.finditer(head[last:])]
+            for e in ends[:-1]:
+                if not head[e - 1].isspace():
+                    cut = e
+            if cut:
+                yield from self.encode(held[:cut])
+                held = held[cut:]
+        yield from self.encode(held)
+'''
+)
+
 ALTERNATIVES = {
+    "tuple_ties_token_list": {**ALL_OK, NAIVE: TUPLE_TIE_NAIVE},
+    "cached_tokenizer_finditer": {**ALL_OK, TOK: LRU_TOKENIZER},
+    "own_streaming_buffer": {**ALL_OK, TOK: OWN_STREAM_TOKENIZER},
     "plain_dicts_and_sorted_ties": {**ALL_OK, NAIVE: PLAIN_DICT_NAIVE},
     "heap_trainer": {**ALL_OK, FAST: HEAP_TRAINER},
     "linked_list_trainer": {**ALL_OK, FAST: LINKED_TRAINER},

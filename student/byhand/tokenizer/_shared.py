@@ -40,14 +40,16 @@ def _s2b(s: str) -> bytes:
 # References (and the mistakes, as variants of them)
 
 
-def special_split(text: str, specials, escape=True) -> list:
+def special_split(text: str, specials, escape=True, longest=True) -> list:
     """`text` cut at the special tokens (longest first): a list of (is_special, piece). `escape=False`
     is the classic mistake, the tokens put into the pattern as they are: `[SEP]` is then a character
-    class, `a.b` any three characters from a to b (a pattern that does not compile raises)."""
+    class, `a.b` any three characters from a to b (a pattern that does not compile raises);
+    `longest=False` another, the tokens tried shortest first (a longer one that starts with a shorter
+    one is never found whole)."""
     if not specials:
         return [(False, text)]
     re = _regex()
-    longest_first = sorted(specials, key=len, reverse=True)
+    longest_first = sorted(specials, key=len, reverse=longest)
     alt = "|".join(re.escape(s) if escape else s for s in longest_first)
     out, at = [], 0
     for m in re.finditer(alt, text):
@@ -58,16 +60,30 @@ def special_split(text: str, specials, escape=True) -> list:
     return [(s, p) for s, p in out if s or p]
 
 
-def _words(text: str, specials, split="gpt2", cut=True, escape=True) -> dict:
+def _pretokens(piece: str, split: str) -> list:
+    """The pre-tokens of `piece`: GPT-2's pattern (`split="gpt2"`), or the classic mistakes, none
+    (`"none"`: the piece whole) or `str.split()` (`"ws"`: whitespace dropped, punctuation kept on
+    the words)."""
+    if split == "gpt2":
+        return _regex().findall(GPT2_PATTERN, piece)
+    return piece.split() if split == "ws" else [piece]
+
+
+def _words(text: str, specials, split="gpt2", cut=True, escape=True, longest=True, chars=False) -> dict:
     """{pre-token as a tuple of single bytes: count}, in order of first appearance."""
-    re = _regex()
     counts: dict = {}
-    pieces = special_split(text, specials, escape) if cut else [(False, text)]
+    pieces = special_split(text, specials, escape, longest) if cut else [(False, text)]
+    if cut == "delete":  # the special tokens deleted, the text on both sides joined
+        pieces = [(False, "".join(p for s, p in pieces if not s))]
     for is_special, piece in pieces:
         if is_special:
             continue
-        for tok in re.findall(GPT2_PATTERN, piece) if split == "gpt2" else [piece]:
-            w = tuple(bytes([b]) for b in tok.encode("utf-8"))
+        for tok in _pretokens(piece, split):
+            w = (
+                tuple(c.encode("utf-8") for c in tok)
+                if chars
+                else tuple(bytes([b]) for b in tok.encode("utf-8"))
+            )
             counts[w] = counts.get(w, 0) + 1
     return counts
 
@@ -108,13 +124,21 @@ def train(
     unique=False,
     at_end=False,
     escape=True,
+    longest=True,
+    new_weight=None,
+    stale=False,
+    chars=False,
 ):
     """(vocab, merges, pair counts left) of BPE on `text`; the keywords make the classic mistakes:
     `tie` ("smallest", "first": the first pair counted, "ids": the greatest pair of token ids; and
     "hf", not a mistake but Hugging Face tokenizers' rule, for tests/test_claims_11.py),
-    `split="none"` (no pre-tokens), `cut=False` (special tokens counted as text), `unique` (each
-    distinct pre-token counted once), `at_end` (special tokens after the merges), `escape=False`
-    (special tokens put into the pattern that cuts the text unescaped)."""
+    `split="none"` (no pre-tokens) or `"ws"` (`str.split()`), `cut=False` (special tokens counted
+    as text) or `"delete"` (deleted from the text), `unique` (each distinct pre-token counted
+    once), `at_end` (special tokens after the merges), `escape=False` (special tokens put into the
+    pattern that cuts the text unescaped), `longest=False` (special tokens tried shortest first);
+    in the incremental loop, `new_weight` (the pairs a merge makes counted with this weight, not
+    the pre-token's count) and `stale` (the pairs a merge removes never subtracted, only the merged
+    pair dropped); `chars` (pre-tokens made of characters, not of single bytes)."""
     specials = list(specials)
     base = {b: bytes([b]) for b in range(256)}
     vocab = {i + len(specials): t for i, t in base.items()}
@@ -123,7 +147,7 @@ def train(
     if tie == "hf":  # its ids: the bytes ordered by their printable stand-ins, then merges as made
         stand_in = bytes_to_unicode()
         ids = {bytes([b]): i for i, b in enumerate(sorted(range(256), key=lambda b: stand_in[b]))}
-    counted = _words(text, specials, split, cut, escape)
+    counted = _words(text, specials, split, cut, escape, longest, chars)
     words = [list(w) for w in counted]
     freq = [1 if unique else c for c in counted.values()]
     merges: list = []
@@ -154,13 +178,16 @@ def train(
             ids.setdefault(merged, 256 + len(specials) + len(merges) - 1)
             for i in sorted(where.pop(best)):
                 w, c = words[i], freq[i]
-                for p in zip(w, w[1:]):
-                    pairs[p] -= c
-                    if pairs[p] == 0:
-                        del pairs[p]
+                if stale:
+                    pairs.pop(best, None)
+                else:
+                    for p in zip(w, w[1:]):
+                        pairs[p] -= c
+                        if pairs[p] == 0:
+                            del pairs[p]
                 words[i] = _merge_word(w, best, merged)
                 for p in zip(words[i], words[i][1:]):
-                    pairs[p] += c
+                    pairs[p] += c if new_weight is None else new_weight
                     where[p].add(i)
     out = {}
     if at_end:
@@ -190,14 +217,17 @@ def encode(
     offset=0,
     by_index=False,
     escape=True,
+    drop=False,
 ):
     """Token ids of `text`; the keywords make the classic mistakes: `order` ("highest": the
     highest-ranked pair merged first, "leftmost": the first pair that has a merge), `split="none"`
-    (merges across pre-tokens), `cut=False` (special tokens encoded as text), `longest=False`
-    (special tokens matched in the order given, not longest first), `offset` (ids shifted),
-    `by_index` (a special token's id taken as its index in `specials`, not from the vocab),
-    `escape=False` (the special tokens put into the pattern unescaped: what it matches that is no
-    special token is encoded as text, as the lesson's `regex.split` with a group gives it back)."""
+    (merges across pre-tokens) or `"ws"` (pre-tokens made with `str.split()`), `cut=False`
+    (special tokens encoded as text), `longest=False` (special tokens matched in the order given,
+    not longest first), `offset` (ids shifted), `by_index` (a special token's id taken as its index
+    in `specials`, not from the vocab), `escape=False` (the special tokens put into the pattern
+    unescaped: what it matches that is no special token is encoded as text, as the lesson's
+    `regex.split` with a group gives it back), `drop` (the special tokens left out: `regex.split`
+    without a group keeps no separator)."""
     re = _regex()
     ranks = {p: i for i, p in enumerate(merges)}
     ids = {t: i for i, t in sorted(vocab.items(), reverse=True)}
@@ -217,9 +247,11 @@ def encode(
     out, cache = [], {}
     for is_special, piece in pieces:
         if is_special and piece in specials:
+            if drop:
+                continue
             out.append(specials.index(piece) if by_index else ids[piece.encode("utf-8")])
             continue
-        for tok in re.findall(GPT2_PATTERN, piece) if split == "gpt2" else ([piece] if piece else []):
+        for tok in _pretokens(piece, split) if piece else []:
             if tok not in cache:
                 parts = [bytes([b]) for b in tok.encode("utf-8")]
                 while len(parts) > 1:

@@ -20,6 +20,7 @@ from ._shared import (
     gpt2,
     train,
 )
+from .train_bpe import H_STR_SPLIT
 
 
 def _tokenizer(cls, source, special_tokens):
@@ -75,6 +76,10 @@ H_ENC_ACROSS = N_(
 H_SPECIAL_SPLIT = N_(
     "special tokens split: cut the text at the special tokens first and give each its own id, never "
     "encode it as text"
+)
+H_SPECIAL_DROPPED = N_(
+    "special tokens dropped: regex.split gives back what it cuts at only when the pattern is a group; "
+    "put the special tokens' pattern in parentheses and give each special token its id"
 )
 H_LONGEST = N_(
     "overlapping special tokens not matched longest first: sort them by length, longest first, before "
@@ -153,6 +158,13 @@ def _tok_specs(hidden: bool) -> list:
             [*texts[:4], texts[6], texts[8], f"Bye.{EOT}Hallo, schöne Grüße aus Köln!"],
             [gpt2_cut[:2], gpt2_cut[:7]],
         ),
+        (  # special_tokens=None, its default: no special token, <|endoftext|> is text
+            msg("Tokenizer with GPT-2's vocabulary and merges, special_tokens=None"),
+            ("gpt2",),
+            [],
+            [f"Bye.{EOT}Hallo, {EOT2}!", texts[0]],
+            [],
+        ),
         (
             msg(
                 "Tokenizer with a vocabulary trained on English with special tokens {a} and {b}",
@@ -205,12 +217,17 @@ def _encoded(text, vocab, merges, specials, mistake):
         return None
 
 
-def _encode_failed(got, text, vocab, merges, specials, what="Tokenizer.encode"):
+def _encode_failed(got, text, vocab, merges, specials, what="Tokenizer.encode", guess=True):
+    """Fail with the first id that differs, and the hint of the encoding mistake that gives `got`;
+    none reproducing it, `guess` words the ids (H_OFFSET: as many, other ids) or the whole recipe
+    (H_ENCODE), else (encode_iterable, whose encode passed its own check) only got and expected."""
     variants = [
         (H_RANK, dict(order="highest")),
         (H_LEFTMOST, dict(order="leftmost")),
         (H_ENC_ACROSS, dict(split="none")),
+        (H_STR_SPLIT, dict(split="ws")),
         (H_SPECIAL_SPLIT, dict(cut=False)),
+        (H_SPECIAL_DROPPED, dict(drop=True)),
         (H_ENC_UNESCAPED, dict(escape=False)),
         (H_LONGEST, dict(longest=False)),
         (H_OFFSET, dict(offset=len(specials))),
@@ -222,14 +239,14 @@ def _encode_failed(got, text, vocab, merges, specials, what="Tokenizer.encode"):
         hint = (
             H_LONGEST if got == encode(text, vocab, merges, sorted(specials, key=len), longest=False) else ""
         )
-    if not hint:  # the same number of tokens with other ids: the ids, not the merges, are wrong
+    if not hint and guess:  # the same number of tokens with other ids: the ids, not the merges, are wrong
         hint = H_OFFSET if isinstance(got, list) and len(got) == len(expected) else H_ENCODE
     k = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
     shown = text if len(text) <= 60 else text[:57] + "..."
     raise CheckFailure(
         msg("{who} of {text} differs from id {k} on.", who=what, text=repr(shown), k=k)
         + got_expected(_short(got[k:]), _short(expected[k:]))
-        + hint_line(hint)
+        + (hint_line(hint) if hint else "")
     )
 
 

@@ -1,5 +1,5 @@
 """The sweep behind lesson 13's section 6 ("Trained"), shared by tests/test_claims_13.py and runnable
-by hand to re-measure what the lesson states (one thread; about 1.5 minutes per seed):
+by hand to re-measure what the lesson states (one thread; about 1 minute of one thread per seed):
 
     OMP_NUM_THREADS=1 .venv/bin/python tests/sweeps_13.py full 0-19 > tests/sweeps_13.jsonl
     OMP_NUM_THREADS=1 .venv/bin/python tests/sweeps_13.py quick 0     # the test runner's length
@@ -22,7 +22,7 @@ LESSON = "13_mixture_of_experts"
 
 def trained_section(quick: bool) -> dict:
     """The lesson's namespace with section 6's definitions, at the test length (`quick`) or the
-    notebook's (STEPS = 500)."""
+    notebook's (STEPS = 300)."""
     import torch
 
     from autograder.course import answer_namespace, read_solution, tags

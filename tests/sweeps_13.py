@@ -61,7 +61,9 @@ def one_seed(ns: dict, seed: int) -> dict:
     for name, (loss, history) in ns["trained"](seed).items():
         out[name] = {"heldout_loss": round(loss, 4)}
         if history and history[0][1]:
-            out[name]["shares"] = [[step, [[round(v, 4) for v in s.tolist()] for s in layers]] for step, layers in history]
+            out[name]["shares"] = [
+                [step, [[round(v, 4) for v in s.tolist()] for s in layers]] for step, layers in history
+            ]
     return out
 
 
@@ -79,7 +81,12 @@ def main(argv: list[str]) -> None:
     for seed in seeds:
         started = time.time()
         row = one_seed(ns, seed)
-        line = {"length": length, "steps": ns["STEPS"], "seed": seed, "seconds": round(time.time() - started, 1)}
+        line = {
+            "length": length,
+            "steps": ns["STEPS"],
+            "seed": seed,
+            "seconds": round(time.time() - started, 1),
+        }
         print(json.dumps(line | row), flush=True)
 
 

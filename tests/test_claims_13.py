@@ -3,16 +3,19 @@
 The notebook trains its four runs from seed 0 and asserts its claims at its own length (300 steps;
 under pytest the runs are cut to 40 steps and the claims are not asserted). Here the same code, taken
 from the solution notebook (its setup and answer cells, then section 6's cells up to the one that
-trains: tests/sweeps_13.py), trains the two MoE runs at 300 steps from seeds 1-8 (about 40 s of
-one thread per seed) and asserts what the lesson asserts of expert usage. The 20-seed sweep behind
-the numbers the lesson states is tests/sweeps_13.jsonl (seeds 0-19, all four runs).
+trains: tests/sweeps_13.py), trains the two MoE runs at 300 steps from seeds 1-8 (about 25 s of
+one thread per seed) and asserts what the lesson asserts of expert usage, with the notebook's margins.
+The lesson's claim on the held-out losses (the four within 0.15 nats of each other) needs the dense
+runs too and is not repeated here. The sweep behind the numbers the lesson states, all four runs
+from seeds 0-19, is tests/sweeps_13.jsonl (written by tests/sweeps_13.py).
 """
 
 import pytest
 from lesson_code import one_thread, one_thread_each_test
 
 SEEDS = range(1, 9)
-BAL_MIN, NOBAL_MAX = 0.0, 0.0  # the notebook's margins (section 6)
+STEPS, STAY, COLLAPSE_100 = 300, 260, 4.5  # the notebook's length and margins (section 6)
+BAL_MIN, NOBAL_MAX, MINSHARE, TOP2 = 7.0, 5.0, 0.03, 0.5
 _one_thread = one_thread_each_test()
 
 
@@ -37,24 +40,45 @@ def usage(section):
     return out
 
 
-def worse_layer(history) -> float:
-    """The effective experts, at the end, of the layer that uses fewer."""
+def fewer(shares) -> float:
+    """The effective experts of the layer that uses fewer."""
     import math
 
     def eff(s):
         s = s[s > 0]
         return math.exp(-(s * s.log()).sum().item())
 
-    return min(eff(s) for s in history[-1][1])
+    return min(eff(s) for s in shares)
 
 
-def test_with_the_balancing_loss_both_layers_use_nearly_all_experts(usage):
-    """With the balancing loss, both layers end above BAL_MIN effective experts (of 8), seeds 1-8?"""
-    got = {seed: round(worse_layer(runs["MoE"]), 2) for seed, runs in usage.items()}
-    assert min(got.values()) > BAL_MIN, f"got {got}, expected every seed above {BAL_MIN}"
+def test_both_routers_lean_on_a_few_experts_first(usage):
+    """At step 100, with and without the balancing loss, one layer is below COLLAPSE_100 effective
+    experts, seeds 1-8?"""
+    got = {seed: [round(fewer(dict(h)[100]), 2) for h in runs.values()] for seed, runs in usage.items()}
+    assert max(max(v) for v in got.values()) < COLLAPSE_100, f"got {got}, expected all below {COLLAPSE_100}"
 
 
-def test_without_it_the_router_stays_partly_collapsed(usage):
-    """Without the balancing loss, one layer ends below NOBAL_MAX effective experts, seeds 1-8?"""
-    got = {seed: round(worse_layer(runs["MoE, no balancing loss"]), 2) for seed, runs in usage.items()}
-    assert max(got.values()) < NOBAL_MAX, f"got {got}, expected every seed below {NOBAL_MAX}"
+def test_with_the_balancing_loss_every_expert_is_in_use(usage):
+    """With the balancing loss, both layers above 7 effective experts from step STAY on, above BAL_MIN
+    at the end, and no expert under MINSHARE of the assignments, seeds 1-8?"""
+    for seed, runs in usage.items():
+        history = dict(runs["MoE"])
+        late = {step: round(fewer(s), 2) for step, s in history.items() if step >= STAY}
+        assert min(late.values()) > 7, f"seed {seed}: got {late}, expected above 7"
+        assert fewer(history[STEPS]) > BAL_MIN, (
+            f"seed {seed}: got {fewer(history[STEPS]):.2f}, expected > {BAL_MIN}"
+        )
+        smallest = min(s.min().item() for s in history[STEPS])
+        assert smallest > MINSHARE, f"seed {seed}: got a share of {smallest:.4f}, expected > {MINSHARE}"
+
+
+def test_without_it_a_few_experts_do_most_of_the_work(usage):
+    """Without the balancing loss, one layer below NOBAL_MAX effective experts at the end, with at
+    least 2 experts under 1% and its two busiest above TOP2 of the assignments, seeds 1-8?"""
+    for seed, runs in usage.items():
+        last = dict(runs["MoE, no balancing loss"])[STEPS]
+        assert fewer(last) < NOBAL_MAX, f"seed {seed}: got {fewer(last):.2f}, expected < {NOBAL_MAX}"
+        under = max(int((s < 0.01).sum()) for s in last)
+        assert under >= 2, f"seed {seed}: got {under} experts under 1%, expected at least 2"
+        top2 = max(s.topk(2).values.sum().item() for s in last)
+        assert top2 > TOP2, f"seed {seed}: got {top2:.3f}, expected > {TOP2}"

@@ -177,7 +177,7 @@ CHECKS_FINGERPRINTS = {
     "0.4.1": "2abce62315ebb217",  # recorded by make refresh
     "0.4.2": "8f6a1a1f18cf9575",  # recorded by make refresh
     "0.4.3": "3ab2692d064b238e",  # recorded by make refresh
-    "0.4.4": "06a24ae1868cb714",  # recorded by make refresh
+    "0.4.4": "a399b23af9a5ec8a",  # recorded by make refresh
 }
 
 

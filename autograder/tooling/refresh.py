@@ -150,7 +150,10 @@ def digest(paths: list[Path], extra: bytes = b"") -> str:
     h = hashlib.sha256(extra)
     for p in sorted(set(paths)):
         h.update(
-            str(p.relative_to(ROOT)).encode() + b"\0" + (digest_content(p) if p.exists() else b"<none>") + b"\0"
+            str(p.relative_to(ROOT)).encode()
+            + b"\0"
+            + (digest_content(p) if p.exists() else b"<none>")
+            + b"\0"
         )
     return h.hexdigest()
 

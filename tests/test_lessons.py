@@ -233,7 +233,9 @@ def test_a_point_for_speed_needs_right_merges():
     for name in fast:
         with pytest.raises(CheckFailure) as info:
             module.check("train_bpe_speed", answer_namespace(lesson, answers.MISTAKES[name]["cells"]))
-        assert str(info.value).startswith(str(H_RIGHT_FIRST)), f"{name}: {info.value}"
+        # one that raises on train_bpe's own cases loses it there, the error and its line shown
+        raised = str(info.value).startswith("train_bpe_speed raised ")
+        assert raised or str(info.value).startswith(str(H_RIGHT_FIRST)), f"{name}: {info.value}"
     loop = "    while len(vocab) < vocab_size and counts:"
     early = answers.REF[answers.FAST].replace(
         loop, loop.replace("vocab_size", "vocab_size - (len(text) > 50_000)")
